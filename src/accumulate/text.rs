@@ -1,0 +1,63 @@
+use super::{Budget, Error};
+
+/// Appends the text of a single block (the `Text` and `Refusal` accumulators).
+///
+/// [`Appender::block`] is `None` until the first add; an add of empty text
+/// still yields a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Appender {
+    text: Option<String>,
+    budget: Budget,
+    what: &'static str,
+}
+
+impl Appender {
+    /// An empty accumulator for `what` (`"text"`, `"refusal"`) bounded by `max_bytes`.
+    #[must_use]
+    pub fn new(what: &'static str, max_bytes: usize) -> Self {
+        Self {
+            text: None,
+            budget: Budget::new("max_bytes", max_bytes),
+            what,
+        }
+    }
+
+    /// Appends `text`.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] when the text would pass `max_bytes`; nothing changes then.
+    pub fn add(&mut self, text: &str) -> Result<(), Error> {
+        let used = self.budget.check(text.len(), || self.what.to_owned())?;
+        self.budget.used = used;
+        self.text.get_or_insert_with(String::new).push_str(text);
+        Ok(())
+    }
+
+    /// The text so far, or `None` before the first add.
+    #[must_use]
+    pub fn block(&self) -> Option<&str> {
+        self.text.as_deref()
+    }
+
+    /// The byte limit.
+    #[must_use]
+    pub fn max_bytes(&self) -> usize {
+        self.budget.max
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn none_until_first_add_then_appends() {
+        let mut a = Appender::new("text", 10);
+        assert_eq!(a.block(), None);
+        assert!(a.add("").is_ok());
+        assert_eq!(a.block(), Some(""));
+        assert!(a.add("héllo").is_ok());
+        assert!(a.add(" wörld").is_err());
+        assert_eq!(a.block(), Some("héllo"));
+    }
+}

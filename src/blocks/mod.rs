@@ -1,0 +1,112 @@
+//! The provider-neutral block model shared by the accumulators and the wire codec.
+//!
+//! `ToolUseBlock::input` is the raw JSON text exactly as received: possibly partial,
+//! possibly empty. Nothing in this layer parses it.
+
+/// One tool call: the model's request to run a named tool.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolUseBlock {
+    pub id: String,
+    pub name: String,
+    /// Raw JSON text of the arguments, concatenated verbatim from the fragments.
+    pub input: String,
+    /// Raw JSON text of provider state (for example a Gemini `thoughtSignature`).
+    pub provider_state: Option<String>,
+    pub provider_state_format: String,
+}
+
+/// Reasoning text, with the provider's signature when it sends one.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ThinkingBlock {
+    pub thinking: String,
+    pub signature: String,
+    pub signature_format: String,
+    pub provider_state: Option<String>,
+    pub provider_state_format: String,
+}
+
+/// An image, either by URL or as (base64) data.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ImageBlock {
+    pub media_type: String,
+    pub url: String,
+    pub data: String,
+}
+
+/// Audio, by URL or as (base64) data, with an optional transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct AudioBlock {
+    pub media_type: String,
+    pub url: String,
+    pub data: String,
+    pub transcript: String,
+}
+
+/// A document (PDF, plain text, …), by URL or as data, with an optional title.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DocumentBlock {
+    pub media_type: String,
+    pub url: String,
+    pub data: String,
+    pub title: String,
+}
+
+/// The result of one tool call, tied to it by `tool_use_id`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolResultBlock {
+    pub tool_use_id: String,
+    pub content: Vec<Block>,
+    pub is_error: bool,
+}
+
+/// Any content block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    Text(String),
+    Refusal(String),
+    Thinking(ThinkingBlock),
+    Image(ImageBlock),
+    Audio(AudioBlock),
+    Document(DocumentBlock),
+    ToolUse(ToolUseBlock),
+    ToolResult(ToolResultBlock),
+}
+
+impl Block {
+    /// The wire tag of this block.
+    #[must_use]
+    pub fn type_tag(&self) -> &'static str {
+        match self {
+            Block::Text(_) => "text",
+            Block::Refusal(_) => "refusal",
+            Block::Thinking(_) => "thinking",
+            Block::Image(_) => "image",
+            Block::Audio(_) => "audio",
+            Block::Document(_) => "document",
+            Block::ToolUse(_) => "tool_use",
+            Block::ToolResult(_) => "tool_result",
+        }
+    }
+}
+
+/// A message: a role and its blocks.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Message {
+    pub role: String,
+    pub blocks: Vec<Block>,
+}
+
+/// The message that answers one tool call.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ToolResultMessage {
+    pub tool_use_id: String,
+    pub blocks: Vec<Block>,
+    pub is_error: bool,
+}
+
+/// Either kind of message, as the wire decoder finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnyMessage {
+    Message(Message),
+    ToolResult(ToolResultMessage),
+}

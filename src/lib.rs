@@ -1,0 +1,15 @@
+//! toolstitch: reassembles the tool calls (and the text, reasoning and refusals
+//! around them) that LLM providers stream in fragments.
+//!
+//! Layers, each usable on its own:
+//! - [`accumulate`]: the seed contract, accumulators keyed by the provider's index;
+//! - [`blocks`]: the provider-neutral block model;
+//! - [`wire`]: the exact JSON wire codec for blocks and messages;
+//! - `python` (feature `python`): the PyO3 binding, the only code that names pyo3.
+
+pub mod accumulate;
+pub mod blocks;
+pub mod wire;
+
+#[cfg(feature = "python")]
+mod python;
