@@ -74,6 +74,17 @@ impl Images {
         self.images.is_empty()
     }
 
+    /// All bytes taken in so far (what `max_bytes` bounds).
+    #[must_use]
+    pub fn bytes_used(&self) -> usize {
+        self.budget.used
+    }
+
+    /// Raises the count of bytes taken in to `used` (restoring a saved accumulator).
+    pub fn restore_bytes_used(&mut self, used: usize) {
+        self.budget.used = self.budget.used.max(used);
+    }
+
     /// `(max_images, max_bytes)`.
     #[must_use]
     pub fn limits(&self) -> (usize, usize) {

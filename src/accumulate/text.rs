@@ -39,6 +39,17 @@ impl Appender {
         self.text.as_deref()
     }
 
+    /// All bytes taken in so far (what `max_bytes` bounds).
+    #[must_use]
+    pub fn bytes_used(&self) -> usize {
+        self.budget.used
+    }
+
+    /// Raises the count of bytes taken in to `used` (restoring a saved accumulator).
+    pub fn restore_bytes_used(&mut self, used: usize) {
+        self.budget.used = self.budget.used.max(used);
+    }
+
     /// The byte limit.
     #[must_use]
     pub fn max_bytes(&self) -> usize {

@@ -151,6 +151,12 @@ impl ToolUses {
         self.calls.is_empty()
     }
 
+    /// Raises the count of bytes taken in to `total` (restoring a saved accumulator,
+    /// whose replaced ids and names no longer show in its calls).
+    pub fn restore_total_bytes(&mut self, total: usize) {
+        self.total = self.total.max(total);
+    }
+
     /// All bytes taken in so far (what `max_total_bytes` bounds).
     #[must_use]
     pub fn total_bytes(&self) -> usize {

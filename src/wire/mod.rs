@@ -1,0 +1,646 @@
+//! The exact JSON wire codec for blocks and messages.
+//!
+//! One JSON object per block with a `"type"` tag and snake_case fields. A
+//! `tool_use` is shaped like Anthropic's and embeds its input byte-for-byte as
+//! received; empty input travels as `null`. Decoding accepts the Go field
+//! spelling of the seeds' wire (keys match ignoring case and underscores) and
+//! fails closed: size, count and depth bounds are checked before any parsing.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::blocks::{
+    AnyMessage, AudioBlock, Block, DocumentBlock, ImageBlock, Message, ThinkingBlock, ToolResultBlock,
+    ToolResultMessage, ToolUseBlock,
+};
+
+/// The largest block, in bytes, that is encoded or decoded.
+pub const MAX_BLOCK_BYTES: usize = 8 * 1024 * 1024;
+/// The largest list of blocks or message, in bytes, that is decoded.
+pub const MAX_DOCUMENT_BYTES: usize = 64 * 1024 * 1024;
+/// The most blocks one document may hold, nested tool results included.
+pub const MAX_BLOCKS: usize = 10_000;
+/// The deepest JSON nesting a document may have (below serde_json's own bound).
+pub const MAX_DEPTH: usize = 100;
+
+/// What the codec refuses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// Malformed JSON, invalid UTF-8, a non-object, a field of the wrong type.
+    Decode { at: String, message: String },
+    /// A block that cannot be written: partial or invalid input or provider state.
+    Encode { at: String, message: String },
+    /// A size, count or depth bound was crossed.
+    Limit { at: String, message: String },
+    /// A block whose `type` tag is missing, empty or unknown.
+    UnknownType { at: String, message: String },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (at, message) = match self {
+            Error::Decode { at, message }
+            | Error::Encode { at, message }
+            | Error::Limit { at, message }
+            | Error::UnknownType { at, message } => (at, message),
+        };
+        if at.is_empty() {
+            f.write_str(message)
+        } else {
+            write!(f, "{at}: {message}")
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+fn decode_err(at: &str, message: impl Into<String>) -> Error {
+    Error::Decode {
+        at: at.to_owned(),
+        message: message.into(),
+    }
+}
+
+// ---------------------------------------------------------------- encoding
+
+fn push_json_str(out: &mut String, s: &str) {
+    out.push('"');
+    let mut start = 0;
+    for (i, c) in s.char_indices() {
+        let escape = match c {
+            '"' => "\\\"",
+            '\\' => "\\\\",
+            '\n' => "\\n",
+            '\r' => "\\r",
+            '\t' => "\\t",
+            c if (c as u32) < 0x20 => "",
+            _ => continue,
+        };
+        out.push_str(s.get(start..i).unwrap_or_default());
+        if escape.is_empty() {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push_str(escape);
+        }
+        start = i + c.len_utf8();
+    }
+    out.push_str(s.get(start..).unwrap_or_default());
+    out.push('"');
+}
+
+fn push_field(out: &mut String, key: &str, value: &str) {
+    out.push_str(",\"");
+    out.push_str(key);
+    out.push_str("\":");
+    push_json_str(out, value);
+}
+
+fn push_optional(out: &mut String, key: &str, value: &str) {
+    if !value.is_empty() {
+        push_field(out, key, value);
+    }
+}
+
+/// Checks that `raw` is one complete JSON value within the depth bound.
+fn check_raw_json(raw: &str, at: &str, what: &str) -> Result<(), Error> {
+    if json_depth(raw.as_bytes()) > MAX_DEPTH {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!("{what} nests deeper than {MAX_DEPTH} levels"),
+        });
+    }
+    serde_json::from_str::<&RawValue>(raw).map(|_| ()).map_err(|e| Error::Encode {
+        at: at.to_owned(),
+        message: format!("{what} is not one complete JSON value ({e}); partial or invalid input is never written"),
+    })
+}
+
+fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> {
+    out.push_str("{\"type\":\"");
+    out.push_str(block.type_tag());
+    out.push('"');
+    match block {
+        Block::Text(text) | Block::Refusal(text) => push_field(out, "text", text),
+        Block::Thinking(t) => {
+            push_field(out, "thinking", &t.thinking);
+            push_optional(out, "signature", &t.signature);
+            push_optional(out, "signature_format", &t.signature_format);
+            push_state(out, t.provider_state.as_deref(), &t.provider_state_format, at)?;
+        }
+        Block::Image(i) => {
+            push_optional(out, "media_type", &i.media_type);
+            push_optional(out, "url", &i.url);
+            push_optional(out, "data", &i.data);
+        }
+        Block::Audio(a) => {
+            push_optional(out, "media_type", &a.media_type);
+            push_optional(out, "url", &a.url);
+            push_optional(out, "data", &a.data);
+            push_optional(out, "transcript", &a.transcript);
+        }
+        Block::Document(d) => {
+            push_optional(out, "media_type", &d.media_type);
+            push_optional(out, "url", &d.url);
+            push_optional(out, "data", &d.data);
+            push_optional(out, "title", &d.title);
+        }
+        Block::ToolUse(t) => {
+            let at = if t.id.is_empty() {
+                format!("{at} (tool call {:?})", t.name)
+            } else {
+                format!("{at} (tool call {:?})", t.id)
+            };
+            push_field(out, "id", &t.id);
+            push_field(out, "name", &t.name);
+            out.push_str(",\"input\":");
+            if t.input.is_empty() {
+                out.push_str("null");
+            } else {
+                check_raw_json(&t.input, at.trim_start(), "its input")?;
+                out.push_str(&t.input);
+            }
+            push_state(out, t.provider_state.as_deref(), &t.provider_state_format, at.trim_start())?;
+        }
+        Block::ToolResult(r) => {
+            push_field(out, "tool_use_id", &r.tool_use_id);
+            out.push_str(",\"content\":[");
+            for (i, inner) in r.content.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                encode_block(out, inner, &format!("{at}.content[{i}]"))?;
+            }
+            out.push_str("],\"is_error\":");
+            out.push_str(if r.is_error { "true" } else { "false" });
+        }
+    }
+    out.push('}');
+    Ok(())
+}
+
+fn push_state(out: &mut String, state: Option<&str>, format: &str, at: &str) -> Result<(), Error> {
+    if let Some(state) = state {
+        check_raw_json(state, at, "its provider_state")?;
+        out.push_str(",\"provider_state\":");
+        out.push_str(state);
+        push_field(out, "provider_state_format", format);
+    }
+    Ok(())
+}
+
+fn check_block_size(len: usize, at: &str) -> Result<(), Error> {
+    if len > MAX_BLOCK_BYTES {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!("the block is {len} bytes, over the limit of {MAX_BLOCK_BYTES}"),
+        });
+    }
+    Ok(())
+}
+
+/// Encodes one block.
+///
+/// # Errors
+/// [`Error::Encode`] for partial or invalid input or provider state,
+/// [`Error::Limit`] for a block over [`MAX_BLOCK_BYTES`] or too deep.
+pub fn marshal_block(block: &Block) -> Result<String, Error> {
+    let mut out = String::new();
+    encode_block(&mut out, block, "block")?;
+    check_block_size(out.len(), "block")?;
+    Ok(out)
+}
+
+fn encode_list(out: &mut String, blocks: &[Block], at: &str) -> Result<(), Error> {
+    if blocks.len() > MAX_BLOCKS {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!("{} blocks, over the limit of {MAX_BLOCKS}", blocks.len()),
+        });
+    }
+    out.push('[');
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let start = out.len();
+        let here = format!("{at}[{i}]");
+        encode_block(out, block, &here)?;
+        check_block_size(out.len() - start, &here)?;
+    }
+    out.push(']');
+    Ok(())
+}
+
+/// Encodes a list of blocks as a JSON array.
+///
+/// # Errors
+/// As [`marshal_block`], for any block, and [`Error::Limit`] past [`MAX_BLOCKS`].
+pub fn marshal_blocks(blocks: &[Block]) -> Result<String, Error> {
+    let mut out = String::new();
+    encode_list(&mut out, blocks, "blocks")?;
+    Ok(out)
+}
+
+/// Encodes a message: `{"role":…,"content":[…]}`, or for a tool result
+/// `{"role":"tool","tool_use_id":…,"content":[…],"is_error":…}`.
+///
+/// # Errors
+/// As [`marshal_blocks`].
+pub fn marshal_message(message: &AnyMessage) -> Result<String, Error> {
+    let mut out = String::from("{\"role\":");
+    match message {
+        AnyMessage::Message(m) => {
+            push_json_str(&mut out, &m.role);
+            out.push_str(",\"content\":");
+            encode_list(&mut out, &m.blocks, "message.content")?;
+        }
+        AnyMessage::ToolResult(m) => {
+            out.push_str("\"tool\"");
+            push_field(&mut out, "tool_use_id", &m.tool_use_id);
+            out.push_str(",\"content\":");
+            encode_list(&mut out, &m.blocks, "message.content")?;
+            out.push_str(",\"is_error\":");
+            out.push_str(if m.is_error { "true" } else { "false" });
+        }
+    }
+    out.push('}');
+    Ok(out)
+}
+
+// ---------------------------------------------------------------- decoding
+
+/// The deepest bracket nesting of a JSON text, strings skipped; linear, no allocation.
+#[must_use]
+pub fn json_depth(bytes: &[u8]) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in bytes {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if b == b'\\' {
+                escaped = true;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
+/// An object's members in order, values left as raw JSON text.
+struct Members<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de> de::Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    members.push((key, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A field key folded so that `tool_use_id`, `ToolUseID` and `toolUseId` agree.
+fn fold_key(key: &str) -> String {
+    key.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+struct Fields<'a> {
+    members: Vec<(String, &'a RawValue)>,
+    at: String,
+}
+
+impl<'a> Fields<'a> {
+    fn parse(raw: &'a str, at: &str) -> Result<Self, Error> {
+        let Members(members) = serde_json::from_str::<Members<'a>>(raw)
+            .map_err(|e| decode_err(at, format!("expected a JSON object: {e}")))?;
+        let mut folded: Vec<(String, &'a RawValue)> = Vec::with_capacity(members.len());
+        for (key, value) in members {
+            let key = fold_key(&key);
+            if folded.iter().any(|(k, _)| *k == key) {
+                return Err(decode_err(at, format!("the field {key:?} appears twice")));
+            }
+            folded.push((key, value));
+        }
+        Ok(Self {
+            members: folded,
+            at: at.to_owned(),
+        })
+    }
+
+    fn raw(&self, key: &str) -> Option<&'a RawValue> {
+        self.members
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| *v)
+            .filter(|v| v.get() != "null")
+    }
+
+    fn string(&self, key: &str) -> Result<String, Error> {
+        match self.raw(key) {
+            None => Ok(String::new()),
+            Some(raw) => serde_json::from_str::<String>(raw.get())
+                .map_err(|_| decode_err(&self.at, format!("the field {key:?} must be a string, not {}", raw.get().chars().take(40).collect::<String>()))),
+        }
+    }
+
+    fn boolean(&self, key: &str) -> Result<bool, Error> {
+        match self.raw(key) {
+            None => Ok(false),
+            Some(raw) => serde_json::from_str::<bool>(raw.get())
+                .map_err(|_| decode_err(&self.at, format!("the field {key:?} must be true or false"))),
+        }
+    }
+
+    fn raw_text(&self, key: &str) -> Option<String> {
+        self.raw(key).map(|r| r.get().to_owned())
+    }
+}
+
+struct Decoder {
+    blocks: usize,
+}
+
+impl Decoder {
+    fn count(&mut self, at: &str) -> Result<(), Error> {
+        self.blocks += 1;
+        if self.blocks > MAX_BLOCKS {
+            return Err(Error::Limit {
+                at: at.to_owned(),
+                message: format!("more than {MAX_BLOCKS} blocks"),
+            });
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, raw: &str, at: &str) -> Result<Block, Error> {
+        check_block_size(raw.len(), at)?;
+        self.count(at)?;
+        let f = Fields::parse(raw, at)?;
+        let tag = match f.raw("type") {
+            None => {
+                return Err(Error::UnknownType {
+                    at: at.to_owned(),
+                    message: "the block has no \"type\" tag".to_owned(),
+                })
+            }
+            Some(raw) => serde_json::from_str::<String>(raw.get()).map_err(|_| Error::UnknownType {
+                at: at.to_owned(),
+                message: "the block's \"type\" tag is not a string".to_owned(),
+            })?,
+        };
+        Ok(match fold_key(&tag).as_str() {
+            "text" => Block::Text(f.string("text")?),
+            "refusal" => Block::Refusal(f.string("text")?),
+            "thinking" => Block::Thinking(ThinkingBlock {
+                thinking: f.string("thinking")?,
+                signature: f.string("signature")?,
+                signature_format: f.string("signatureformat")?,
+                provider_state: f.raw_text("providerstate"),
+                provider_state_format: f.string("providerstateformat")?,
+            }),
+            "image" => Block::Image(ImageBlock {
+                media_type: f.string("mediatype")?,
+                url: f.string("url")?,
+                data: f.string("data")?,
+            }),
+            "audio" => Block::Audio(AudioBlock {
+                media_type: f.string("mediatype")?,
+                url: f.string("url")?,
+                data: f.string("data")?,
+                transcript: f.string("transcript")?,
+            }),
+            "document" => Block::Document(DocumentBlock {
+                media_type: f.string("mediatype")?,
+                url: f.string("url")?,
+                data: f.string("data")?,
+                title: f.string("title")?,
+            }),
+            "tooluse" => Block::ToolUse(ToolUseBlock {
+                id: f.string("id")?,
+                name: f.string("name")?,
+                input: f.raw_text("input").unwrap_or_default(),
+                provider_state: f.raw_text("providerstate"),
+                provider_state_format: f.string("providerstateformat")?,
+            }),
+            "toolresult" => Block::ToolResult(ToolResultBlock {
+                tool_use_id: f.string("tooluseid")?,
+                content: self.content(&f, "content", at)?,
+                is_error: f.boolean("iserror")?,
+            }),
+            "" => {
+                return Err(Error::UnknownType {
+                    at: at.to_owned(),
+                    message: "the block's \"type\" tag is empty".to_owned(),
+                })
+            }
+            _ => {
+                return Err(Error::UnknownType {
+                    at: at.to_owned(),
+                    message: format!("unknown block type {tag:?}"),
+                })
+            }
+        })
+    }
+
+    /// A content field: an array of blocks, or a plain string standing for one text block.
+    fn content(&mut self, f: &Fields<'_>, key: &str, at: &str) -> Result<Vec<Block>, Error> {
+        let Some(raw) = f.raw(key) else {
+            return Ok(Vec::new());
+        };
+        if let Ok(text) = serde_json::from_str::<String>(raw.get()) {
+            self.count(at)?;
+            return Ok(vec![Block::Text(text)]);
+        }
+        self.list(raw.get(), &format!("{at}.{key}"))
+    }
+
+    fn list(&mut self, raw: &str, at: &str) -> Result<Vec<Block>, Error> {
+        let items = serde_json::from_str::<Vec<&RawValue>>(raw)
+            .map_err(|e| decode_err(at, format!("expected a JSON array of blocks: {e}")))?;
+        if items.len() > MAX_BLOCKS {
+            return Err(Error::Limit {
+                at: at.to_owned(),
+                message: format!("{} blocks, over the limit of {MAX_BLOCKS}", items.len()),
+            });
+        }
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, item)| self.block(item.get(), &format!("{at}[{i}]")))
+            .collect()
+    }
+}
+
+/// Checks size, UTF-8 and depth before any parsing.
+fn precheck<'a>(data: &'a [u8], max: usize, at: &str) -> Result<&'a str, Error> {
+    if data.len() > max {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!("{} bytes, over the limit of {max}", data.len()),
+        });
+    }
+    let text = std::str::from_utf8(data)
+        .map_err(|e| decode_err(at, format!("invalid UTF-8 at byte {}", e.valid_up_to())))?;
+    if json_depth(data) > MAX_DEPTH {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!("JSON nests deeper than {MAX_DEPTH} levels"),
+        });
+    }
+    Ok(text)
+}
+
+/// Decodes one block.
+///
+/// # Errors
+/// [`Error::Limit`] over [`MAX_BLOCK_BYTES`] or [`MAX_DEPTH`]; [`Error::Decode`] for
+/// malformed JSON, invalid UTF-8, a non-object or a field of the wrong type;
+/// [`Error::UnknownType`] for a missing, empty or unknown tag.
+pub fn unmarshal_block(data: &[u8]) -> Result<Block, Error> {
+    let text = precheck(data, MAX_BLOCK_BYTES, "block")?;
+    Decoder { blocks: 0 }.block(text, "block")
+}
+
+/// Decodes a JSON array of blocks.
+///
+/// # Errors
+/// As [`unmarshal_block`] for each block; [`Error::Limit`] past [`MAX_BLOCKS`] or
+/// [`MAX_DOCUMENT_BYTES`].
+pub fn unmarshal_blocks(data: &[u8]) -> Result<Vec<Block>, Error> {
+    let text = precheck(data, MAX_DOCUMENT_BYTES, "blocks")?;
+    Decoder { blocks: 0 }.list(text, "blocks")
+}
+
+/// Decodes a message; one with a `tool_use_id` or the role `tool` is a tool result.
+///
+/// # Errors
+/// As [`unmarshal_blocks`], and [`Error::Decode`] when the object is not a message.
+pub fn unmarshal_message(data: &[u8]) -> Result<AnyMessage, Error> {
+    let at = "message";
+    let text = precheck(data, MAX_DOCUMENT_BYTES, at)?;
+    let f = Fields::parse(text, at)?;
+    let mut decoder = Decoder { blocks: 0 };
+    let key = if f.raw("content").is_some() { "content" } else { "blocks" };
+    let blocks = decoder.content(&f, key, at)?;
+    let role = f.string("role")?;
+    if f.raw("tooluseid").is_some() || role == "tool" {
+        return Ok(AnyMessage::ToolResult(ToolResultMessage {
+            tool_use_id: f.string("tooluseid")?,
+            blocks,
+            is_error: f.boolean("iserror")?,
+        }));
+    }
+    Ok(AnyMessage::Message(Message { role, blocks }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(input: &str) -> Block {
+        Block::ToolUse(ToolUseBlock {
+            id: "call_1".into(),
+            name: "weather".into(),
+            input: input.into(),
+            ..Default::default()
+        })
+    }
+
+    #[test]
+    fn tool_use_is_shaped_like_anthropic_with_verbatim_input() {
+        let wire = marshal_block(&tool("{\"city\": \"Bo\\u0073ton\" }")).unwrap_or_default();
+        assert_eq!(
+            wire,
+            "{\"type\":\"tool_use\",\"id\":\"call_1\",\"name\":\"weather\",\"input\":{\"city\": \"Bo\\u0073ton\" }}"
+        );
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(tool("{\"city\": \"Bo\\u0073ton\" }")));
+    }
+
+    #[test]
+    fn empty_input_is_null_and_back() {
+        let wire = marshal_block(&tool("")).unwrap_or_default();
+        assert!(wire.ends_with("\"input\":null}"));
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(tool("")));
+    }
+
+    #[test]
+    fn partial_input_refuses_to_marshal_naming_the_call() {
+        let err = marshal_block(&tool("{\"city\":")).err();
+        assert!(matches!(&err, Some(Error::Encode { at, .. }) if at.contains("call_1")), "{err:?}");
+        assert!(matches!(marshal_block(&tool("{} x")), Err(Error::Encode { .. })));
+    }
+
+    #[test]
+    fn go_spelling_is_accepted() {
+        let b = unmarshal_block(br#"{"Type":"tool_use","ID":"c","Name":"n","Input":{"a":1}}"#);
+        assert_eq!(
+            b.ok(),
+            Some(Block::ToolUse(ToolUseBlock { id: "c".into(), name: "n".into(), input: "{\"a\":1}".into(), ..Default::default() }))
+        );
+        let b = unmarshal_block(br#"{"type":"image","MediaType":"image/png","Data":"AA"}"#);
+        assert_eq!(b.ok(), Some(Block::Image(ImageBlock { media_type: "image/png".into(), data: "AA".into(), ..Default::default() })));
+    }
+
+    #[test]
+    fn fails_closed() {
+        assert!(matches!(unmarshal_block(b"{}"), Err(Error::UnknownType { .. })));
+        assert!(matches!(unmarshal_block(br#"{"type":""}"#), Err(Error::UnknownType { .. })));
+        assert!(matches!(unmarshal_block(br#"{"type":"video"}"#), Err(Error::UnknownType { .. })));
+        assert!(matches!(unmarshal_block(b"[1]"), Err(Error::Decode { .. })));
+        assert!(matches!(unmarshal_block(b"{\"type\":\"text\""), Err(Error::Decode { .. })));
+        assert!(matches!(unmarshal_block(b"{\"type\":\"text\",\"text\":\"\xff\"}"), Err(Error::Decode { .. })));
+        assert!(matches!(unmarshal_block(br#"{"type":"text","text":5}"#), Err(Error::Decode { .. })));
+        assert!(matches!(unmarshal_block(br#"{"type":"text","text":"a","Text":"b"}"#), Err(Error::Decode { .. })));
+        let deep = format!("{{\"type\":\"tool_use\",\"input\":{}{}}}", "[".repeat(200), "]".repeat(200));
+        assert!(matches!(unmarshal_block(deep.as_bytes()), Err(Error::Limit { .. })));
+        let big = format!("{{\"type\":\"text\",\"text\":\"{}\"}}", "a".repeat(MAX_BLOCK_BYTES));
+        assert!(matches!(unmarshal_block(big.as_bytes()), Err(Error::Limit { .. })));
+        let many = format!("[{}]", vec!["{\"type\":\"text\"}"; MAX_BLOCKS + 1].join(","));
+        assert!(matches!(unmarshal_blocks(many.as_bytes()), Err(Error::Limit { .. })));
+    }
+
+    #[test]
+    fn nested_tool_results_and_messages_round_trip() {
+        let inner = Block::ToolResult(ToolResultBlock {
+            tool_use_id: "a".into(),
+            content: vec![Block::Text("x\n\u{1}é".into()), tool("[1,2]")],
+            is_error: true,
+        });
+        let outer = Block::ToolResult(ToolResultBlock { tool_use_id: "b".into(), content: vec![inner], is_error: false });
+        let wire = marshal_block(&outer).unwrap_or_default();
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(outer.clone()));
+        for m in [
+            AnyMessage::Message(Message { role: "assistant".into(), blocks: vec![outer.clone()] }),
+            AnyMessage::ToolResult(ToolResultMessage { tool_use_id: "b".into(), blocks: vec![Block::Text("ok".into())], is_error: true }),
+        ] {
+            let wire = marshal_message(&m).unwrap_or_default();
+            assert_eq!(unmarshal_message(wire.as_bytes()).ok(), Some(m));
+        }
+    }
+}

@@ -1,0 +1,146 @@
+"""Immutable, provider-neutral content blocks and messages.
+
+Every class is a frozen, slotted dataclass: hashable where its fields are,
+comparable by value, and safe to share between threads. ``ToolUseBlock.input``
+is the raw JSON text exactly as the provider streamed it (possibly partial or
+empty); the core never parses it. Parse and validate it with
+``toolstitch.Toolset`` before executing anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Union
+
+__all__ = [
+    "AudioBlock",
+    "Block",
+    "DocumentBlock",
+    "ImageBlock",
+    "Message",
+    "RefusalBlock",
+    "TextBlock",
+    "ThinkingBlock",
+    "ToolResultBlock",
+    "ToolResultMessage",
+    "ToolUseBlock",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TextBlock:
+    """Assistant or user text."""
+
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalBlock:
+    """A refusal the model sent instead of an answer."""
+
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingBlock:
+    """Reasoning text, with the provider's signature when it sends one.
+
+    ``provider_state`` is raw JSON text that must travel back to the provider
+    unchanged (with ``provider_state_format`` naming its kind).
+    """
+
+    thinking: str = ""
+    signature: str = ""
+    signature_format: str = ""
+    provider_state: str | None = None
+    provider_state_format: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ImageBlock:
+    """An image, by URL or as base64 data."""
+
+    media_type: str = ""
+    url: str = ""
+    data: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AudioBlock:
+    """Audio, by URL or as base64 data, with an optional transcript."""
+
+    media_type: str = ""
+    url: str = ""
+    data: str = ""
+    transcript: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentBlock:
+    """A document (PDF, plain text, ...), by URL or as data, with an optional title."""
+
+    media_type: str = ""
+    url: str = ""
+    data: str = ""
+    title: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUseBlock:
+    """One tool call: ``input`` is the raw JSON text as received, never parsed here."""
+
+    id: str = ""
+    name: str = ""
+    input: str = ""
+    provider_state: str | None = None
+    provider_state_format: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultBlock:
+    """The result of the tool call ``tool_use_id``."""
+
+    tool_use_id: str = ""
+    content: tuple[Block, ...] = ()
+    is_error: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, tuple):
+            object.__setattr__(self, "content", tuple(self.content))
+
+
+Block = Union[
+    TextBlock,
+    RefusalBlock,
+    ThinkingBlock,
+    ImageBlock,
+    AudioBlock,
+    DocumentBlock,
+    ToolUseBlock,
+    ToolResultBlock,
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A message: a role (``"user"``, ``"assistant"``, ``"system"``, ...) and its blocks."""
+
+    role: str = ""
+    blocks: tuple[Block, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.blocks, tuple):
+            object.__setattr__(self, "blocks", tuple(self.blocks))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    """The message answering one tool call, tied to it by ``tool_use_id``."""
+
+    tool_use_id: str = ""
+    blocks: tuple[Block, ...] = field(default=())
+    is_error: bool = False
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.blocks, tuple):
+            object.__setattr__(self, "blocks", tuple(self.blocks))

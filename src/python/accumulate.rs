@@ -1,0 +1,713 @@
+//! The accumulators and their chunk classes.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyTuple};
+
+use super::convert::{image_to_py, index_from_py, text_to_py, thinking_to_py, tool_use_to_py};
+use super::errors::from_accumulate;
+use crate::accumulate::{
+    self as core, ThinkingFragment, ToolUseLimits, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_IMAGE_BYTES,
+    DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_TOTAL_BYTES,
+};
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while holding these locks; a poisoned one still holds valid data.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn wrong_chunk(obj: &Bound<'_, PyAny>, expected: &str) -> PyErr {
+    let got = obj.get_type().name().map_or_else(|_| "?".to_owned(), |n| n.to_string());
+    PyTypeError::new_err(format!("expected a {expected}, not {got}"))
+}
+
+fn or_empty(s: Option<String>) -> String {
+    s.unwrap_or_default()
+}
+
+// ------------------------------------------------------------------ tool calls
+
+/// One fragment of one tool call. `None` for a string field means absent (`""`).
+#[pyclass(module = "toolstitch", frozen, eq, hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ToolUseChunk {
+    #[pyo3(get)]
+    index: i64,
+    #[pyo3(get)]
+    id: String,
+    #[pyo3(get)]
+    name: String,
+    #[pyo3(get)]
+    input_json: String,
+    #[pyo3(get)]
+    provider_state: Option<String>,
+    #[pyo3(get)]
+    provider_state_format: String,
+}
+
+#[pymethods]
+impl ToolUseChunk {
+    #[new]
+    #[pyo3(signature = (index, id=None, name=None, input_json=None, provider_state=None, provider_state_format=None))]
+    fn new(
+        index: &Bound<'_, PyAny>,
+        id: Option<String>,
+        name: Option<String>,
+        input_json: Option<String>,
+        provider_state: Option<String>,
+        provider_state_format: Option<String>,
+    ) -> PyResult<Self> {
+        Ok(Self {
+            index: index_from_py(index)?,
+            id: or_empty(id),
+            name: or_empty(name),
+            input_json: or_empty(input_json),
+            provider_state,
+            provider_state_format: or_empty(provider_state_format),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ToolUseChunk(index={}, id={:?}, name={:?}, input_json={:?}, provider_state={:?}, provider_state_format={:?})",
+            self.index, self.id, self.name, self.input_json, self.provider_state, self.provider_state_format
+        )
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+        let c = slf.get();
+        let args = (
+            c.index,
+            &c.id,
+            &c.name,
+            &c.input_json,
+            c.provider_state.as_deref(),
+            &c.provider_state_format,
+        )
+            .into_pyobject(slf.py())?;
+        Ok((slf.get_type().into_any(), args))
+    }
+}
+
+/// Accumulates tool-call fragments by the provider's index (the seed contract).
+#[pyclass(module = "toolstitch", frozen)]
+pub struct ToolUses {
+    inner: Mutex<core::ToolUses>,
+}
+
+impl ToolUses {
+    fn add_parts(
+        &self,
+        py: Python<'_>,
+        index: i64,
+        id: &str,
+        name: &str,
+        input_json: &str,
+        provider_state: Option<&str>,
+        provider_state_format: &str,
+    ) -> PyResult<()> {
+        locked(&self.inner)
+            .add(index, id, name, input_json, provider_state, provider_state_format)
+            .map_err(|e| from_accumulate(py, &e))
+    }
+
+    fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = chunk.cast::<ToolUseChunk>().map_err(|_| wrong_chunk(chunk, "ToolUseChunk"))?.get();
+        self.add_parts(
+            chunk.py(),
+            c.index,
+            &c.id,
+            &c.name,
+            &c.input_json,
+            c.provider_state.as_deref(),
+            &c.provider_state_format,
+        )
+    }
+}
+
+#[pymethods]
+impl ToolUses {
+    #[new]
+    #[pyo3(signature = (max_calls=DEFAULT_MAX_ENTRIES, max_input_bytes=DEFAULT_MAX_INPUT_BYTES, max_total_bytes=DEFAULT_MAX_TOTAL_BYTES))]
+    fn new(max_calls: usize, max_input_bytes: usize, max_total_bytes: usize) -> Self {
+        Self {
+            inner: Mutex::new(core::ToolUses::new(ToolUseLimits {
+                max_calls,
+                max_input_bytes,
+                max_total_bytes,
+            })),
+        }
+    }
+
+    /// Adds one `ToolUseChunk`.
+    fn add(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.add_chunk(chunk)
+    }
+
+    /// Adds one fragment without building a chunk object (the fast path).
+    #[pyo3(signature = (index, id=None, name=None, input_json=None))]
+    fn add_fragment(
+        &self,
+        py: Python<'_>,
+        index: &Bound<'_, PyAny>,
+        id: Option<&str>,
+        name: Option<&str>,
+        input_json: Option<&str>,
+    ) -> PyResult<()> {
+        let index = index_from_py(index)?;
+        self.add_parts(
+            py,
+            index,
+            id.unwrap_or_default(),
+            name.unwrap_or_default(),
+            input_json.unwrap_or_default(),
+            None,
+            "",
+        )
+    }
+
+    /// Adds every `ToolUseChunk` of an iterable, in order; stops at the first error
+    /// (the chunks before it are kept).
+    fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
+        for chunk in chunks.try_iter()? {
+            self.add_chunk(&chunk?)?;
+        }
+        Ok(())
+    }
+
+    /// A fresh list of `ToolUseBlock`, one per index seen, in ascending index order.
+    fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let blocks = locked(&self.inner).blocks();
+        let items = blocks.iter().map(|b| tool_use_to_py(py, b)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// True until the first add.
+    #[getter]
+    fn empty(&self) -> bool {
+        locked(&self.inner).is_empty()
+    }
+
+    #[getter]
+    fn max_calls(&self) -> usize {
+        locked(&self.inner).limits().max_calls
+    }
+
+    #[getter]
+    fn max_input_bytes(&self) -> usize {
+        locked(&self.inner).limits().max_input_bytes
+    }
+
+    #[getter]
+    fn max_total_bytes(&self) -> usize {
+        locked(&self.inner).limits().max_total_bytes
+    }
+
+    fn __len__(&self) -> usize {
+        locked(&self.inner).len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ToolUses(<{} calls>)", self.__len__())
+    }
+
+    fn __copy__(&self) -> Self {
+        Self {
+            inner: Mutex::new(locked(&self.inner).clone()),
+        }
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
+        self.__copy__()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let t = locked(&slf.get().inner).clone();
+        let limits = t.limits();
+        let entries = t
+            .iter()
+            .map(|(i, b)| {
+                (i, &b.id, &b.name, &b.input, b.provider_state.as_deref(), &b.provider_state_format)
+                    .into_pyobject(py)
+                    .map(Bound::into_any)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        (
+            slf.get_type(),
+            (limits.max_calls, limits.max_input_bytes, limits.max_total_bytes),
+            (entries, t.total_bytes()),
+        )
+            .into_pyobject(py)
+    }
+
+    fn __setstate__(&self, py: Python<'_>, state: (Vec<(i64, String, String, String, Option<String>, String)>, usize)) -> PyResult<()> {
+        let (entries, total) = state;
+        let mut fresh = core::ToolUses::new(locked(&self.inner).limits());
+        for (i, id, name, input, ps, psf) in &entries {
+            fresh.add(*i, id, name, input, ps.as_deref(), psf).map_err(|e| from_accumulate(py, &e))?;
+        }
+        fresh.restore_total_bytes(total);
+        *locked(&self.inner) = fresh;
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------ text and refusals
+
+macro_rules! appender_class {
+    ($chunk:ident, $acc:ident, $what:literal, $refusal:literal, $doc:literal) => {
+        #[doc = concat!("One fragment of ", $what, ".")]
+        #[pyclass(module = "toolstitch", frozen, eq, hash)]
+        #[derive(Clone, PartialEq, Eq, Hash)]
+        pub struct $chunk {
+            #[pyo3(get)]
+            text: String,
+        }
+
+        #[pymethods]
+        impl $chunk {
+            #[new]
+            #[pyo3(signature = (text=None))]
+            fn new(text: Option<String>) -> Self {
+                Self { text: or_empty(text) }
+            }
+
+            fn __repr__(&self) -> String {
+                format!(concat!(stringify!($chunk), "(text={:?})"), self.text)
+            }
+
+            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+                (slf.get_type(), (&slf.get().text,)).into_pyobject(slf.py())
+            }
+        }
+
+        #[doc = $doc]
+        #[pyclass(module = "toolstitch", frozen)]
+        pub struct $acc {
+            inner: Mutex<core::Appender>,
+        }
+
+        impl $acc {
+            fn add_text(&self, py: Python<'_>, text: &str) -> PyResult<()> {
+                locked(&self.inner).add(text).map_err(|e| from_accumulate(py, &e))
+            }
+
+            fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+                let c = chunk.cast::<$chunk>().map_err(|_| wrong_chunk(chunk, stringify!($chunk)))?;
+                self.add_text(chunk.py(), &c.get().text)
+            }
+        }
+
+        #[pymethods]
+        impl $acc {
+            #[new]
+            #[pyo3(signature = (max_bytes=DEFAULT_MAX_TOTAL_BYTES))]
+            fn new(max_bytes: usize) -> Self {
+                Self {
+                    inner: Mutex::new(core::Appender::new($what, max_bytes)),
+                }
+            }
+
+            #[doc = concat!("Appends one `", stringify!($chunk), "`.")]
+            fn add(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+                self.add_chunk(chunk)
+            }
+
+            /// Appends text without building a chunk object.
+            fn add_fragment(&self, py: Python<'_>, text: &str) -> PyResult<()> {
+                self.add_text(py, text)
+            }
+
+            /// Appends every chunk of an iterable; stops at the first error.
+            fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
+                for chunk in chunks.try_iter()? {
+                    self.add_chunk(&chunk?)?;
+                }
+                Ok(())
+            }
+
+            /// The block so far, or None before the first add.
+            fn block<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+                let text = locked(&self.inner).block().map(str::to_owned);
+                text.map(|t| text_to_py(py, &t, $refusal)).transpose()
+            }
+
+            #[getter]
+            fn empty(&self) -> bool {
+                locked(&self.inner).block().is_none()
+            }
+
+            #[getter]
+            fn max_bytes(&self) -> usize {
+                locked(&self.inner).max_bytes()
+            }
+
+            fn __len__(&self) -> usize {
+                usize::from(!self.empty())
+            }
+
+            fn __repr__(&self) -> String {
+                format!(concat!(stringify!($acc), "(<{} bytes>)"), locked(&self.inner).block().map_or(0, str::len))
+            }
+
+            fn __copy__(&self) -> Self {
+                Self {
+                    inner: Mutex::new(locked(&self.inner).clone()),
+                }
+            }
+
+            fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
+                self.__copy__()
+            }
+
+            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+                let a = locked(&slf.get().inner).clone();
+                (slf.get_type(), (a.max_bytes(),), (a.block(), a.bytes_used())).into_pyobject(slf.py())
+            }
+
+            fn __setstate__(&self, py: Python<'_>, state: (Option<String>, usize)) -> PyResult<()> {
+                let mut fresh = core::Appender::new($what, locked(&self.inner).max_bytes());
+                if let Some(text) = &state.0 {
+                    fresh.add(text).map_err(|e| from_accumulate(py, &e))?;
+                }
+                fresh.restore_bytes_used(state.1);
+                *locked(&self.inner) = fresh;
+                Ok(())
+            }
+        }
+    };
+}
+
+appender_class!(TextChunk, Text, "text", false, "Appends text into one `TextBlock`.");
+appender_class!(RefusalChunk, Refusal, "refusal", true, "Appends refusal text into one `RefusalBlock`.");
+
+// ------------------------------------------------------------------ thinking
+
+/// One fragment of reasoning at `index`.
+#[pyclass(module = "toolstitch", frozen, eq, hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ThinkingChunk {
+    #[pyo3(get)]
+    index: i64,
+    #[pyo3(get)]
+    thinking: String,
+    #[pyo3(get)]
+    signature: String,
+    #[pyo3(get)]
+    signature_format: String,
+    #[pyo3(get)]
+    provider_state: Option<String>,
+    #[pyo3(get)]
+    provider_state_format: String,
+}
+
+impl ThinkingChunk {
+    fn fragment(&self) -> ThinkingFragment<'_> {
+        ThinkingFragment {
+            thinking: &self.thinking,
+            signature: &self.signature,
+            signature_format: &self.signature_format,
+            provider_state: self.provider_state.as_deref(),
+            provider_state_format: &self.provider_state_format,
+        }
+    }
+}
+
+#[pymethods]
+impl ThinkingChunk {
+    #[new]
+    #[pyo3(signature = (index, thinking=None, signature=None, signature_format=None, provider_state=None, provider_state_format=None))]
+    fn new(
+        index: &Bound<'_, PyAny>,
+        thinking: Option<String>,
+        signature: Option<String>,
+        signature_format: Option<String>,
+        provider_state: Option<String>,
+        provider_state_format: Option<String>,
+    ) -> PyResult<Self> {
+        Ok(Self {
+            index: index_from_py(index)?,
+            thinking: or_empty(thinking),
+            signature: or_empty(signature),
+            signature_format: or_empty(signature_format),
+            provider_state,
+            provider_state_format: or_empty(provider_state_format),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ThinkingChunk(index={}, thinking={:?}, signature={:?}, signature_format={:?}, provider_state={:?}, provider_state_format={:?})",
+            self.index, self.thinking, self.signature, self.signature_format, self.provider_state, self.provider_state_format
+        )
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let c = slf.get();
+        let args = (
+            c.index,
+            &c.thinking,
+            &c.signature,
+            &c.signature_format,
+            c.provider_state.as_deref(),
+            &c.provider_state_format,
+        );
+        (slf.get_type(), args).into_pyobject(slf.py())
+    }
+}
+
+/// Accumulates reasoning by index into `ThinkingBlock`s.
+#[pyclass(module = "toolstitch", frozen)]
+pub struct Thinking {
+    inner: Mutex<core::Thinking>,
+}
+
+impl Thinking {
+    fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = chunk.cast::<ThinkingChunk>().map_err(|_| wrong_chunk(chunk, "ThinkingChunk"))?.get();
+        locked(&self.inner)
+            .add(c.index, c.fragment())
+            .map_err(|e| from_accumulate(chunk.py(), &e))
+    }
+}
+
+#[pymethods]
+impl Thinking {
+    #[new]
+    #[pyo3(signature = (max_blocks=DEFAULT_MAX_ENTRIES, max_bytes=DEFAULT_MAX_TOTAL_BYTES))]
+    fn new(max_blocks: usize, max_bytes: usize) -> Self {
+        Self {
+            inner: Mutex::new(core::Thinking::new(max_blocks, max_bytes)),
+        }
+    }
+
+    /// Adds one `ThinkingChunk`.
+    fn add(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.add_chunk(chunk)
+    }
+
+    /// Adds every chunk of an iterable; stops at the first error.
+    fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
+        for chunk in chunks.try_iter()? {
+            self.add_chunk(&chunk?)?;
+        }
+        Ok(())
+    }
+
+    /// A fresh list of `ThinkingBlock`, in ascending index order.
+    fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let blocks = locked(&self.inner).blocks();
+        let items = blocks.iter().map(|b| thinking_to_py(py, b)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    #[getter]
+    fn empty(&self) -> bool {
+        locked(&self.inner).is_empty()
+    }
+
+    fn __len__(&self) -> usize {
+        locked(&self.inner).len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Thinking(<{} blocks>)", self.__len__())
+    }
+
+    fn __copy__(&self) -> Self {
+        Self {
+            inner: Mutex::new(locked(&self.inner).clone()),
+        }
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
+        self.__copy__()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let t = locked(&slf.get().inner).clone();
+        let entries = t
+            .iter()
+            .map(|(i, b)| {
+                (i, &b.thinking, &b.signature, &b.signature_format, b.provider_state.as_deref(), &b.provider_state_format)
+                    .into_pyobject(py)
+                    .map(Bound::into_any)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        (slf.get_type(), t.limits(), (entries, t.bytes_used())).into_pyobject(py)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn __setstate__(&self, py: Python<'_>, state: (Vec<(i64, String, String, String, Option<String>, String)>, usize)) -> PyResult<()> {
+        let (max_blocks, max_bytes) = locked(&self.inner).limits();
+        let mut fresh = core::Thinking::new(max_blocks, max_bytes);
+        for (i, thinking, signature, signature_format, ps, psf) in &state.0 {
+            let f = ThinkingFragment {
+                thinking,
+                signature,
+                signature_format,
+                provider_state: ps.as_deref(),
+                provider_state_format: psf,
+            };
+            fresh.add(*i, f).map_err(|e| from_accumulate(py, &e))?;
+        }
+        fresh.restore_bytes_used(state.1);
+        *locked(&self.inner) = fresh;
+        Ok(())
+    }
+}
+
+// ------------------------------------------------------------------ images
+
+/// One fragment of the image at `index`.
+#[pyclass(module = "toolstitch", frozen, eq, hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct ImageChunk {
+    #[pyo3(get)]
+    index: i64,
+    #[pyo3(get)]
+    media_type: String,
+    #[pyo3(get)]
+    url: String,
+    #[pyo3(get)]
+    data: String,
+}
+
+#[pymethods]
+impl ImageChunk {
+    #[new]
+    #[pyo3(signature = (index, media_type=None, url=None, data=None))]
+    fn new(
+        index: &Bound<'_, PyAny>,
+        media_type: Option<String>,
+        url: Option<String>,
+        data: Option<String>,
+    ) -> PyResult<Self> {
+        Ok(Self {
+            index: index_from_py(index)?,
+            media_type: or_empty(media_type),
+            url: or_empty(url),
+            data: or_empty(data),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "ImageChunk(index={}, media_type={:?}, url={:?}, data=<{} chars>)",
+            self.index,
+            self.media_type,
+            self.url,
+            self.data.len()
+        )
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let c = slf.get();
+        (slf.get_type(), (c.index, &c.media_type, &c.url, &c.data)).into_pyobject(slf.py())
+    }
+}
+
+/// Accumulates images by index into `ImageBlock`s.
+#[pyclass(module = "toolstitch", frozen)]
+pub struct Images {
+    inner: Mutex<core::Images>,
+}
+
+impl Images {
+    fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = chunk.cast::<ImageChunk>().map_err(|_| wrong_chunk(chunk, "ImageChunk"))?.get();
+        locked(&self.inner)
+            .add(c.index, &c.media_type, &c.url, &c.data)
+            .map_err(|e| from_accumulate(chunk.py(), &e))
+    }
+}
+
+#[pymethods]
+impl Images {
+    #[new]
+    #[pyo3(signature = (max_images=DEFAULT_MAX_ENTRIES, max_bytes=DEFAULT_MAX_IMAGE_BYTES))]
+    fn new(max_images: usize, max_bytes: usize) -> Self {
+        Self {
+            inner: Mutex::new(core::Images::new(max_images, max_bytes)),
+        }
+    }
+
+    /// Adds one `ImageChunk`.
+    fn add(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.add_chunk(chunk)
+    }
+
+    /// Adds every chunk of an iterable; stops at the first error.
+    fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
+        for chunk in chunks.try_iter()? {
+            self.add_chunk(&chunk?)?;
+        }
+        Ok(())
+    }
+
+    /// A fresh list of `ImageBlock`, in ascending index order.
+    fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let blocks = locked(&self.inner).blocks();
+        let items = blocks.iter().map(|b| image_to_py(py, b)).collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    #[getter]
+    fn empty(&self) -> bool {
+        locked(&self.inner).is_empty()
+    }
+
+    fn __len__(&self) -> usize {
+        locked(&self.inner).len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Images(<{} images>)", self.__len__())
+    }
+
+    fn __copy__(&self) -> Self {
+        Self {
+            inner: Mutex::new(locked(&self.inner).clone()),
+        }
+    }
+
+    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
+        self.__copy__()
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let t = locked(&slf.get().inner).clone();
+        let entries: Vec<_> = t.iter().map(|(i, b)| (i, b.media_type.clone(), b.url.clone(), b.data.clone())).collect();
+        (slf.get_type(), t.limits(), (entries, t.bytes_used())).into_pyobject(py)
+    }
+
+    fn __setstate__(&self, py: Python<'_>, state: (Vec<(i64, String, String, String)>, usize)) -> PyResult<()> {
+        let (max_images, max_bytes) = locked(&self.inner).limits();
+        let mut fresh = core::Images::new(max_images, max_bytes);
+        for (i, media_type, url, data) in &state.0 {
+            fresh.add(*i, media_type, url, data).map_err(|e| from_accumulate(py, &e))?;
+        }
+        fresh.restore_bytes_used(state.1);
+        *locked(&self.inner) = fresh;
+        Ok(())
+    }
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ToolUseChunk>()?;
+    m.add_class::<ToolUses>()?;
+    m.add_class::<TextChunk>()?;
+    m.add_class::<Text>()?;
+    m.add_class::<RefusalChunk>()?;
+    m.add_class::<Refusal>()?;
+    m.add_class::<ThinkingChunk>()?;
+    m.add_class::<Thinking>()?;
+    m.add_class::<ImageChunk>()?;
+    m.add_class::<Images>()?;
+    Ok(())
+}
