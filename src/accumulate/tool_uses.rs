@@ -122,6 +122,28 @@ impl ToolUses {
         Ok(())
     }
 
+    /// Replaces the whole input of the call at `index` (creating the entry if
+    /// needed). For provider adapters whose stream restates a call's final
+    /// arguments (OpenAI Responses `done` events) and wins over the deltas.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] when the new input would cross a limit; nothing changes then.
+    pub fn replace_input(&mut self, index: i64, input_json: &str) -> Result<(), Error> {
+        let total = Budget {
+            used: self.total,
+            max: self.limits.max_total_bytes,
+            name: "max_total_bytes",
+        }
+        .check(input_json.len(), || call_at(index))?;
+        Budget::new("max_input_bytes", self.limits.max_input_bytes).check(input_json.len(), || call_at(index))?;
+        if !self.calls.contains_key(&index) && self.calls.len() >= self.limits.max_calls {
+            return Err(too_many("max_calls", self.limits.max_calls, call_at(index)));
+        }
+        input_json.clone_into(&mut self.calls.entry(index).or_default().input);
+        self.total = total;
+        Ok(())
+    }
+
     /// A fresh copy of every call, in ascending index order.
     #[must_use]
     pub fn blocks(&self) -> Vec<ToolUseBlock> {

@@ -103,6 +103,8 @@ fn push_optional(out: &mut String, key: &str, value: &str) {
     }
 }
 
+const JSON_WHITESPACE: &[char] = &[' ', '\t', '\n', '\r'];
+
 /// Checks that `raw` is one complete JSON value within the depth bound.
 fn check_raw_json(raw: &str, at: &str, what: &str) -> Result<(), Error> {
     if json_depth(raw.as_bytes()) > MAX_DEPTH {
@@ -159,6 +161,14 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
                 out.push_str("null");
             } else {
                 check_raw_json(&t.input, at.trim_start(), "its input")?;
+                if t.input.trim_matches(JSON_WHITESPACE) == "null" {
+                    return Err(Error::Encode {
+                        at: at.trim_start().to_owned(),
+                        message: "its input is the JSON value null, which the wire cannot tell apart \
+                                  from empty input; use empty input"
+                            .to_owned(),
+                    });
+                }
                 out.push_str(&t.input);
             }
             push_state(out, t.provider_state.as_deref(), &t.provider_state_format, at.trim_start())?;
@@ -377,8 +387,14 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// The raw JSON text of a field, where JSON `null` counts as absent.
     fn raw_text(&self, key: &str) -> Option<String> {
         self.raw(key).map(|r| r.get().to_owned())
+    }
+
+    /// The raw JSON text of a field that is present, `null` included.
+    fn raw_present(&self, key: &str) -> Option<String> {
+        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v.get().to_owned())
     }
 }
 
@@ -421,7 +437,7 @@ impl Decoder {
                 thinking: f.string("thinking")?,
                 signature: f.string("signature")?,
                 signature_format: f.string("signatureformat")?,
-                provider_state: f.raw_text("providerstate"),
+                provider_state: f.raw_present("providerstate"),
                 provider_state_format: f.string("providerstateformat")?,
             }),
             "image" => Block::Image(ImageBlock {
@@ -445,7 +461,7 @@ impl Decoder {
                 id: f.string("id")?,
                 name: f.string("name")?,
                 input: f.raw_text("input").unwrap_or_default(),
-                provider_state: f.raw_text("providerstate"),
+                provider_state: f.raw_present("providerstate"),
                 provider_state_format: f.string("providerstateformat")?,
             }),
             "toolresult" => Block::ToolResult(ToolResultBlock {

@@ -1,0 +1,35 @@
+# The README's commands, and the checks CI runs.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: run test lint bench develop release clean
+
+$(PY):
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet "maturin>=1.9,<2"
+
+# Builds the extension into the virtualenv with the test (and lint, bench) extras.
+develop: $(PY)
+	$(VENV)/bin/maturin develop --quiet --extras test,lint
+
+release: $(PY)
+	$(VENV)/bin/maturin develop --quiet --release --extras test,lint,bench
+
+run: develop
+	$(PY) examples/quickstart.py
+
+test: develop
+	cargo test --quiet
+	$(PY) -m pytest -q
+
+lint: develop
+	cargo fmt --check
+	cargo clippy --all-targets --features python -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/mypy python
+
+bench: release
+	$(PY) benches/bench_accumulate.py
+
+clean:
+	rm -rf target $(VENV)
