@@ -101,6 +101,12 @@ def ts_extend(chunks: list[ToolUseChunk]) -> list[tuple[str, str, str]]:
     return [(b.id, b.name, b.input) for b in calls.blocks()]
 
 
+def ts_extend_tuples(frags: list[tuple[int, str, str, str]]) -> list[tuple[str, str, str]]:
+    calls = ToolUses()
+    calls.extend(frags)
+    return [(b.id, b.name, b.input) for b in calls.blocks()]
+
+
 def median_seconds(fn: Callable[[], object]) -> float:
     times = []
     for _ in range(REPEATS):
@@ -117,6 +123,7 @@ def main() -> None:
     assert ts_add_fragment(frags) == expected
     assert ts_add(chunks) == expected
     assert ts_extend(chunks) == expected
+    assert ts_extend_tuples(frags) == expected
 
     assert python_inline(frags) == expected
     base = median_seconds(lambda: python_dict(frags))
@@ -126,6 +133,7 @@ def main() -> None:
         ("ToolUses.add_fragment", median_seconds(lambda: ts_add_fragment(frags))),
         ("ToolUses.add (prebuilt chunks)", median_seconds(lambda: ts_add(chunks))),
         ("ToolUses.extend (prebuilt chunks)", median_seconds(lambda: ts_extend(chunks))),
+        ("ToolUses.extend (fragment tuples)", median_seconds(lambda: ts_extend_tuples(frags))),
     ]
     print(f"{len(frags):,} fragments, median of {REPEATS}, Python {sys.version.split()[0]}")
     print(f"{'contender':36} {'ns/fragment':>12} {'speed-up':>9}")

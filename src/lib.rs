@@ -7,8 +7,13 @@
 //! - [`wire`]: the exact JSON wire codec for blocks and messages;
 //! - `python` (feature `python`): the PyO3 binding, the only code that names pyo3.
 
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+
 pub mod accumulate;
 pub mod blocks;
+pub mod framing;
+pub mod partial;
+pub mod validate;
 pub mod wire;
 
 #[cfg(feature = "python")]

@@ -207,6 +207,19 @@ def test_extend_adds_in_order_and_keeps_what_came_before_an_error() -> None:
     assert [b.id for b in calls.blocks()] == ["", "ok"]
 
 
+def test_extend_takes_fragment_tuples_as_the_batch_fast_path() -> None:
+    calls = ToolUses()
+    calls.extend([(1, "b", "g", "[]"), (0, "a", "f", '{"x":'), (0, None, None, "1}"), ToolUseChunk(0, name="f2")])
+    assert calls.blocks() == [ToolUseBlock("a", "f2", '{"x":1}'), ToolUseBlock("b", "g", "[]")]
+    with pytest.raises(TypeError, match="not 2 items"):
+        calls.extend([(0, "a")])
+    with pytest.raises(TypeError, match="input_json"):
+        calls.extend([(0, "a", "b", 5)])
+    with pytest.raises(IndexRangeError):
+        calls.extend([(2**63, "", "", "")])
+    assert len(calls) == 2
+
+
 def test_chunks_are_immutable_values() -> None:
     chunk = ToolUseChunk(1, "id", "name", "{}", '"s"', "fmt")
     assert chunk == ToolUseChunk(1, "id", "name", "{}", '"s"', "fmt")

@@ -4,7 +4,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple};
 
 use super::convert::{image_to_py, index_from_py, text_to_py, thinking_to_py, tool_use_to_py};
 use super::errors::from_accumulate;
@@ -22,6 +22,10 @@ fn wrong_chunk(obj: &Bound<'_, PyAny>, expected: &str) -> PyErr {
     let got = obj.get_type().name().map_or_else(|_| "?".to_owned(), |n| n.to_string());
     PyTypeError::new_err(format!("expected a {expected}, not {got}"))
 }
+
+/// One saved entry of `ToolUses` or `Thinking`: the index, four strings and the
+/// provider state with its format.
+type SavedEntry = (i64, String, String, String, Option<String>, String);
 
 fn or_empty(s: Option<String>) -> String {
     s.unwrap_or_default()
@@ -97,33 +101,54 @@ pub struct ToolUses {
     inner: Mutex<core::ToolUses>,
 }
 
+/// An optional `str` item of a fragment tuple; `None` means absent.
+fn tuple_str<'a>(item: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a str> {
+    if item.is_none() {
+        return Ok("");
+    }
+    item.cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be a str or None")))?
+        .to_str()
+}
+
 impl ToolUses {
-    fn add_parts(
-        &self,
-        py: Python<'_>,
-        index: i64,
-        id: &str,
-        name: &str,
-        input_json: &str,
-        provider_state: Option<&str>,
-        provider_state_format: &str,
-    ) -> PyResult<()> {
+    /// One item of `extend`: a `ToolUseChunk` or an `(index, id, name, input_json)` tuple.
+    fn add_item(&self, item: &Bound<'_, PyAny>) -> PyResult<()> {
+        let Ok(t) = item.cast_exact::<PyTuple>() else {
+            return self.add_chunk(item);
+        };
+        if t.len() != 4 {
+            return Err(PyTypeError::new_err(format!(
+                "a fragment tuple is (index, id, name, input_json), not {} items",
+                t.len()
+            )));
+        }
+        let (index, id, name, input) = (t.get_item(0)?, t.get_item(1)?, t.get_item(2)?, t.get_item(3)?);
+        let index = index_from_py(&index)?;
         locked(&self.inner)
-            .add(index, id, name, input_json, provider_state, provider_state_format)
-            .map_err(|e| from_accumulate(py, &e))
+            .add(
+                index,
+                tuple_str(&id, "id")?,
+                tuple_str(&name, "name")?,
+                tuple_str(&input, "input_json")?,
+                None,
+                "",
+            )
+            .map_err(|e| from_accumulate(item.py(), &e))
     }
 
     fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
         let c = chunk.cast::<ToolUseChunk>().map_err(|_| wrong_chunk(chunk, "ToolUseChunk"))?.get();
-        self.add_parts(
-            chunk.py(),
-            c.index,
-            &c.id,
-            &c.name,
-            &c.input_json,
-            c.provider_state.as_deref(),
-            &c.provider_state_format,
-        )
+        locked(&self.inner)
+            .add(
+                c.index,
+                &c.id,
+                &c.name,
+                &c.input_json,
+                c.provider_state.as_deref(),
+                &c.provider_state_format,
+            )
+            .map_err(|e| from_accumulate(chunk.py(), &e))
     }
 }
 
@@ -157,22 +182,24 @@ impl ToolUses {
         input_json: Option<&str>,
     ) -> PyResult<()> {
         let index = index_from_py(index)?;
-        self.add_parts(
-            py,
-            index,
-            id.unwrap_or_default(),
-            name.unwrap_or_default(),
-            input_json.unwrap_or_default(),
-            None,
-            "",
-        )
+        locked(&self.inner)
+            .add(
+                index,
+                id.unwrap_or_default(),
+                name.unwrap_or_default(),
+                input_json.unwrap_or_default(),
+                None,
+                "",
+            )
+            .map_err(|e| from_accumulate(py, &e))
     }
 
-    /// Adds every `ToolUseChunk` of an iterable, in order; stops at the first error
-    /// (the chunks before it are kept).
+    /// Adds every item of an iterable, in order: `ToolUseChunk`s or
+    /// `(index, id, name, input_json)` tuples; stops at the first error (the items
+    /// before it are kept).
     fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
         for chunk in chunks.try_iter()? {
-            self.add_chunk(&chunk?)?;
+            self.add_item(&chunk?)?;
         }
         Ok(())
     }
@@ -243,7 +270,7 @@ impl ToolUses {
             .into_pyobject(py)
     }
 
-    fn __setstate__(&self, py: Python<'_>, state: (Vec<(i64, String, String, String, Option<String>, String)>, usize)) -> PyResult<()> {
+    fn __setstate__(&self, py: Python<'_>, state: (Vec<SavedEntry>, usize)) -> PyResult<()> {
         let (entries, total) = state;
         let mut fresh = core::ToolUses::new(locked(&self.inner).limits());
         for (i, id, name, input, ps, psf) in &entries {
@@ -541,8 +568,7 @@ impl Thinking {
         (slf.get_type(), t.limits(), (entries, t.bytes_used())).into_pyobject(py)
     }
 
-    #[allow(clippy::type_complexity)]
-    fn __setstate__(&self, py: Python<'_>, state: (Vec<(i64, String, String, String, Option<String>, String)>, usize)) -> PyResult<()> {
+    fn __setstate__(&self, py: Python<'_>, state: (Vec<SavedEntry>, usize)) -> PyResult<()> {
         let (max_blocks, max_bytes) = locked(&self.inner).limits();
         let mut fresh = core::Thinking::new(max_blocks, max_bytes);
         for (i, thinking, signature, signature_format, ps, psf) in &state.0 {

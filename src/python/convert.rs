@@ -249,7 +249,19 @@ pub(crate) fn message_from_py(obj: &Bound<'_, PyAny>) -> PyResult<AnyMessage> {
 }
 
 /// A provider index: any int in the signed 64-bit range (bool refused).
+#[inline]
 pub(crate) fn index_from_py(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
+    // The hot path: an exact int within range.
+    if obj.cast_exact::<PyInt>().is_ok() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(i);
+        }
+    }
+    index_from_py_slow(obj)
+}
+
+#[cold]
+fn index_from_py_slow(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
     if let Ok(int) = obj.cast::<PyInt>() {
         if !obj.is_instance_of::<PyBool>() {
             return int.extract::<i64>().map_err(|_| {
@@ -262,7 +274,7 @@ pub(crate) fn index_from_py(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
         }
     } else if !obj.is_instance_of::<PyBool>() && obj.hasattr("__index__")? {
         let int = obj.call_method0("__index__")?;
-        return index_from_py(&int);
+        return index_from_py_slow(&int);
     }
     Err(PyTypeError::new_err(format!("index must be an int, not {}", obj.get_type().name()?)))
 }

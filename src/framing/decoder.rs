@@ -1,0 +1,429 @@
+//! The transport-agnostic decoder: detects, then delegates.
+
+use super::detect::{classify_from, Detection};
+use super::{
+    Error, EventStreamDecoder, EventStreamMessage, FramingLimits, JsonLinesDecoder, SseDecoder,
+    SseEvent, Transport,
+};
+
+/// One event of any transport.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Frame {
+    /// A server-sent event.
+    Sse(SseEvent),
+    /// One JSON lines document (its text, not parsed).
+    Line(String),
+    /// One AWS event-stream message.
+    EventStream(EventStreamMessage),
+}
+
+#[derive(Debug, Clone)]
+enum Inner {
+    Undecided,
+    Sse(SseDecoder),
+    Lines(JsonLinesDecoder),
+    Events(EventStreamDecoder),
+}
+
+impl Inner {
+    fn new(transport: Option<Transport>, limits: FramingLimits) -> Self {
+        match transport {
+            None => Inner::Undecided,
+            Some(Transport::Sse) => Inner::Sse(SseDecoder::new(limits)),
+            Some(Transport::JsonLines) => Inner::Lines(JsonLinesDecoder::new(limits)),
+            Some(Transport::EventStream) => Inner::Events(EventStreamDecoder::new(limits)),
+        }
+    }
+
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<Frame>) -> Result<(), Error> {
+        match self {
+            Inner::Undecided => Ok(()),
+            Inner::Sse(d) => d.push_with(bytes, &mut |e| out.push(Frame::Sse(e))),
+            Inner::Lines(d) => d.push_with(bytes, &mut |l| out.push(Frame::Line(l))),
+            Inner::Events(d) => d.push_with(bytes, &mut |m| out.push(Frame::EventStream(m))),
+        }
+    }
+
+    fn finish(&mut self, out: &mut Vec<Frame>) -> Result<(), Error> {
+        match self {
+            Inner::Undecided => Ok(()),
+            Inner::Sse(d) => d.finish_with(&mut |e| out.push(Frame::Sse(e))),
+            Inner::Lines(d) => d.finish_with(&mut |l| out.push(Frame::Line(l))),
+            Inner::Events(d) => d.finish_with(&mut |m| out.push(Frame::EventStream(m))),
+        }
+    }
+}
+
+/// A push decoder for any of the three transports: given one, or told from
+/// the first bytes by [`super::detect`]. Until the transport is known it holds
+/// the first bytes (at most `max_line_bytes`: leading whitespace and the
+/// first few bytes of a field name or prelude), then hands them all to the
+/// chosen decoder, so offsets count from the very first byte.
+#[derive(Debug, Clone)]
+pub struct Decoder {
+    limits: FramingLimits,
+    /// The transport given to [`Decoder::with_transport`], if any.
+    fixed: Option<Transport>,
+    inner: Inner,
+    /// Bytes held while the transport is unknown.
+    head: Vec<u8>,
+    /// Where detection resumes in `head`.
+    resume: usize,
+    failed: Option<Error>,
+}
+
+impl Decoder {
+    /// A decoder that tells the transport from the first bytes.
+    #[must_use]
+    pub fn new(limits: FramingLimits) -> Self {
+        Self::build(None, limits)
+    }
+
+    /// A decoder for a known transport (from a `Content-Type`, say).
+    #[must_use]
+    pub fn with_transport(transport: Transport, limits: FramingLimits) -> Self {
+        Self::build(Some(transport), limits)
+    }
+
+    fn build(fixed: Option<Transport>, limits: FramingLimits) -> Self {
+        Self {
+            limits,
+            fixed,
+            inner: Inner::new(fixed, limits),
+            head: Vec::new(),
+            resume: 0,
+            failed: None,
+        }
+    }
+
+    /// The transport, once known.
+    #[must_use]
+    pub fn transport(&self) -> Option<Transport> {
+        match self.inner {
+            Inner::Undecided => None,
+            Inner::Sse(_) => Some(Transport::Sse),
+            Inner::Lines(_) => Some(Transport::JsonLines),
+            Inner::Events(_) => Some(Transport::EventStream),
+        }
+    }
+
+    /// Back to the start of a new stream (detecting again unless the
+    /// transport was given), forgetting any error.
+    pub fn reset(&mut self) {
+        *self = Self::build(self.fixed, self.limits);
+    }
+
+    /// Takes the next bytes, cut anywhere, and appends each frame they
+    /// complete to `out`.
+    ///
+    /// # Errors
+    /// [`Error::UnknownTransport`] when the first bytes are no known
+    /// transport; [`Error::Limit`] when more than `max_line_bytes` arrive
+    /// before the transport is known; the chosen decoder's errors. Sticky
+    /// until [`Decoder::reset`].
+    pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Frame>) -> Result<(), Error> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        if !matches!(self.inner, Inner::Undecided) {
+            return self.inner.push(bytes, out);
+        }
+        let result = self.detect_and_push(bytes, out);
+        if let Err(error) = &result {
+            self.failed = Some(error.clone());
+        }
+        result
+    }
+
+    fn detect_and_push(&mut self, bytes: &[u8], out: &mut Vec<Frame>) -> Result<(), Error> {
+        let holding = !self.head.is_empty();
+        if holding {
+            self.head.extend_from_slice(bytes);
+        }
+        let seen = if holding { self.head.as_slice() } else { bytes };
+        let (detection, resume) = classify_from(seen, self.resume);
+        match detection {
+            Detection::Transport(transport) => {
+                self.inner = Inner::new(Some(transport), self.limits);
+                if holding {
+                    let head = std::mem::take(&mut self.head);
+                    self.resume = 0;
+                    self.inner.push(&head, out)
+                } else {
+                    self.inner.push(bytes, out)
+                }
+            }
+            Detection::NeedMore => {
+                if seen.len() > self.limits.max_line_bytes {
+                    return Err(Error::Limit {
+                        limit: "max_line_bytes",
+                        max: self.limits.max_line_bytes,
+                        offset: 0,
+                        what: "leading bytes read before the transport could be told",
+                    });
+                }
+                if !holding {
+                    self.head.extend_from_slice(bytes);
+                }
+                self.resume = resume;
+                Ok(())
+            }
+            Detection::Unrecognized { offset, byte } => Err(Error::UnknownTransport {
+                offset: u64::try_from(offset).unwrap_or(u64::MAX),
+                byte,
+            }),
+        }
+    }
+
+    /// Ends the stream and leaves the decoder fresh for a new one.
+    ///
+    /// # Errors
+    /// [`Error::Truncated`] when the stream ends inside an event, a frame, or
+    /// before its transport could be told (only whitespace is fine then); the
+    /// chosen decoder's errors.
+    pub fn finish(&mut self, out: &mut Vec<Frame>) -> Result<(), Error> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        if matches!(self.inner, Inner::Undecided) {
+            // `resume` is past the BOM and whitespace: anything after it is
+            // the start of a field name, a prelude or a BOM, cut short.
+            let (_, resume) = classify_from(&self.head, self.resume);
+            if resume < self.head.len() {
+                let error = Error::Truncated {
+                    offset: 0,
+                    what: format!(
+                        "the first {} bytes, too few to tell SSE, JSON lines and AWS event-stream apart",
+                        self.head.len()
+                    ),
+                };
+                self.failed = Some(error.clone());
+                return Err(error);
+            }
+            self.reset();
+            return Ok(());
+        }
+        self.inner.finish(out)?;
+        self.reset();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framing::testutil::{bytewise, split_at_cuts};
+    use crate::framing::HeaderValue;
+    use proptest::prelude::*;
+
+    fn decode_pieces(pieces: &[&[u8]]) -> Result<Vec<Frame>, Error> {
+        let mut decoder = Decoder::new(FramingLimits::default());
+        let mut out = Vec::new();
+        for piece in pieces {
+            decoder.push(piece, &mut out)?;
+        }
+        decoder.finish(&mut out)?;
+        Ok(out)
+    }
+
+    fn decode(input: &[u8]) -> Result<Vec<Frame>, Error> {
+        decode_pieces(&[input])
+    }
+
+    fn sse(data: &str) -> Frame {
+        Frame::Sse(SseEvent {
+            event: None,
+            data: data.to_owned(),
+            id: None,
+        })
+    }
+
+    fn es_message(event_type: &str) -> EventStreamMessage {
+        EventStreamMessage {
+            headers: vec![(
+                ":event-type".to_owned(),
+                HeaderValue::String(event_type.to_owned()),
+            )],
+            payload: b"{}".to_vec(),
+        }
+    }
+
+    #[test]
+    fn detects_each_transport() {
+        assert_eq!(decode(b"data: 1\n\n"), Ok(vec![sse("1")]));
+        assert_eq!(
+            decode(b"{\"a\":1}\n{}\n"),
+            Ok(vec![
+                Frame::Line("{\"a\":1}".to_owned()),
+                Frame::Line("{}".to_owned())
+            ])
+        );
+        let frame = es_message("messageStart").encode().unwrap_or_default();
+        assert_eq!(
+            decode(&frame),
+            Ok(vec![Frame::EventStream(es_message("messageStart"))])
+        );
+    }
+
+    #[test]
+    fn detection_across_pushes_keeps_offsets_from_the_first_byte() {
+        let input: &[u8] = b"\xEF\xBB\xBF\n\ndata: \xFF\n\n";
+        let whole = decode(input);
+        assert_eq!(
+            whole,
+            Err(Error::Utf8 {
+                offset: 11,
+                what: "SSE line",
+                start: 5
+            })
+        );
+        assert_eq!(decode_pieces(&bytewise(input)), whole);
+    }
+
+    #[test]
+    fn transport_is_reported_and_reset_by_finish() {
+        let mut decoder = Decoder::new(FramingLimits::default());
+        let mut out = Vec::new();
+        assert_eq!(decoder.transport(), None);
+        assert_eq!(decoder.push(b"\n ", &mut out), Ok(()));
+        assert_eq!(decoder.transport(), None);
+        assert_eq!(decoder.push(b"\n{}\n", &mut out), Ok(()));
+        assert_eq!(decoder.transport(), Some(Transport::JsonLines));
+        assert_eq!(decoder.finish(&mut out), Ok(()));
+        assert_eq!(decoder.transport(), None);
+        assert_eq!(decoder.push(b"data: x\n\n", &mut out), Ok(()));
+        assert_eq!(out, vec![Frame::Line("{}".to_owned()), sse("x")]);
+    }
+
+    #[test]
+    fn given_transport_skips_detection() {
+        let mut decoder = Decoder::with_transport(Transport::JsonLines, FramingLimits::default());
+        let mut out = Vec::new();
+        assert_eq!(decoder.transport(), Some(Transport::JsonLines));
+        assert_eq!(decoder.push(b"data: not sse\n", &mut out), Ok(()));
+        assert_eq!(decoder.finish(&mut out), Ok(()));
+        assert_eq!(decoder.transport(), Some(Transport::JsonLines));
+        assert_eq!(out, vec![Frame::Line("data: not sse".to_owned())]);
+    }
+
+    #[test]
+    fn unknown_transport_is_an_error() {
+        let err = decode(b"<html><body>502 Bad Gateway");
+        assert_eq!(
+            err,
+            Err(Error::UnknownTransport {
+                offset: 0,
+                byte: b'<'
+            })
+        );
+        assert_eq!(
+            decode_pieces(&bytewise(b"\r\nHTTP")),
+            Err(Error::UnknownTransport {
+                offset: 2,
+                byte: b'H'
+            })
+        );
+    }
+
+    #[test]
+    fn finish_before_detection() {
+        assert_eq!(decode(b""), Ok(vec![]));
+        assert_eq!(decode(b" \r\n\t"), Ok(vec![]));
+        assert_eq!(decode(b"\xEF\xBB\xBF\n"), Ok(vec![]));
+        assert!(matches!(
+            decode(b"dat"),
+            Err(Error::Truncated { offset: 0, .. })
+        ));
+        assert!(matches!(
+            decode(b"\n\nda"),
+            Err(Error::Truncated { offset: 0, .. })
+        ));
+        assert!(matches!(
+            decode(b"\0\0\0"),
+            Err(Error::Truncated { offset: 0, .. })
+        ));
+        assert!(matches!(
+            decode(b"\xEF\xBB"),
+            Err(Error::Truncated { offset: 0, .. })
+        ));
+    }
+
+    #[test]
+    fn leading_whitespace_is_bounded() {
+        let limits = FramingLimits {
+            max_line_bytes: 8,
+            ..FramingLimits::default()
+        };
+        let mut decoder = Decoder::new(limits);
+        let mut out = Vec::new();
+        assert_eq!(decoder.push(b"\n\n\n\n", &mut out), Ok(()));
+        assert_eq!(decoder.push(b"\n\n\n\n", &mut out), Ok(()));
+        assert!(matches!(
+            decoder.push(b"\n", &mut out),
+            Err(Error::Limit {
+                limit: "max_line_bytes",
+                ..
+            })
+        ));
+        // a big first push that decides at once is not held
+        let mut decoder = Decoder::new(limits);
+        assert_eq!(decoder.push(b"data: 1\n\ndata: 2\n\n", &mut out), Ok(()));
+    }
+
+    #[test]
+    fn errors_are_sticky() {
+        let mut decoder = Decoder::new(FramingLimits::default());
+        let mut out = Vec::new();
+        let err = decoder.push(b"<", &mut out);
+        assert!(err.is_err());
+        assert_eq!(decoder.push(b"data: x\n\n", &mut out), err);
+        assert_eq!(decoder.finish(&mut out), err);
+        decoder.reset();
+        assert_eq!(decoder.push(b"data: x\n\n", &mut out), Ok(()));
+        let inner_err = decoder.push(b"data: \xFF\n", &mut out);
+        assert!(inner_err.is_err());
+        assert_eq!(decoder.finish(&mut out), inner_err);
+    }
+
+    proptest! {
+        #[test]
+        fn any_split_gives_the_same_frames(
+            kind in 0u8..3,
+            items in proptest::collection::vec("[^\r\n]{0,20}", 1..6),
+            lead in "(\n|\r\n| \n|\u{feff})?[\n]{0,2}",
+            cuts in proptest::collection::vec(any::<usize>(), 0..10),
+        ) {
+            let (bytes, expected): (Vec<u8>, Vec<Frame>) = match kind {
+                0 => (
+                    [lead.as_bytes(), &items.iter().flat_map(|s| format!("data: {s}\n\n").into_bytes()).collect::<Vec<u8>>()].concat(),
+                    items.iter().map(|s| sse(s)).collect(),
+                ),
+                1 => (
+                    [lead.as_bytes(), &items.iter().flat_map(|s| format!("{{{s}\n").into_bytes()).collect::<Vec<u8>>()].concat(),
+                    // JSON lines keep a line's leading spaces: the lead is its own lines here
+                    items.iter().map(|s| Frame::Line(format!("{{{s}"))).collect(),
+                ),
+                _ => {
+                    let messages: Vec<EventStreamMessage> = items.iter().map(|s| es_message(s)).collect();
+                    (
+                        messages.iter().flat_map(|m| m.encode().unwrap_or_default()).collect(),
+                        messages.into_iter().map(Frame::EventStream).collect(),
+                    )
+                }
+            };
+            let whole = decode(&bytes);
+            prop_assert_eq!(&whole, &Ok(expected));
+            prop_assert_eq!(&decode_pieces(&split_at_cuts(&bytes, &cuts)), &whole);
+            prop_assert_eq!(&decode_pieces(&bytewise(&bytes)), &whole);
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..200),
+            cuts in proptest::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let whole = decode(&bytes);
+            prop_assert_eq!(decode_pieces(&split_at_cuts(&bytes, &cuts)), whole);
+        }
+    }
+}

@@ -1,0 +1,255 @@
+//! Bounded line splitting shared by SSE and JSON lines.
+//!
+//! Lines found whole inside one push are handed out as borrowed slices; only a
+//! line cut by a push boundary is copied, once, into `pending`.
+
+use memchr::{memchr, memchr2};
+
+use super::{advance, Error, BOM};
+
+/// Which bytes end a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Endings {
+    /// SSE: CRLF, LF or a lone CR.
+    Sse,
+    /// JSON lines: LF only (a CR before it stays in the line).
+    Lf,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct LineSplitter {
+    endings: Endings,
+    max_line_bytes: usize,
+    what: &'static str,
+    /// The start of a line cut by the end of the last push.
+    pending: Vec<u8>,
+    /// Offset of the next line's first byte (`pending`'s, when it has any).
+    line_start: u64,
+    /// Offset of the next byte a push brings.
+    offset: u64,
+    /// The last push ended in CR: an LF first in the next one completes a CRLF.
+    skip_lf: bool,
+}
+
+impl LineSplitter {
+    pub(crate) fn new(endings: Endings, max_line_bytes: usize, what: &'static str) -> Self {
+        Self {
+            endings,
+            max_line_bytes,
+            what,
+            pending: Vec::new(),
+            line_start: 0,
+            offset: 0,
+            skip_lf: false,
+        }
+    }
+
+    pub(crate) fn reset(&mut self) {
+        self.pending = Vec::new();
+        self.line_start = 0;
+        self.offset = 0;
+        self.skip_lf = false;
+    }
+
+    /// Bytes seen since the start.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    fn too_long(&self) -> Error {
+        Error::Limit {
+            limit: "max_line_bytes",
+            max: self.max_line_bytes,
+            offset: self.line_start,
+            what: self.what,
+        }
+    }
+
+    /// Calls `on_line(line, offset)` for each line `bytes` completes, in
+    /// order, terminator excluded; a leading BOM is removed from the stream's
+    /// first line. Stops at the first error `on_line` returns.
+    pub(crate) fn push<F>(&mut self, bytes: &[u8], mut on_line: F) -> Result<(), Error>
+    where
+        F: FnMut(&[u8], u64) -> Result<(), Error>,
+    {
+        let mut rest = bytes;
+        if self.skip_lf && !rest.is_empty() {
+            self.skip_lf = false;
+            if let Some((b'\n', tail)) = rest.split_first() {
+                rest = tail;
+                self.offset = advance(self.offset, 1);
+                self.line_start = self.offset;
+            }
+        }
+        loop {
+            let found = match self.endings {
+                Endings::Sse => memchr2(b'\n', b'\r', rest),
+                Endings::Lf => memchr(b'\n', rest),
+            };
+            let Some(end) = found else {
+                if self.pending.len().saturating_add(rest.len()) > self.max_line_bytes {
+                    return Err(self.too_long());
+                }
+                self.pending.extend_from_slice(rest);
+                self.offset = advance(self.offset, rest.len());
+                return Ok(());
+            };
+            if self.pending.len().saturating_add(end) > self.max_line_bytes {
+                return Err(self.too_long());
+            }
+            let (line, terminated) = rest.split_at_checked(end).unwrap_or((rest, &[]));
+            let (terminator, after) = match terminated.split_first() {
+                Some((b'\r', [b'\n', after @ ..])) => (2, after),
+                Some((b'\r', after)) => {
+                    // A CR last in this push may be the first half of a CRLF.
+                    self.skip_lf = after.is_empty();
+                    (1, after)
+                }
+                Some((_, after)) => (1, after),
+                None => (0, terminated),
+            };
+            let start = self.line_start;
+            if self.pending.is_empty() {
+                let (line, start) = strip_bom(line, start);
+                on_line(line, start)?;
+            } else {
+                self.pending.extend_from_slice(line);
+                let (line, start) = strip_bom(&self.pending, start);
+                on_line(line, start)?;
+                self.pending.clear();
+            }
+            self.offset = advance(advance(self.offset, end), terminator);
+            self.line_start = self.offset;
+            rest = after;
+        }
+    }
+
+    /// The line the stream ended inside (no terminator), with its offset, if
+    /// any; the splitter is then fresh.
+    pub(crate) fn take_unterminated(&mut self) -> Option<(Vec<u8>, u64)> {
+        let pending = std::mem::take(&mut self.pending);
+        let start = self.line_start;
+        self.reset();
+        if pending.is_empty() {
+            return None;
+        }
+        let (line, start) = strip_bom(&pending, start);
+        Some((line.to_vec(), start))
+    }
+}
+
+/// The stream's first line without its BOM.
+fn strip_bom(line: &[u8], start: u64) -> (&[u8], u64) {
+    if start == 0 {
+        if let Some(rest) = line.strip_prefix(BOM) {
+            return (rest, advance(start, BOM.len()));
+        }
+    }
+    (line, start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::framing::testutil::{bytewise, split_at_cuts};
+
+    /// The lines found, each with its offset, and the unterminated rest.
+    type Split = (Vec<(String, u64)>, Option<(Vec<u8>, u64)>);
+
+    fn lines(endings: Endings, pieces: &[&[u8]]) -> Result<Split, Error> {
+        let mut splitter = LineSplitter::new(endings, 64, "test line");
+        let mut got = Vec::new();
+        for piece in pieces {
+            splitter.push(piece, |line, at| {
+                got.push((String::from_utf8_lossy(line).into_owned(), at));
+                Ok(())
+            })?;
+        }
+        Ok((got, splitter.take_unterminated()))
+    }
+
+    #[test]
+    fn sse_endings_are_crlf_lf_and_cr() {
+        let input: &[u8] = b"a\r\nb\nc\rd\r\re";
+        let expected = vec![
+            ("a".to_owned(), 0),
+            ("b".to_owned(), 3),
+            ("c".to_owned(), 5),
+            ("d".to_owned(), 7),
+            (String::new(), 9),
+        ];
+        let whole = lines(Endings::Sse, &[input]);
+        assert_eq!(whole, Ok((expected.clone(), Some((b"e".to_vec(), 10)))));
+        assert_eq!(lines(Endings::Sse, &bytewise(input)), whole);
+        for cut in 0..input.len() {
+            assert_eq!(
+                lines(Endings::Sse, &split_at_cuts(input, &[cut])),
+                whole,
+                "cut at {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn cr_at_the_end_of_a_push_then_lf_is_one_line_end() {
+        let got = lines(Endings::Sse, &[b"a\r", b"\nb\r", b"", b"\n"]);
+        assert_eq!(
+            got,
+            Ok((vec![("a".to_owned(), 0), ("b".to_owned(), 3)], None))
+        );
+        let got = lines(Endings::Sse, &[b"a\r", b"b\n"]);
+        assert_eq!(
+            got,
+            Ok((vec![("a".to_owned(), 0), ("b".to_owned(), 2)], None))
+        );
+    }
+
+    #[test]
+    fn lf_endings_keep_a_cr() {
+        let got = lines(Endings::Lf, &[b"a\r\nb\rc\n"]);
+        assert_eq!(
+            got,
+            Ok((vec![("a\r".to_owned(), 0), ("b\rc".to_owned(), 3)], None))
+        );
+    }
+
+    #[test]
+    fn bom_is_stripped_from_the_first_line_only_even_when_split() {
+        let input: &[u8] = b"\xEF\xBB\xBFa\n\xEF\xBB\xBFb\n";
+        let got = lines(Endings::Lf, &bytewise(input));
+        assert_eq!(
+            got,
+            Ok((vec![("a".to_owned(), 3), ("\u{feff}b".to_owned(), 5)], None))
+        );
+    }
+
+    #[test]
+    fn line_limit_is_checked_as_bytes_arrive() {
+        let long = [b'x'; 65];
+        let mut splitter = LineSplitter::new(Endings::Sse, 64, "test line");
+        assert_eq!(splitter.push(b"ok\n", |_, _| Ok(())), Ok(()));
+        assert_eq!(
+            splitter.push(long.get(..64).unwrap_or_default(), |_, _| Ok(())),
+            Ok(())
+        );
+        let err = splitter.push(b"x", |_, _| Ok(()));
+        assert_eq!(
+            err,
+            Err(Error::Limit {
+                limit: "max_line_bytes",
+                max: 64,
+                offset: 3,
+                what: "test line"
+            })
+        );
+        // A whole line in one push is checked too.
+        let mut splitter = LineSplitter::new(Endings::Lf, 64, "test line");
+        assert!(splitter
+            .push(&[long.as_slice(), b"\n"].concat(), |_, _| Ok(()))
+            .is_err());
+        // Exactly at the limit is fine.
+        let mut splitter = LineSplitter::new(Endings::Lf, 64, "test line");
+        let at_limit = [long.get(..64).unwrap_or_default(), b"\n"].concat();
+        assert_eq!(splitter.push(&at_limit, |_, _| Ok(())), Ok(()));
+    }
+}

@@ -1,0 +1,125 @@
+//! Framing: raw transport bytes, cut anywhere, into events.
+//!
+//! Three transports carry LLM streams: server-sent events (most providers,
+//! Gemini with `alt=sse`), JSON lines (one JSON document per line), and AWS `application/vnd.amazon.eventstream` binary
+//! frames (Bedrock). Each has a push decoder that takes bytes split at any
+//! point (mid-line, mid-UTF-8, mid-frame) and appends whole events to a `Vec`
+//! the caller owns; [`Decoder`] tells the transport from the first bytes and
+//! delegates.
+//!
+//! Every decoder is stateful across pushes and bounded: a line, an event or a
+//! frame larger than its [`FramingLimits`] is an [`Error::Limit`] as soon as the
+//! bytes that cross it arrive, never after buffering them. Errors name a byte
+//! offset counted from the decoder's start. After an error a decoder is
+//! poisoned: every later call returns the same error until `reset()`, because
+//! resynchronising inside a broken stream would guess. Events completed before
+//! the error are already in the caller's `Vec`.
+//!
+//! `finish()` ends the stream: it reports what was left unterminated and leaves
+//! the decoder fresh for a new stream (offsets restart at 0).
+//!
+//! Nothing here parses JSON except one check: an SSE event left without its
+//! closing blank line at the end of the stream is kept only when its data is
+//! complete JSON or `[DONE]` (recordings and some servers end like that).
+
+mod decoder;
+mod detect;
+mod error;
+mod eventstream;
+mod jsonl;
+mod lines;
+mod sse;
+
+pub use decoder::{Decoder, Frame};
+pub use detect::{classify, detect, Detection, Transport};
+pub use error::{CrcKind, Error};
+pub use eventstream::{EventStreamDecoder, EventStreamMessage, HeaderValue};
+pub use jsonl::JsonLinesDecoder;
+pub use sse::{SseDecoder, SseEvent};
+
+/// Default bound on one line (SSE or JSON lines), terminator excluded.
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+/// Default bound on one SSE event's data (its `data:` lines joined by `\n`).
+pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
+/// Default bound on one AWS event-stream frame (its total length); AWS's own
+/// bound is 16 MiB.
+pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
+
+/// The bounds every decoder of this layer enforces while bytes arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FramingLimits {
+    /// Longest line (SSE or JSON lines), terminator excluded. Also bounds the
+    /// bytes [`Decoder`] holds before it can tell the transport.
+    pub max_line_bytes: usize,
+    /// Largest SSE event data (all `data:` lines joined by `\n`).
+    pub max_event_bytes: usize,
+    /// Largest AWS event-stream frame (total length, prelude and CRCs included).
+    pub max_frame_bytes: usize,
+}
+
+impl Default for FramingLimits {
+    fn default() -> Self {
+        Self {
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_event_bytes: DEFAULT_MAX_EVENT_BYTES,
+            max_frame_bytes: DEFAULT_MAX_FRAME_BYTES,
+        }
+    }
+}
+
+/// `offset + n`, saturating: offsets are reporting aids and must never wrap.
+pub(crate) fn advance(offset: u64, n: usize) -> u64 {
+    offset.saturating_add(u64::try_from(n).unwrap_or(u64::MAX))
+}
+
+/// The UTF-8 byte-order mark some servers put before the first line.
+pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    //! Shared by this layer's unit tests: splitting a byte string every way.
+
+    /// `bytes` cut at each of `cuts` (positions taken modulo the length, any
+    /// order, duplicates allowed), giving the pieces in order.
+    pub(crate) fn split_at_cuts<'a>(bytes: &'a [u8], cuts: &[usize]) -> Vec<&'a [u8]> {
+        let mut points: Vec<usize> = cuts
+            .iter()
+            .map(|c| c.checked_rem(bytes.len().saturating_add(1)).unwrap_or(0))
+            .collect();
+        points.push(0);
+        points.push(bytes.len());
+        points.sort_unstable();
+        points
+            .windows(2)
+            .filter_map(|w| match w {
+                [a, b] => bytes.get(*a..*b),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every piece one byte long.
+    pub(crate) fn bytewise(bytes: &[u8]) -> Vec<&[u8]> {
+        bytes.chunks(1).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_limits_are_sixteen_mebibytes() {
+        let limits = FramingLimits::default();
+        assert_eq!(limits.max_line_bytes, 16 << 20);
+        assert_eq!(limits.max_event_bytes, 16 << 20);
+        assert_eq!(limits.max_frame_bytes, 16 << 20);
+    }
+
+    #[test]
+    fn split_at_cuts_keeps_every_byte_in_order() {
+        let pieces = testutil::split_at_cuts(b"abcdef", &[4, 1, 1, 100]);
+        assert_eq!(pieces.concat(), b"abcdef");
+        assert!(pieces.len() >= 3);
+    }
+}
