@@ -13,6 +13,7 @@ pub mod accumulate;
 pub mod blocks;
 pub mod framing;
 pub mod partial;
+pub mod providers;
 pub mod validate;
 pub mod wire;
 

@@ -1,0 +1,248 @@
+//! AWS Bedrock ConverseStream events, either as the bare payload with its
+//! `:event-type` name, or wrapped (`{"contentBlockDelta": {…}}`) as boto3 yields
+//! them; a bare payload without a name is recognised by its fields. The random
+//! `"p"` padding field is ignored (Q22).
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::json::{json_string, text, Index, Str};
+use super::state::{usage_map, Fail, Live, Stream, TextKind, NS_BLOCK, R};
+use super::Input;
+use crate::accumulate::ThinkingFragment;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct Payload<'a> {
+    #[serde(default)]
+    content_block_index: Option<Index>,
+    #[serde(borrow, default)]
+    start: Option<Start<'a>>,
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    stop_reason: Option<Str<'a>>,
+    #[serde(default, deserialize_with = "usage_map")]
+    usage: Option<Map<String, Value>>,
+    #[serde(borrow, default)]
+    role: Option<Str<'a>>,
+    /// The text of an exception event.
+    #[serde(borrow, default)]
+    message: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    message_start: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    content_block_start: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    content_block_delta: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    content_block_stop: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    message_stop: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    metadata: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    internal_server_exception: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    model_stream_error_exception: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    validation_exception: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    throttling_exception: Option<Box<Payload<'a>>>,
+    #[serde(borrow, default)]
+    service_unavailable_exception: Option<Box<Payload<'a>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Start<'a> {
+    #[serde(borrow, default)]
+    tool_use: Option<ToolUseStart<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ToolUseStart<'a> {
+    #[serde(borrow, default)]
+    tool_use_id: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    name: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    text: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    tool_use: Option<ToolUseDelta<'a>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<Reasoning<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ToolUseDelta<'a> {
+    #[serde(borrow, default)]
+    input: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Reasoning<'a> {
+    #[serde(borrow, default)]
+    text: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    signature: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    redacted_content: Option<Str<'a>>,
+}
+
+/// Bedrock has one message per stream: choice 0.
+const C: i64 = 0;
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct State;
+
+impl<'a> Payload<'a> {
+    /// The wrapped event, if this is the boto3 shape.
+    fn unwrap_event(&mut self) -> Option<(&'static str, Payload<'a>)> {
+        let slots: [(&'static str, &mut Option<Box<Payload<'a>>>); 11] = [
+            ("messageStart", &mut self.message_start),
+            ("contentBlockStart", &mut self.content_block_start),
+            ("contentBlockDelta", &mut self.content_block_delta),
+            ("contentBlockStop", &mut self.content_block_stop),
+            ("messageStop", &mut self.message_stop),
+            ("metadata", &mut self.metadata),
+            (
+                "internalServerException",
+                &mut self.internal_server_exception,
+            ),
+            (
+                "modelStreamErrorException",
+                &mut self.model_stream_error_exception,
+            ),
+            ("validationException", &mut self.validation_exception),
+            ("throttlingException", &mut self.throttling_exception),
+            (
+                "serviceUnavailableException",
+                &mut self.service_unavailable_exception,
+            ),
+        ];
+        slots
+            .into_iter()
+            .find_map(|(name, slot)| slot.take().map(|p| (name, *p)))
+    }
+
+    /// The event a bare payload without a name must be.
+    fn infer_name(&self) -> &'static str {
+        if self.delta.is_some() {
+            "contentBlockDelta"
+        } else if self.start.is_some() {
+            "contentBlockStart"
+        } else if self.stop_reason.is_some() {
+            "messageStop"
+        } else if self.usage.is_some() {
+            "metadata"
+        } else if self.role.is_some() {
+            "messageStart"
+        } else if self.content_block_index.is_some() {
+            "contentBlockStop"
+        } else {
+            ""
+        }
+    }
+}
+
+impl State {
+    pub(crate) fn feed(
+        &mut self,
+        s: &mut Stream,
+        event_name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        let mut outer: Payload<'_> = input.parse()?;
+        let wrapped = outer.unwrap_event();
+        let (name, p): (&str, Payload<'_>) = match (event_name, wrapped) {
+            (_, Some((n, p))) => (n, p),
+            (Some(n), None) if !n.is_empty() => (n, outer),
+            (_, None) => (outer.infer_name(), outer),
+        };
+        let src = (NS_BLOCK, p.content_block_index.map_or(0, |i| i.0), 0);
+        match name {
+            "messageStart" => {
+                s.choice(C)?;
+            }
+            "contentBlockStart" => {
+                if let Some(tool) = p.start.and_then(|st| st.tool_use) {
+                    s.new_call(
+                        C,
+                        Some(src.1),
+                        Some(src),
+                        text(&tool.tool_use_id),
+                        text(&tool.name),
+                        "",
+                        None,
+                        live,
+                    )?;
+                }
+            }
+            "contentBlockDelta" => {
+                let Some(d) = p.delta else {
+                    return Ok(());
+                };
+                if let Some(t) = &d.text {
+                    s.text(C, TextKind::Text, Some(src), t, false, live)?;
+                }
+                if let Some(tool) = d.tool_use {
+                    let key = match s.choice(C)?.call_at(src) {
+                        Some(k) => k,
+                        None => s.new_call(C, Some(src.1), Some(src), "", "", "", None, live)?,
+                    };
+                    s.add_to_call(C, key, "", "", text(&tool.input), None, live)?;
+                }
+                if let Some(r) = d.reasoning_content {
+                    let signature = text(&r.signature);
+                    let redacted = r.redacted_content.as_deref().map(json_string);
+                    let frag = ThinkingFragment {
+                        thinking: text(&r.text),
+                        signature,
+                        signature_format: if signature.is_empty() { "" } else { "bedrock" },
+                        provider_state: redacted.as_deref(),
+                        provider_state_format: if redacted.is_some() {
+                            "bedrock-redacted"
+                        } else {
+                            ""
+                        },
+                    };
+                    s.thinking(C, Some(src), frag, redacted.is_some(), live)?;
+                }
+            }
+            "contentBlockStop" => {
+                if let Some(key) = s.existing(C).and_then(|ch| ch.call_at(src)) {
+                    s.finish_call(C, key, live);
+                }
+            }
+            "messageStop" => {
+                if let Some(reason) = &p.stop_reason {
+                    s.set_finish_reason(C, reason)?;
+                }
+                s.end(C, live)?;
+            }
+            "metadata" => {
+                // Q22: usage after messageStop is still recorded.
+                if let Some(u) = p.usage {
+                    s.merge_usage(u);
+                }
+            }
+            n if n.ends_with("Exception") => {
+                return Err(Fail::Provider {
+                    error_type: n.to_owned(),
+                    message: p.message.map(|m| m.0.into_owned()).unwrap_or_default(),
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}

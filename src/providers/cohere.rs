@@ -1,0 +1,181 @@
+//! Cohere v2 chat streaming events (`message-start`, `content-*`,
+//! `tool-plan-delta`, `tool-call-start` / `-delta` / `-end`, `message-end`).
+//! The event type is the JSON `type`, or the SSE event name when that is absent.
+//! The tool plan is kept as a thinking block.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::json::{text, Index, ObjectOnly, Str};
+use super::state::{usage_map, Live, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
+use super::Input;
+use crate::accumulate::ThinkingFragment;
+
+const HANDLED: [&str; 8] = [
+    "message-start",
+    "content-start",
+    "content-delta",
+    "tool-plan-delta",
+    "tool-call-start",
+    "tool-call-delta",
+    "tool-call-end",
+    "message-end",
+];
+
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Str<'a>>,
+    #[serde(default)]
+    index: Option<Index>,
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    message: Option<Msg<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Str<'a>>,
+    #[serde(default, deserialize_with = "usage_map")]
+    usage: Option<Map<String, Value>>,
+}
+
+#[derive(Deserialize)]
+struct Msg<'a> {
+    /// An object in `content-*` events; `[]` in `message-start`.
+    #[serde(borrow, default)]
+    content: ObjectOnly<ContentPart<'a>>,
+    #[serde(borrow, default)]
+    tool_plan: Option<Str<'a>>,
+    /// One object in `tool-call-*` events; `[]` in `message-start`.
+    #[serde(borrow, default)]
+    tool_calls: ObjectOnly<Call<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ContentPart<'a> {
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    text: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    thinking: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Call<'a> {
+    #[serde(borrow, default)]
+    id: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    function: Option<Function<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Function<'a> {
+    #[serde(borrow, default)]
+    name: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    arguments: Option<Str<'a>>,
+}
+
+/// One message per stream: choice 0.
+const C: i64 = 0;
+
+pub(crate) fn feed(
+    s: &mut Stream,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    live: &mut Live<'_>,
+) -> R {
+    let ev: Event<'_> = match input.parse() {
+        Ok(ev) => ev,
+        Err(f) => {
+            let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
+            return match kind {
+                Some(k) if !HANDLED.contains(&k.as_str()) => Ok(()),
+                _ => Err(f),
+            };
+        }
+    };
+    let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
+    let i = ev.index.map_or(0, |i| i.0);
+    let (message, finish_reason, usage) = match ev.delta {
+        Some(d) => (d.message, d.finish_reason, d.usage),
+        None => (None, None, None),
+    };
+    let (content, plan, call) = match message {
+        Some(m) => (m.content.0, m.tool_plan, m.tool_calls.0),
+        None => (None, None, None),
+    };
+    match kind {
+        "message-start" => {
+            s.choice(C)?;
+        }
+        "content-start" | "content-delta" => {
+            let Some(part) = content else {
+                return Ok(());
+            };
+            let src = (NS_BLOCK, i, 0);
+            let create = kind == "content-start";
+            if part.kind.as_deref() == Some("thinking") || part.thinking.is_some() {
+                let frag = ThinkingFragment {
+                    thinking: text(&part.thinking),
+                    ..ThinkingFragment::default()
+                };
+                s.thinking(C, Some(src), frag, create, live)?;
+            } else {
+                s.text(C, TextKind::Text, Some(src), text(&part.text), create, live)?;
+            }
+        }
+        "tool-plan-delta" => {
+            let frag = ThinkingFragment {
+                thinking: text(&plan),
+                ..ThinkingFragment::default()
+            };
+            s.thinking(C, Some((NS_PLAN, 0, 0)), frag, false, live)?;
+        }
+        "tool-call-start" | "tool-call-delta" => {
+            let src = (NS_TOOL, i, 0);
+            let (id, name, args) = call.as_ref().map_or(("", "", ""), |c| {
+                let (n, a) = c
+                    .function
+                    .as_ref()
+                    .map_or(("", ""), |f| (text(&f.name), text(&f.arguments)));
+                (text(&c.id), n, a)
+            });
+            let existing = s.choice(C)?.call_at(src);
+            match existing {
+                Some(key)
+                    if kind == "tool-call-delta"
+                        || !s.existing(C).is_some_and(|ch| {
+                            let current = ch.tools.get(key).map_or("", |b| b.id.as_str());
+                            !id.is_empty() && !current.is_empty() && current != id
+                        }) =>
+                {
+                    s.add_to_call(C, key, id, name, args, None, live)?
+                }
+                _ => {
+                    s.new_call(C, Some(i), Some(src), id, name, args, None, live)?;
+                }
+            }
+        }
+        "tool-call-end" => {
+            if let Some(key) = s.existing(C).and_then(|ch| ch.call_at((NS_TOOL, i, 0))) {
+                s.finish_call(C, key, live);
+            }
+        }
+        "message-end" => {
+            if let Some(reason) = finish_reason {
+                s.set_finish_reason(C, &reason)?;
+            }
+            if let Some(u) = usage {
+                s.merge_usage(u);
+            }
+            s.end(C, live)?;
+        }
+        _ => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,339 @@
+//! Small JSON helpers shared by the adapters: lenient indexes (Q19), compact
+//! re-serialisation that keeps key order, presence flags, and the cheap
+//! completeness check behind Q10 / Q20.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+
+/// An index as providers send it: an integer, or (Q19) an integer in a string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Index(pub i64);
+
+impl<'de> Deserialize<'de> for Index {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = Index;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer index (or an integer in a string)")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Index, E> {
+                Ok(Index(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Index, E> {
+                i64::try_from(v).map(Index).map_err(|_| {
+                    E::custom(format_args!("index {v} is out of the signed 64-bit range"))
+                })
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Index, E> {
+                // 3.0 is an integer written as a float by some gateways; 3.5 is not an index.
+                #[allow(clippy::cast_possible_truncation, clippy::float_cmp)]
+                let as_int = v as i64;
+                #[allow(clippy::cast_precision_loss, clippy::float_cmp)]
+                if v.is_finite() && (as_int as f64) == v && v.abs() < 9.0e15 {
+                    Ok(Index(as_int))
+                } else {
+                    Err(E::invalid_type(de::Unexpected::Float(v), &self))
+                }
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Index, E> {
+                v.trim()
+                    .parse::<i64>()
+                    .map(Index)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Str(v), &self))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A string borrowed from the event when it has no escapes (no allocation on
+/// the hot path), owned otherwise. Wrong types are errors naming the field.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Str<'a>(pub Cow<'a, str>);
+
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Str<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Str<'de>, E> {
+                Ok(Str(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(V)
+    }
+}
+
+/// The text of an optional string field, `""` when absent or null.
+pub(crate) fn text<'s>(s: &'s Option<Str<'_>>) -> &'s str {
+    s.as_deref().unwrap_or_default()
+}
+
+/// Deserialises a field to `true` when it is present at all, even as `null`
+/// (Gemini's `nullValue`). Use with `#[serde(default)]`.
+pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(d).map(|_| true)
+}
+
+/// A field that is an object of `T` in the events we read, but an array (or
+/// null) in others of the same dialect (Cohere's `message-start` sends
+/// `content: []` and `tool_calls: []`): anything but an object is `None`.
+#[derive(Debug)]
+pub(crate) struct ObjectOnly<T>(pub Option<T>);
+
+impl<T> Default for ObjectOnly<T> {
+    fn default() -> Self {
+        Self(None)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = ObjectOnly<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object, an array or null")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|t| ObjectOnly(Some(t)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ObjectOnly(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ObjectOnly(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ObjectOnly(None))
+            }
+            fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+                d.deserialize_any(self)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// Any JSON value re-serialised compactly, keeping the order its keys arrive in
+/// (from text always; from a `serde_json::Value` as that map keeps them).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct CompactJson(pub String);
+
+impl<'de> Deserialize<'de> for CompactJson {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut out = String::new();
+        Writer { out: &mut out }.deserialize(d)?;
+        Ok(CompactJson(out))
+    }
+}
+
+struct Writer<'o> {
+    out: &'o mut String,
+}
+
+impl<'de> DeserializeSeed<'de> for Writer<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Writer<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<(), E> {
+        self.out.push_str(if v { "true" } else { "false" });
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
+        self.out.push_str(&v.to_string());
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
+        self.out.push_str(&v.to_string());
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
+        match serde_json::Number::from_f64(v) {
+            Some(n) => self.out.push_str(&n.to_string()),
+            None => self.out.push_str("null"),
+        }
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<(), E> {
+        push_json_string(self.out, v);
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.out.push_str("null");
+        Ok(())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.out.push_str("null");
+        Ok(())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.out.push('[');
+        let mut first = true;
+        loop {
+            let len = self.out.len();
+            if !first {
+                self.out.push(',');
+            }
+            if seq.next_element_seed(Writer { out: self.out })?.is_none() {
+                self.out.truncate(len);
+                break;
+            }
+            first = false;
+        }
+        self.out.push(']');
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.out.push('{');
+        let mut first = true;
+        loop {
+            let len = self.out.len();
+            if !first {
+                self.out.push(',');
+            }
+            let Some(key) = map.next_key::<Cow<'de, str>>()? else {
+                self.out.truncate(len);
+                break;
+            };
+            push_json_string(self.out, &key);
+            self.out.push(':');
+            map.next_value_seed(Writer { out: self.out })?;
+            first = false;
+        }
+        self.out.push('}');
+        Ok(())
+    }
+}
+
+/// Appends `s` as a JSON string literal, escaped the way `serde_json` does.
+pub(crate) fn push_json_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let esc: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x08 => Some("\\b"),
+            0x0c => Some("\\f"),
+            0..=0x1f => None,
+            _ => continue,
+        };
+        out.push_str(s.get(start..i).unwrap_or_default());
+        match esc {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{b:04x}")),
+        }
+        start = i + 1;
+    }
+    out.push_str(s.get(start..).unwrap_or_default());
+    out.push('"');
+}
+
+/// A JSON string literal for `s` (provider state that is a bare string).
+pub(crate) fn json_string(s: &str) -> String {
+    let mut out = String::new();
+    push_json_string(&mut out, s);
+    out
+}
+
+/// True when `text` is exactly one complete JSON value (whitespace around it
+/// allowed). Cheap reject first: a complete object or array ends in `}` / `]`.
+pub(crate) fn is_complete_json(text: &str) -> bool {
+    match text.trim_end().as_bytes().last() {
+        Some(b'}' | b']') => serde_json::from_str::<IgnoredAny>(text).is_ok(),
+        _ => false,
+    }
+}
+
+/// True when `fragment` begins a new JSON object or array.
+pub(crate) fn starts_value(fragment: &str) -> bool {
+    matches!(fragment.trim_start().as_bytes().first(), Some(b'{' | b'['))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_accepts_ints_and_integer_strings_only() {
+        let ok = |s: &str| serde_json::from_str::<Index>(s).ok().map(|i| i.0);
+        assert_eq!(ok("3"), Some(3));
+        assert_eq!(ok("-7"), Some(-7));
+        assert_eq!(ok("\"0\""), Some(0));
+        assert_eq!(ok("\" 12 \""), Some(12));
+        assert_eq!(ok("2.0"), Some(2));
+        assert_eq!(ok("2.5"), None);
+        assert_eq!(ok("\"x\""), None);
+        assert_eq!(ok("18446744073709551615"), None);
+        assert_eq!(ok("true"), None);
+    }
+
+    #[test]
+    fn compact_json_keeps_order_and_escapes() {
+        let c: CompactJson = serde_json::from_str(
+            r#" { "z" : [1, 2.5, {"a":null}], "a\n": "q\"\u0001", "t": true, "e": [] } "#,
+        )
+        .unwrap_or_default();
+        assert_eq!(
+            c.0,
+            r#"{"z":[1,2.5,{"a":null}],"a\n":"q\"\u0001","t":true,"e":[]}"#
+        );
+        let v: serde_json::Value = serde_json::from_str(r#"{"b":{},"a":-1}"#).unwrap_or_default();
+        let c = CompactJson::deserialize(&v).unwrap_or_default();
+        assert!(
+            c.0 == r#"{"a":-1,"b":{}}"# || c.0 == r#"{"b":{},"a":-1}"#,
+            "{}",
+            c.0
+        );
+    }
+
+    #[test]
+    fn completeness_check() {
+        assert!(is_complete_json("{\"a\":1}"));
+        assert!(is_complete_json(" [1] \n"));
+        assert!(!is_complete_json("{\"a\":"));
+        assert!(!is_complete_json("{\"a\":1}}"));
+        assert!(!is_complete_json("{\"a\":1}{\"a\":1}"));
+        assert!(!is_complete_json(""));
+        assert!(starts_value(" {\"x\""));
+        assert!(!starts_value("\"x\""));
+    }
+}

@@ -1,0 +1,596 @@
+//! Provider adapters: one decoded event at a time (the JSON of one SSE `data:`
+//! payload, one JSON line, or one Bedrock event-stream payload, with its SSE
+//! `event:` name or Bedrock `:event-type` when there is one) into per-choice
+//! messages built on the seed accumulators.
+//!
+//! The adapters decide which call a fragment belongs to before the core sees
+//! it: every call gets an internal key (0, 1, 2, … per choice, in the order the
+//! calls open), so indexes that are missing, reused, sparse, negative or strings
+//! (QUIRKS.md Q1–Q3, Q19, Q20) never reach the accumulator as such.
+//!
+//! Pure Rust: nothing here names pyo3.
+
+mod anthropic;
+mod bedrock;
+mod cohere;
+mod detect;
+mod error;
+mod gemini;
+mod json;
+mod openai_chat;
+mod responses;
+mod state;
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+pub use error::{DecodeKind, Error, EventRef};
+
+use crate::blocks::{Block, ToolUseBlock};
+use state::{Fail, Live, Stream};
+
+/// The wire dialects an [`Assembler`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    OpenAiChat,
+    OpenAiResponses,
+    Anthropic,
+    Bedrock,
+    Gemini,
+    Cohere,
+}
+
+impl Dialect {
+    /// Every dialect, in the order of the names below.
+    pub const ALL: [Dialect; 6] = [
+        Dialect::OpenAiChat,
+        Dialect::OpenAiResponses,
+        Dialect::Anthropic,
+        Dialect::Bedrock,
+        Dialect::Gemini,
+        Dialect::Cohere,
+    ];
+
+    /// The dialect's name as `FromStr` accepts it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::OpenAiChat => "openai-chat",
+            Dialect::OpenAiResponses => "openai-responses",
+            Dialect::Anthropic => "anthropic",
+            Dialect::Bedrock => "bedrock",
+            Dialect::Gemini => "gemini",
+            Dialect::Cohere => "cohere",
+        }
+    }
+
+    /// Parses a provider name: a dialect name, or `"auto"` (`Ok(None)`).
+    ///
+    /// # Errors
+    /// [`Error::UnknownDialect`] naming the valid names.
+    pub fn parse_provider(name: &str) -> Result<Option<Dialect>, Error> {
+        if name == "auto" {
+            Ok(None)
+        } else {
+            name.parse().map(Some)
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Dialect {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self, Error> {
+        Dialect::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| Error::UnknownDialect { name: s.to_owned() })
+    }
+}
+
+/// Bounds on one stream. Going over one is an [`Error::Limit`] naming it; the
+/// offending fragment is rejected and everything before it stays readable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AssemblerLimits {
+    /// Tool calls in one message (choice).
+    pub max_calls: usize,
+    /// Bytes of one call's input.
+    pub max_input_bytes: usize,
+    /// Bytes of content (text, reasoning, ids, names, inputs) in the whole stream.
+    pub max_total_bytes: usize,
+    /// Bytes of one event's JSON.
+    pub max_event_bytes: usize,
+    /// Choices (n > 1) / candidates in one stream.
+    pub max_choices: usize,
+    /// Blocks (text, thinking, refusal, tool use) in one message.
+    pub max_blocks: usize,
+    /// Nodes of one Gemini call rebuilt from `partialArgs` paths.
+    pub max_arg_nodes: usize,
+}
+
+impl Default for AssemblerLimits {
+    fn default() -> Self {
+        Self {
+            max_calls: crate::accumulate::DEFAULT_MAX_ENTRIES,
+            max_input_bytes: crate::accumulate::DEFAULT_MAX_INPUT_BYTES,
+            max_total_bytes: crate::accumulate::DEFAULT_MAX_TOTAL_BYTES,
+            max_event_bytes: 16 * 1024 * 1024,
+            max_choices: 128,
+            max_blocks: 16 * 1024,
+            max_arg_nodes: 100_000,
+        }
+    }
+}
+
+/// One tool call of an assembled message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolUse {
+    /// The call; its id is minted (`call_<choice>_<index>`) when the provider sent none (Q8).
+    pub block: ToolUseBlock,
+    /// The internal key of the call: 0, 1, 2, … in the order calls opened in this message.
+    pub index: i64,
+    /// The provider's own position of the call (`index`, content block index,
+    /// `output_index`), when it sent one.
+    pub provider_index: Option<i64>,
+    /// True when the id was minted here (Q8).
+    pub id_minted: bool,
+    /// True once the call's block ended (or the message or stream did).
+    pub finished: bool,
+    /// True for calls the provider runs itself (Anthropic `server_tool_use`,
+    /// `mcp_tool_use`): not for the client to execute.
+    pub server_side: bool,
+}
+
+/// What can be wrong with one call without failing the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProblemKind {
+    /// The stream ended and the call never got a name (Q7).
+    Unnamed,
+}
+
+/// A problem with one call, found at `close()`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallProblem {
+    /// The call's internal key ([`ToolUse::index`]).
+    pub index: i64,
+    /// The call's id (minted when the provider sent none).
+    pub id: String,
+    pub kind: ProblemKind,
+    pub message: String,
+}
+
+/// One message (one choice) as assembled so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AssembledMessage {
+    pub choice: i64,
+    /// Text, thinking, refusal and tool-use blocks in the order they first appeared.
+    pub blocks: Vec<Block>,
+    /// The calls, in ascending provider index (Q3); calls without one, and
+    /// calls sharing one (Q2), in the order they opened.
+    pub tool_uses: Vec<ToolUse>,
+    /// All text blocks concatenated.
+    pub text: String,
+    /// The provider's own finish / stop reason (`tool_calls`, `end_turn`,
+    /// `STOP`, `TOOL_CALL`; `completed` / `incomplete`'s reason for Responses).
+    pub finish_reason: Option<String>,
+    /// The provider's usage object(s) for the stream, top-level keys merged in
+    /// arrival order (the same object on every choice).
+    pub usage: Option<Map<String, Value>>,
+    /// True only after an explicit end whose reason is a normal one (Q15).
+    pub complete: bool,
+    /// Problems with single calls (Q7), found at `close()`.
+    pub errors: Vec<CallProblem>,
+}
+
+/// What changed, for interfaces that render as the stream goes. `index` is the
+/// call's internal key ([`ToolUse::index`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LiveEvent {
+    /// A call opened. Sent again, once, if the call opened without a name and
+    /// the name came later (Q7). `id` is minted when the provider sent none yet.
+    ToolCallStarted {
+        choice: i64,
+        index: i64,
+        id: String,
+        name: String,
+    },
+    /// Raw input text appended to a call.
+    ToolInputDelta {
+        choice: i64,
+        index: i64,
+        fragment: String,
+    },
+    /// The call's block ended.
+    ToolCallFinished {
+        choice: i64,
+        index: i64,
+    },
+    TextDelta {
+        choice: i64,
+        text: String,
+    },
+    ThinkingDelta {
+        choice: i64,
+        text: String,
+    },
+    RefusalDelta {
+        choice: i64,
+        text: String,
+    },
+    /// The message ended (explicitly, or at `close()`).
+    MessageDone {
+        choice: i64,
+        finish_reason: Option<String>,
+        complete: bool,
+    },
+}
+
+/// One decoded event, as JSON text or as a value (SDK objects turned into dicts).
+#[derive(Clone, Copy)]
+pub(crate) enum Input<'a> {
+    Json(&'a [u8]),
+    Value(&'a Value),
+}
+
+impl<'a> Input<'a> {
+    /// Decodes the event into a typed view borrowing from it.
+    pub(crate) fn parse<T: Deserialize<'a>>(self) -> Result<T, Fail> {
+        let r = match self {
+            Input::Json(b) => serde_json::from_slice(b),
+            Input::Value(v) => T::deserialize(v),
+        };
+        r.map_err(|e| self.diagnose::<T>(&e))
+    }
+
+    /// The cold path after a failed decode: which field was wrong, and how.
+    fn diagnose<T: Deserialize<'a>>(self, first: &serde_json::Error) -> Fail {
+        let tracked = match self {
+            Input::Json(b) => {
+                if let Err(e) = serde_json::from_slice::<IgnoredAny>(b) {
+                    return Fail::Bad {
+                        kind: DecodeKind::MalformedJson,
+                        detail: e.to_string(),
+                    };
+                }
+                serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_slice(
+                    b,
+                ))
+                .err()
+            }
+            Input::Value(v) => serde_path_to_error::deserialize::<_, T>(v).err(),
+        };
+        let detail = match tracked {
+            Some(e) if e.path().to_string() != "." => {
+                format!("field `{}`: {}", e.path(), e.inner())
+            }
+            Some(e) => e.inner().to_string(),
+            None => first.to_string(),
+        };
+        Fail::Bad {
+            kind: DecodeKind::WrongType,
+            detail,
+        }
+    }
+
+    /// The event's own `type` (or `object`) string, for messages; cold path.
+    fn self_type(self) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Probe {
+            #[serde(rename = "type")]
+            kind: Option<Value>,
+            object: Option<Value>,
+        }
+        let probe: Probe = match self {
+            Input::Json(b) => serde_json::from_slice(b).ok()?,
+            Input::Value(v) => Probe::deserialize(v).ok()?,
+        };
+        [probe.kind, probe.object]
+            .into_iter()
+            .flatten()
+            .find_map(|v| v.as_str().map(str::to_owned))
+    }
+}
+
+/// Assembles one streamed response of one dialect (or `auto`).
+#[derive(Debug, Clone)]
+pub struct Assembler {
+    dialect: Option<Dialect>,
+    stream: Stream,
+    anthropic: anthropic::State,
+    bedrock: bedrock::State,
+    responses: responses::State,
+    gemini: gemini::State,
+    events: u64,
+}
+
+impl Assembler {
+    /// A fresh assembler. `dialect: None` is `auto`: decided from the first event
+    /// that identifies itself.
+    #[must_use]
+    pub fn new(dialect: Option<Dialect>, limits: AssemblerLimits) -> Self {
+        Self {
+            dialect,
+            stream: Stream::new(limits),
+            anthropic: anthropic::State::default(),
+            bedrock: bedrock::State,
+            responses: responses::State::default(),
+            gemini: gemini::State::default(),
+            events: 0,
+        }
+    }
+
+    /// The dialect, once known.
+    #[must_use]
+    pub fn dialect(&self) -> Option<Dialect> {
+        self.dialect
+    }
+
+    /// The limits in force.
+    #[must_use]
+    pub fn limits(&self) -> AssemblerLimits {
+        self.stream.limits
+    }
+
+    /// Events fed so far (skipped ones included).
+    #[must_use]
+    pub fn events_seen(&self) -> u64 {
+        self.events
+    }
+
+    /// Feeds one event as JSON text. `[DONE]` and empty payloads are skipped.
+    ///
+    /// # Errors
+    /// See [`Error`]; everything accumulated before stays readable.
+    pub fn feed_json(
+        &mut self,
+        event_name: Option<&str>,
+        json: &[u8],
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
+        self.events += 1;
+        let trimmed = json.trim_ascii();
+        if trimmed.is_empty() || trimmed == b"[DONE]" {
+            return Ok(());
+        }
+        let input = Input::Json(json);
+        if self.stream.is_closed() {
+            return Err(Error::Closed {
+                event: self.event_ref(event_name, input),
+            });
+        }
+        let max = self.stream.limits.max_event_bytes;
+        if json.len() > max {
+            return Err(Error::Limit {
+                event: EventRef {
+                    ordinal: self.events,
+                    event_type: event_name.unwrap_or_default().to_owned(),
+                },
+                limit: "max_event_bytes",
+                max,
+                would_be: json.len(),
+                target: "the event".to_owned(),
+            });
+        }
+        if trimmed.first() != Some(&b'{') {
+            let (kind, detail) = match serde_json::from_slice::<IgnoredAny>(json) {
+                Ok(_) => (
+                    DecodeKind::NotAnObject,
+                    "an event must be a JSON object".to_owned(),
+                ),
+                Err(e) => (DecodeKind::MalformedJson, e.to_string()),
+            };
+            return Err(Error::Decode {
+                event: self.event_ref(event_name, input),
+                kind,
+                detail,
+            });
+        }
+        self.dispatch(event_name, input, live)
+    }
+
+    /// Feeds one event as a JSON value (an SDK object turned into a dict by the
+    /// binding). The same typed path as [`Assembler::feed_json`]; Gemini `args`
+    /// keep the key order of the value's map.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn feed_value(
+        &mut self,
+        event_name: Option<&str>,
+        value: &Value,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
+        self.events += 1;
+        let input = Input::Value(value);
+        if self.stream.is_closed() {
+            return Err(Error::Closed {
+                event: self.event_ref(event_name, input),
+            });
+        }
+        if !value.is_object() {
+            if value.as_str().is_some_and(|s| s.trim() == "[DONE]") {
+                return Ok(());
+            }
+            return Err(Error::Decode {
+                event: self.event_ref(event_name, input),
+                kind: DecodeKind::NotAnObject,
+                detail: "an event must be a JSON object".to_owned(),
+            });
+        }
+        self.dispatch(event_name, input, live)
+    }
+
+    fn dispatch(
+        &mut self,
+        event_name: Option<&str>,
+        input: Input<'_>,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
+        let mut live = Live(live);
+        let dialect = match self.dialect {
+            Some(d) => d,
+            None => match detect::detect(event_name, input) {
+                detect::Detected::Dialect(d) => {
+                    self.dialect = Some(d);
+                    d
+                }
+                detect::Detected::ProviderError(fail) => {
+                    self.stream.fail_all();
+                    return Err(self.wrap(fail, event_name, input));
+                }
+                detect::Detected::Unknown => {
+                    return Err(Error::UnknownShape {
+                        event: self.event_ref(event_name, input),
+                    })
+                }
+            },
+        };
+        let s = &mut self.stream;
+        let r = match dialect {
+            Dialect::OpenAiChat => openai_chat::feed(s, input, &mut live),
+            Dialect::Anthropic => self.anthropic.feed(s, event_name, input, &mut live),
+            Dialect::Bedrock => self.bedrock.feed(s, event_name, input, &mut live),
+            Dialect::OpenAiResponses => self.responses.feed(s, event_name, input, &mut live),
+            Dialect::Gemini => self.gemini.feed(s, input, &mut live),
+            Dialect::Cohere => cohere::feed(s, event_name, input, &mut live),
+        };
+        r.map_err(|f| {
+            if matches!(f, Fail::Provider { .. }) {
+                self.stream.fail_all();
+            }
+            self.wrap(f, event_name, input)
+        })
+    }
+
+    fn event_ref(&self, event_name: Option<&str>, input: Input<'_>) -> EventRef {
+        let event_type = match event_name {
+            Some(n) if !n.is_empty() => n.to_owned(),
+            _ => input.self_type().unwrap_or_else(|| match self.dialect {
+                Some(Dialect::OpenAiChat | Dialect::Gemini) => "chunk".to_owned(),
+                _ => String::new(),
+            }),
+        };
+        EventRef {
+            ordinal: self.events,
+            event_type,
+        }
+    }
+
+    fn wrap(&self, f: Fail, event_name: Option<&str>, input: Input<'_>) -> Error {
+        let event = self.event_ref(event_name, input);
+        match f {
+            Fail::Limit {
+                limit,
+                max,
+                would_be,
+                target,
+            } => Error::Limit {
+                event,
+                limit,
+                max,
+                would_be,
+                target,
+            },
+            Fail::Provider {
+                error_type,
+                message,
+            } => Error::Provider {
+                event,
+                error_type,
+                message,
+            },
+            Fail::Bad { kind, detail } => Error::Decode {
+                event,
+                kind,
+                detail,
+            },
+        }
+    }
+
+    /// End of stream: closes every open call (Q21: a Gemini call still being
+    /// streamed is rebuilt and closed), reports calls that never got a name
+    /// (Q7), and decides completeness. Closing twice changes nothing.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] when rebuilding an open Gemini call crosses a limit.
+    pub fn close(&mut self, live: Option<&mut Vec<LiveEvent>>) -> Result<(), Error> {
+        let mut live = Live(live);
+        if self.stream.is_closed() {
+            return Ok(());
+        }
+        let r = self.gemini.close_all(&mut self.stream, &mut live);
+        self.stream.close(&mut live);
+        r.map_err(|f| {
+            let event = EventRef {
+                ordinal: self.events,
+                event_type: "end of stream".to_owned(),
+            };
+            match f {
+                Fail::Limit {
+                    limit,
+                    max,
+                    would_be,
+                    target,
+                } => Error::Limit {
+                    event,
+                    limit,
+                    max,
+                    would_be,
+                    target,
+                },
+                Fail::Provider {
+                    error_type,
+                    message,
+                } => Error::Provider {
+                    event,
+                    error_type,
+                    message,
+                },
+                Fail::Bad { kind, detail } => Error::Decode {
+                    event,
+                    kind,
+                    detail,
+                },
+            }
+        })
+    }
+
+    /// One message per choice, in ascending choice index (an empty message for
+    /// choice 0 before any content).
+    #[must_use]
+    pub fn messages(&self) -> Vec<AssembledMessage> {
+        self.stream.messages()
+    }
+
+    /// The message of one choice, if that choice has appeared.
+    #[must_use]
+    pub fn message(&self, choice: i64) -> Option<AssembledMessage> {
+        self.messages().into_iter().find(|m| m.choice == choice)
+    }
+
+    /// The raw input of every call not finished yet, as `(choice, index, input)`,
+    /// for live rendering of partial JSON. A Gemini call streamed by JSON paths
+    /// shows the object rebuilt so far.
+    #[must_use]
+    pub fn partial_inputs(&self) -> Vec<(i64, i64, String)> {
+        let mut out = self.stream.open_inputs();
+        for (c, key, text) in self.gemini.open_inputs() {
+            if let Some(slot) = out.iter_mut().find(|(oc, ok, _)| *oc == c && *ok == key) {
+                slot.2 = text;
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests;

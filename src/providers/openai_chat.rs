@@ -1,0 +1,184 @@
+//! OpenAI Chat Completions chunks, and every server that speaks them (Azure,
+//! Mistral, Groq, DeepSeek, xAI, Qwen, Ollama, vLLM, LM Studio, …).
+//!
+//! The hot path: one typed, borrowing decode per chunk (only the fields used),
+//! then the call routing of Q1 / Q2 / Q20 before the accumulator sees a key.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::json::{text, Index, Str};
+use super::state::{usage_map, Fail, Live, Stream, TextKind, R};
+use super::Input;
+use crate::accumulate::ThinkingFragment;
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    choices: Option<Vec<ChatChoice<'a>>>,
+    #[serde(default, deserialize_with = "usage_map")]
+    usage: Option<Map<String, Value>>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct ChatChoice<'a> {
+    #[serde(default)]
+    index: Option<Index>,
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    refusal: Option<Str<'a>>,
+    /// DeepSeek, Qwen, vLLM, xAI.
+    #[serde(borrow, default)]
+    reasoning_content: Option<Str<'a>>,
+    /// OpenRouter, Ollama, newer vLLM (only when `reasoning_content` is absent).
+    #[serde(borrow, default)]
+    reasoning: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<ToolCall<'a>>>,
+    /// The legacy single-function delta.
+    #[serde(borrow, default)]
+    function_call: Option<Function<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCall<'a> {
+    #[serde(default)]
+    index: Option<Index>,
+    #[serde(borrow, default)]
+    id: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    function: Option<Function<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Function<'a> {
+    #[serde(borrow, default)]
+    name: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    arguments: Option<Str<'a>>,
+}
+
+pub(crate) fn feed(s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
+    let chunk: Chunk<'_> = input.parse()?;
+    if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
+        return Err(provider_error(&err));
+    }
+    for (pos, choice) in (0_i64..).zip(chunk.choices.unwrap_or_default()) {
+        let c = choice.index.map_or(pos, |i| i.0);
+        s.choice(c)?;
+        if let Some(delta) = choice.delta {
+            let reasoning = delta
+                .reasoning_content
+                .as_ref()
+                .or(delta.reasoning.as_ref());
+            if let Some(r) = reasoning {
+                let frag = ThinkingFragment {
+                    thinking: r,
+                    ..ThinkingFragment::default()
+                };
+                s.thinking(c, None, frag, false, live)?;
+            }
+            s.text(c, TextKind::Text, None, text(&delta.content), false, live)?;
+            s.text(
+                c,
+                TextKind::Refusal,
+                None,
+                text(&delta.refusal),
+                false,
+                live,
+            )?;
+            for call in delta.tool_calls.unwrap_or_default() {
+                let (name, args) = call
+                    .function
+                    .as_ref()
+                    .map_or(("", ""), |f| (text(&f.name), text(&f.arguments)));
+                fragment(
+                    s,
+                    c,
+                    call.index.map(|i| i.0),
+                    text(&call.id),
+                    name,
+                    args,
+                    live,
+                )?;
+            }
+            if let Some(f) = delta.function_call {
+                fragment(s, c, None, "", text(&f.name), text(&f.arguments), live)?;
+            }
+        }
+        if let Some(reason) = choice.finish_reason {
+            s.set_finish_reason(c, &reason)?;
+            s.end(c, live)?;
+        }
+    }
+    if let Some(usage) = chunk.usage {
+        s.merge_usage(usage);
+    }
+    Ok(())
+}
+
+/// Routes one tool-call fragment to its call (Q1, Q2, Q20) and adds it.
+pub(crate) fn fragment(
+    s: &mut Stream,
+    c: i64,
+    index: Option<i64>,
+    id: &str,
+    name: &str,
+    args: &str,
+    live: &mut Live<'_>,
+) -> R {
+    let ch = s.choice(c)?;
+    let existing = match index {
+        Some(i) => ch.by_provider_index.get(&i).copied(),
+        // Q1: by id; a late id for the newest call that has none yet; else new.
+        None if !id.is_empty() => ch.by_id.get(id).copied().or_else(|| {
+            ch.latest
+                .filter(|&k| ch.tools.get(k).is_some_and(|b| b.id.is_empty()))
+        }),
+        // Q1: continue the latest call.
+        None => ch.latest,
+    };
+    let target = existing.filter(|&k| {
+        let current = ch.tools.get(k).map_or("", |b| b.id.as_str());
+        // Q2: a different non-empty id at an occupied index is a new call.
+        let new_id = !id.is_empty() && !current.is_empty() && current != id;
+        !new_id && !ch.opens_new_value(k, id, name, args)
+    });
+    match target {
+        Some(k) => s.add_to_call(c, k, id, name, args, None, live),
+        None => s
+            .new_call(c, index, None, id, name, args, None, live)
+            .map(|_| ()),
+    }
+}
+
+/// `{"error": {...}}` chunks (OpenAI-compatible servers, OpenRouter, vLLM).
+pub(crate) fn provider_error(err: &Value) -> Fail {
+    let field = |k: &str| -> Option<String> {
+        err.get(k).and_then(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        })
+    };
+    let message = field("message").unwrap_or_else(|| err.to_string());
+    let error_type = field("type")
+        .or_else(|| field("code"))
+        .or_else(|| field("status"))
+        .unwrap_or_default();
+    Fail::Provider {
+        error_type,
+        message,
+    }
+}
