@@ -2,12 +2,19 @@
 //! around them) that LLM providers stream in fragments.
 //!
 //! Layers, each usable on its own:
+//! - [`framing`]: transport bytes cut anywhere (SSE, JSON lines, AWS event-stream) into events;
+//! - [`providers`]: one adapter per wire dialect, turning events into messages;
 //! - [`accumulate`]: the seed contract, accumulators keyed by the provider's index;
 //! - [`blocks`]: the provider-neutral block model;
 //! - [`wire`]: the exact JSON wire codec for blocks and messages;
+//! - [`partial`] and [`validate`]: the tool-loop boundary (partial JSON for display,
+//!   strict parsing and JSON Schema before execution);
 //! - `python` (feature `python`): the PyO3 binding, the only code that names pyo3.
 
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)
+)]
 
 pub mod accumulate;
 pub mod blocks;
