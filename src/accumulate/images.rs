@@ -28,8 +28,17 @@ impl Images {
     ///
     /// # Errors
     /// [`Error::Limit`] when the fragment would cross a limit; nothing changes then.
-    pub fn add(&mut self, index: i64, media_type: &str, url: &str, data: &str) -> Result<(), Error> {
-        let incoming = media_type.len().saturating_add(url.len()).saturating_add(data.len());
+    pub fn add(
+        &mut self,
+        index: i64,
+        media_type: &str,
+        url: &str,
+        data: &str,
+    ) -> Result<(), Error> {
+        let incoming = media_type
+            .len()
+            .saturating_add(url.len())
+            .saturating_add(data.len());
         let target = || format!("image at index {index}");
         let used = self.budget.check(incoming, target)?;
         if !self.images.contains_key(&index) && self.images.len() >= self.max_images {
@@ -104,9 +113,15 @@ mod tests {
         assert_eq!(im.blocks()[0].data, "AAABBB");
         assert!(im.add(0, "", "https://x/y.png", "").is_ok());
         let b = &im.blocks()[0];
-        assert_eq!((b.url.as_str(), b.data.as_str(), b.media_type.as_str()), ("https://x/y.png", "", "image/png"));
+        assert_eq!(
+            (b.url.as_str(), b.data.as_str(), b.media_type.as_str()),
+            ("https://x/y.png", "", "image/png")
+        );
         assert!(im.add(0, "image/jpeg", "", "C").is_ok());
         let b = &im.blocks()[0];
-        assert_eq!((b.url.as_str(), b.data.as_str(), b.media_type.as_str()), ("", "C", "image/jpeg"));
+        assert_eq!(
+            (b.url.as_str(), b.data.as_str(), b.media_type.as_str()),
+            ("", "C", "image/jpeg")
+        );
     }
 }

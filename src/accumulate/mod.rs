@@ -76,7 +76,11 @@ impl Budget {
     }
 
     /// What the count would become after `more` bytes, or the limit error.
-    pub(crate) fn check(&self, more: usize, target: impl FnOnce() -> String) -> Result<usize, Error> {
+    pub(crate) fn check(
+        &self,
+        more: usize,
+        target: impl FnOnce() -> String,
+    ) -> Result<usize, Error> {
         match self.used.checked_add(more) {
             Some(n) if n <= self.max => Ok(n),
             other => Err(Error::Limit {

@@ -61,7 +61,8 @@ impl Thinking {
         }
         if let Some(state) = state {
             block.provider_state = Some(state.to_owned());
-            f.provider_state_format.clone_into(&mut block.provider_state_format);
+            f.provider_state_format
+                .clone_into(&mut block.provider_state_format);
         }
         self.budget.used = used;
         Ok(())
@@ -116,7 +117,15 @@ mod tests {
     fn signature_travels_with_its_format() {
         let mut t = Thinking::new(4, 1000);
         let add = |t: &mut Thinking, i, th, sig, fmt| {
-            t.add(i, ThinkingFragment { thinking: th, signature: sig, signature_format: fmt, ..Default::default() })
+            t.add(
+                i,
+                ThinkingFragment {
+                    thinking: th,
+                    signature: sig,
+                    signature_format: fmt,
+                    ..Default::default()
+                },
+            )
         };
         assert!(add(&mut t, 1, "b", "", "").is_ok());
         assert!(add(&mut t, 0, "a", "s1", "anthropic").is_ok());
@@ -124,7 +133,10 @@ mod tests {
         assert!(add(&mut t, 0, "", "s2", "").is_ok());
         let b = t.blocks();
         assert_eq!(b[0].thinking, "aa");
-        assert_eq!((b[0].signature.as_str(), b[0].signature_format.as_str()), ("s2", ""));
+        assert_eq!(
+            (b[0].signature.as_str(), b[0].signature_format.as_str()),
+            ("s2", "")
+        );
         assert_eq!(b[1].thinking, "b");
     }
 }

@@ -1,6 +1,8 @@
 use std::collections::BTreeMap;
 
-use super::{too_many, Budget, Error, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_TOTAL_BYTES};
+use super::{
+    too_many, Budget, Error, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_TOTAL_BYTES,
+};
 use crate::blocks::ToolUseBlock;
 
 /// Bounds on one [`ToolUses`].
@@ -135,7 +137,8 @@ impl ToolUses {
             name: "max_total_bytes",
         }
         .check(input_json.len(), || call_at(index))?;
-        Budget::new("max_input_bytes", self.limits.max_input_bytes).check(input_json.len(), || call_at(index))?;
+        Budget::new("max_input_bytes", self.limits.max_input_bytes)
+            .check(input_json.len(), || call_at(index))?;
         if !self.calls.contains_key(&index) && self.calls.len() >= self.limits.max_calls {
             return Err(too_many("max_calls", self.limits.max_calls, call_at(index)));
         }
@@ -225,7 +228,10 @@ mod tests {
         add(&mut t, 3, "", "", "");
         add(&mut t, 3, "final", "", "");
         let b = &t.blocks()[0];
-        assert_eq!((b.id.as_str(), b.name.as_str(), b.input.as_str()), ("final", "tool", "{\"a\":1}"));
+        assert_eq!(
+            (b.id.as_str(), b.name.as_str(), b.input.as_str()),
+            ("final", "tool", "{\"a\":1}")
+        );
     }
 
     #[test]
@@ -261,17 +267,42 @@ mod tests {
         let mut t = ToolUses::new(limits);
         add(&mut t, 0, "", "", "ab");
         let err = t.add(0, "", "", "abc", None, "");
-        assert!(matches!(err, Err(Error::Limit { limit: "max_input_bytes", .. })));
+        assert!(matches!(
+            err,
+            Err(Error::Limit {
+                limit: "max_input_bytes",
+                ..
+            })
+        ));
         add(&mut t, 1, "", "", "cd");
         let err = t.add(2, "", "", "", None, "");
-        assert!(matches!(err, Err(Error::Limit { limit: "max_calls", .. })));
+        assert!(matches!(
+            err,
+            Err(Error::Limit {
+                limit: "max_calls",
+                ..
+            })
+        ));
         let err = t.add(1, "very-long-id", "", "", None, "");
-        assert!(matches!(err, Err(Error::Limit { limit: "max_total_bytes", .. })));
+        assert!(matches!(
+            err,
+            Err(Error::Limit {
+                limit: "max_total_bytes",
+                ..
+            })
+        ));
         let inputs: Vec<_> = t.blocks().into_iter().map(|b| b.input).collect();
         assert_eq!(inputs, vec!["ab", "cd"]);
         assert_eq!(t.total_bytes(), 4);
-        let msg = t.add(0, "", "", "xyz", None, "").err().map(|e| e.to_string()).unwrap_or_default();
-        assert!(msg.contains("tool call at index 0") && msg.contains("max_input_bytes"), "{msg}");
+        let msg = t
+            .add(0, "", "", "xyz", None, "")
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            msg.contains("tool call at index 0") && msg.contains("max_input_bytes"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -19,7 +19,10 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 fn wrong_chunk(obj: &Bound<'_, PyAny>, expected: &str) -> PyErr {
-    let got = obj.get_type().name().map_or_else(|_| "?".to_owned(), |n| n.to_string());
+    let got = obj
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string());
     PyTypeError::new_err(format!("expected a {expected}, not {got}"))
 }
 
@@ -80,7 +83,9 @@ impl ToolUseChunk {
         )
     }
 
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyTuple>)> {
         let c = slf.get();
         let args = (
             c.index,
@@ -123,7 +128,12 @@ impl ToolUses {
                 t.len()
             )));
         }
-        let (index, id, name, input) = (t.get_item(0)?, t.get_item(1)?, t.get_item(2)?, t.get_item(3)?);
+        let (index, id, name, input) = (
+            t.get_item(0)?,
+            t.get_item(1)?,
+            t.get_item(2)?,
+            t.get_item(3)?,
+        );
         let index = index_from_py(&index)?;
         locked(&self.inner)
             .add(
@@ -138,7 +148,10 @@ impl ToolUses {
     }
 
     fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
-        let c = chunk.cast::<ToolUseChunk>().map_err(|_| wrong_chunk(chunk, "ToolUseChunk"))?.get();
+        let c = chunk
+            .cast::<ToolUseChunk>()
+            .map_err(|_| wrong_chunk(chunk, "ToolUseChunk"))?
+            .get();
         locked(&self.inner)
             .add(
                 c.index,
@@ -207,7 +220,10 @@ impl ToolUses {
     /// A fresh list of `ToolUseBlock`, one per index seen, in ascending index order.
     fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let blocks = locked(&self.inner).blocks();
-        let items = blocks.iter().map(|b| tool_use_to_py(py, b)).collect::<PyResult<Vec<_>>>()?;
+        let items = blocks
+            .iter()
+            .map(|b| tool_use_to_py(py, b))
+            .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
 
@@ -257,14 +273,25 @@ impl ToolUses {
         let entries = t
             .iter()
             .map(|(i, b)| {
-                (i, &b.id, &b.name, &b.input, b.provider_state.as_deref(), &b.provider_state_format)
+                (
+                    i,
+                    &b.id,
+                    &b.name,
+                    &b.input,
+                    b.provider_state.as_deref(),
+                    &b.provider_state_format,
+                )
                     .into_pyobject(py)
                     .map(Bound::into_any)
             })
             .collect::<PyResult<Vec<_>>>()?;
         (
             slf.get_type(),
-            (limits.max_calls, limits.max_input_bytes, limits.max_total_bytes),
+            (
+                limits.max_calls,
+                limits.max_input_bytes,
+                limits.max_total_bytes,
+            ),
             (entries, t.total_bytes()),
         )
             .into_pyobject(py)
@@ -274,7 +301,9 @@ impl ToolUses {
         let (entries, total) = state;
         let mut fresh = core::ToolUses::new(locked(&self.inner).limits());
         for (i, id, name, input, ps, psf) in &entries {
-            fresh.add(*i, id, name, input, ps.as_deref(), psf).map_err(|e| from_accumulate(py, &e))?;
+            fresh
+                .add(*i, id, name, input, ps.as_deref(), psf)
+                .map_err(|e| from_accumulate(py, &e))?;
         }
         fresh.restore_total_bytes(total);
         *locked(&self.inner) = fresh;
@@ -299,7 +328,9 @@ macro_rules! appender_class {
             #[new]
             #[pyo3(signature = (text=None))]
             fn new(text: Option<String>) -> Self {
-                Self { text: or_empty(text) }
+                Self {
+                    text: or_empty(text),
+                }
             }
 
             fn __repr__(&self) -> String {
@@ -319,11 +350,15 @@ macro_rules! appender_class {
 
         impl $acc {
             fn add_text(&self, py: Python<'_>, text: &str) -> PyResult<()> {
-                locked(&self.inner).add(text).map_err(|e| from_accumulate(py, &e))
+                locked(&self.inner)
+                    .add(text)
+                    .map_err(|e| from_accumulate(py, &e))
             }
 
             fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
-                let c = chunk.cast::<$chunk>().map_err(|_| wrong_chunk(chunk, stringify!($chunk)))?;
+                let c = chunk
+                    .cast::<$chunk>()
+                    .map_err(|_| wrong_chunk(chunk, stringify!($chunk)))?;
                 self.add_text(chunk.py(), &c.get().text)
             }
         }
@@ -377,7 +412,10 @@ macro_rules! appender_class {
             }
 
             fn __repr__(&self) -> String {
-                format!(concat!(stringify!($acc), "(<{} bytes>)"), locked(&self.inner).block().map_or(0, str::len))
+                format!(
+                    concat!(stringify!($acc), "(<{} bytes>)"),
+                    locked(&self.inner).block().map_or(0, str::len)
+                )
             }
 
             fn __copy__(&self) -> Self {
@@ -392,7 +430,12 @@ macro_rules! appender_class {
 
             fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
                 let a = locked(&slf.get().inner).clone();
-                (slf.get_type(), (a.max_bytes(),), (a.block(), a.bytes_used())).into_pyobject(slf.py())
+                (
+                    slf.get_type(),
+                    (a.max_bytes(),),
+                    (a.block(), a.bytes_used()),
+                )
+                    .into_pyobject(slf.py())
             }
 
             fn __setstate__(&self, py: Python<'_>, state: (Option<String>, usize)) -> PyResult<()> {
@@ -408,8 +451,20 @@ macro_rules! appender_class {
     };
 }
 
-appender_class!(TextChunk, Text, "text", false, "Appends text into one `TextBlock`.");
-appender_class!(RefusalChunk, Refusal, "refusal", true, "Appends refusal text into one `RefusalBlock`.");
+appender_class!(
+    TextChunk,
+    Text,
+    "text",
+    false,
+    "Appends text into one `TextBlock`."
+);
+appender_class!(
+    RefusalChunk,
+    Refusal,
+    "refusal",
+    true,
+    "Appends refusal text into one `RefusalBlock`."
+);
 
 // ------------------------------------------------------------------ thinking
 
@@ -494,7 +549,10 @@ pub struct Thinking {
 
 impl Thinking {
     fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
-        let c = chunk.cast::<ThinkingChunk>().map_err(|_| wrong_chunk(chunk, "ThinkingChunk"))?.get();
+        let c = chunk
+            .cast::<ThinkingChunk>()
+            .map_err(|_| wrong_chunk(chunk, "ThinkingChunk"))?
+            .get();
         locked(&self.inner)
             .add(c.index, c.fragment())
             .map_err(|e| from_accumulate(chunk.py(), &e))
@@ -527,7 +585,10 @@ impl Thinking {
     /// A fresh list of `ThinkingBlock`, in ascending index order.
     fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let blocks = locked(&self.inner).blocks();
-        let items = blocks.iter().map(|b| thinking_to_py(py, b)).collect::<PyResult<Vec<_>>>()?;
+        let items = blocks
+            .iter()
+            .map(|b| thinking_to_py(py, b))
+            .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
 
@@ -560,7 +621,14 @@ impl Thinking {
         let entries = t
             .iter()
             .map(|(i, b)| {
-                (i, &b.thinking, &b.signature, &b.signature_format, b.provider_state.as_deref(), &b.provider_state_format)
+                (
+                    i,
+                    &b.thinking,
+                    &b.signature,
+                    &b.signature_format,
+                    b.provider_state.as_deref(),
+                    &b.provider_state_format,
+                )
                     .into_pyobject(py)
                     .map(Bound::into_any)
             })
@@ -645,7 +713,10 @@ pub struct Images {
 
 impl Images {
     fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
-        let c = chunk.cast::<ImageChunk>().map_err(|_| wrong_chunk(chunk, "ImageChunk"))?.get();
+        let c = chunk
+            .cast::<ImageChunk>()
+            .map_err(|_| wrong_chunk(chunk, "ImageChunk"))?
+            .get();
         locked(&self.inner)
             .add(c.index, &c.media_type, &c.url, &c.data)
             .map_err(|e| from_accumulate(chunk.py(), &e))
@@ -678,7 +749,10 @@ impl Images {
     /// A fresh list of `ImageBlock`, in ascending index order.
     fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let blocks = locked(&self.inner).blocks();
-        let items = blocks.iter().map(|b| image_to_py(py, b)).collect::<PyResult<Vec<_>>>()?;
+        let items = blocks
+            .iter()
+            .map(|b| image_to_py(py, b))
+            .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
 
@@ -708,15 +782,24 @@ impl Images {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let t = locked(&slf.get().inner).clone();
-        let entries: Vec<_> = t.iter().map(|(i, b)| (i, b.media_type.clone(), b.url.clone(), b.data.clone())).collect();
+        let entries: Vec<_> = t
+            .iter()
+            .map(|(i, b)| (i, b.media_type.clone(), b.url.clone(), b.data.clone()))
+            .collect();
         (slf.get_type(), t.limits(), (entries, t.bytes_used())).into_pyobject(py)
     }
 
-    fn __setstate__(&self, py: Python<'_>, state: (Vec<(i64, String, String, String)>, usize)) -> PyResult<()> {
+    fn __setstate__(
+        &self,
+        py: Python<'_>,
+        state: (Vec<(i64, String, String, String)>, usize),
+    ) -> PyResult<()> {
         let (max_images, max_bytes) = locked(&self.inner).limits();
         let mut fresh = core::Images::new(max_images, max_bytes);
         for (i, media_type, url, data) in &state.0 {
-            fresh.add(*i, media_type, url, data).map_err(|e| from_accumulate(py, &e))?;
+            fresh
+                .add(*i, media_type, url, data)
+                .map_err(|e| from_accumulate(py, &e))?;
         }
         fresh.restore_bytes_used(state.1);
         *locked(&self.inner) = fresh;

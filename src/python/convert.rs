@@ -7,8 +7,8 @@ use pyo3::types::{PyBool, PyInt, PyTuple, PyType};
 
 use super::errors::{error, Kind};
 use crate::blocks::{
-    AnyMessage, AudioBlock, Block, DocumentBlock, ImageBlock, Message, ThinkingBlock, ToolResultBlock,
-    ToolResultMessage, ToolUseBlock,
+    AnyMessage, AudioBlock, Block, DocumentBlock, ImageBlock, Message, ThinkingBlock,
+    ToolResultBlock, ToolResultMessage, ToolUseBlock,
 };
 
 const CLASS_NAMES: [&str; 10] = [
@@ -73,11 +73,20 @@ fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyType>> {
 }
 
 fn state(py: Python<'_>, s: Option<&str>) -> Py<PyAny> {
-    s.map_or_else(|| py.None(), |s| s.into_pyobject(py).map_or_else(|_| py.None(), |o| o.into_any().unbind()))
+    s.map_or_else(
+        || py.None(),
+        |s| {
+            s.into_pyobject(py)
+                .map_or_else(|_| py.None(), |o| o.into_any().unbind())
+        },
+    )
 }
 
 /// A `ToolUseBlock` dataclass.
-pub(crate) fn tool_use_to_py<'py>(py: Python<'py>, b: &ToolUseBlock) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn tool_use_to_py<'py>(
+    py: Python<'py>,
+    b: &ToolUseBlock,
+) -> PyResult<Bound<'py, PyAny>> {
     class(py, Class::ToolUse)?.call1((
         &b.id,
         &b.name,
@@ -88,7 +97,10 @@ pub(crate) fn tool_use_to_py<'py>(py: Python<'py>, b: &ToolUseBlock) -> PyResult
 }
 
 /// A `ThinkingBlock` dataclass.
-pub(crate) fn thinking_to_py<'py>(py: Python<'py>, b: &ThinkingBlock) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn thinking_to_py<'py>(
+    py: Python<'py>,
+    b: &ThinkingBlock,
+) -> PyResult<Bound<'py, PyAny>> {
     class(py, Class::Thinking)?.call1((
         &b.thinking,
         &b.signature,
@@ -104,12 +116,19 @@ pub(crate) fn image_to_py<'py>(py: Python<'py>, b: &ImageBlock) -> PyResult<Boun
 }
 
 /// A `TextBlock` (or, with `refusal`, a `RefusalBlock`) dataclass.
-pub(crate) fn text_to_py<'py>(py: Python<'py>, text: &str, refusal: bool) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn text_to_py<'py>(
+    py: Python<'py>,
+    text: &str,
+    refusal: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     class(py, if refusal { Class::Refusal } else { Class::Text })?.call1((text,))
 }
 
 fn blocks_to_py<'py>(py: Python<'py>, blocks: &[Block]) -> PyResult<Bound<'py, PyTuple>> {
-    let items = blocks.iter().map(|b| block_to_py(py, b)).collect::<PyResult<Vec<_>>>()?;
+    let items = blocks
+        .iter()
+        .map(|b| block_to_py(py, b))
+        .collect::<PyResult<Vec<_>>>()?;
     PyTuple::new(py, items)
 }
 
@@ -120,19 +139,30 @@ pub(crate) fn block_to_py<'py>(py: Python<'py>, block: &Block) -> PyResult<Bound
         Block::Refusal(t) => text_to_py(py, t, true),
         Block::Thinking(t) => thinking_to_py(py, t),
         Block::Image(i) => image_to_py(py, i),
-        Block::Audio(a) => class(py, Class::Audio)?.call1((&a.media_type, &a.url, &a.data, &a.transcript)),
-        Block::Document(d) => class(py, Class::Document)?.call1((&d.media_type, &d.url, &d.data, &d.title)),
-        Block::ToolUse(t) => tool_use_to_py(py, t),
-        Block::ToolResult(r) => {
-            class(py, Class::ToolResult)?.call1((&r.tool_use_id, blocks_to_py(py, &r.content)?, r.is_error))
+        Block::Audio(a) => {
+            class(py, Class::Audio)?.call1((&a.media_type, &a.url, &a.data, &a.transcript))
         }
+        Block::Document(d) => {
+            class(py, Class::Document)?.call1((&d.media_type, &d.url, &d.data, &d.title))
+        }
+        Block::ToolUse(t) => tool_use_to_py(py, t),
+        Block::ToolResult(r) => class(py, Class::ToolResult)?.call1((
+            &r.tool_use_id,
+            blocks_to_py(py, &r.content)?,
+            r.is_error,
+        )),
     }
 }
 
 /// The dataclass for a message.
-pub(crate) fn message_to_py<'py>(py: Python<'py>, message: &AnyMessage) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn message_to_py<'py>(
+    py: Python<'py>,
+    message: &AnyMessage,
+) -> PyResult<Bound<'py, PyAny>> {
     match message {
-        AnyMessage::Message(m) => class(py, Class::Message)?.call1((&m.role, blocks_to_py(py, &m.blocks)?)),
+        AnyMessage::Message(m) => {
+            class(py, Class::Message)?.call1((&m.role, blocks_to_py(py, &m.blocks)?))
+        }
         AnyMessage::ToolResult(m) => class(py, Class::ToolResultMessage)?.call1((
             &m.tool_use_id,
             blocks_to_py(py, &m.blocks)?,
@@ -160,7 +190,13 @@ fn str_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<String> {
         error(
             obj.py(),
             Kind::BlockEncode,
-            format!("the field {name:?} must be a str, not {}", value.get_type().name().map_or_else(|_| "?".into(), |n| n.to_string())),
+            format!(
+                "the field {name:?} must be a str, not {}",
+                value
+                    .get_type()
+                    .name()
+                    .map_or_else(|_| "?".into(), |n| n.to_string())
+            ),
         )
     })
 }
@@ -175,14 +211,20 @@ fn opt_str_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Option<String>> 
 
 fn bool_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
     let value = obj.getattr(name)?;
-    value
-        .cast::<PyBool>()
-        .map(|b| b.is_true())
-        .map_err(|_| error(obj.py(), Kind::BlockEncode, format!("the field {name:?} must be a bool")))
+    value.cast::<PyBool>().map(|b| b.is_true()).map_err(|_| {
+        error(
+            obj.py(),
+            Kind::BlockEncode,
+            format!("the field {name:?} must be a bool"),
+        )
+    })
 }
 
 fn blocks_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<Block>> {
-    obj.getattr(name)?.try_iter()?.map(|item| block_from_py(&item?)).collect()
+    obj.getattr(name)?
+        .try_iter()?
+        .map(|item| block_from_py(&item?))
+        .collect()
 }
 
 /// The Rust block for a block dataclass.
@@ -227,7 +269,9 @@ pub(crate) fn block_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Block> {
             is_error: bool_attr(obj, "is_error")?,
         }),
         Class::Message | Class::ToolResultMessage => {
-            return Err(PyTypeError::new_err("expected a block, not a message (use marshal_message)"))
+            return Err(PyTypeError::new_err(
+                "expected a block, not a message (use marshal_message)",
+            ))
         }
     })
 }
@@ -244,7 +288,9 @@ pub(crate) fn message_from_py(obj: &Bound<'_, PyAny>) -> PyResult<AnyMessage> {
             blocks: blocks_attr(obj, "blocks")?,
             is_error: bool_attr(obj, "is_error")?,
         })),
-        _ => Err(PyTypeError::new_err("expected a Message or ToolResultMessage, not a block")),
+        _ => Err(PyTypeError::new_err(
+            "expected a Message or ToolResultMessage, not a block",
+        )),
     }
 }
 
@@ -276,5 +322,8 @@ fn index_from_py_slow(obj: &Bound<'_, PyAny>) -> PyResult<i64> {
         let int = obj.call_method0("__index__")?;
         return index_from_py_slow(&int);
     }
-    Err(PyTypeError::new_err(format!("index must be an int, not {}", obj.get_type().name()?)))
+    Err(PyTypeError::new_err(format!(
+        "index must be an int, not {}",
+        obj.get_type().name()?
+    )))
 }

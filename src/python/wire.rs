@@ -56,9 +56,15 @@ fn marshal_blocks(py: Python<'_>, blocks: &Bound<'_, PyAny>) -> PyResult<String>
 
 /// Decodes a JSON array of blocks into a list.
 #[pyfunction]
-fn unmarshal_blocks<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+fn unmarshal_blocks<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyList>> {
     let blocks = with_data(data, wire::unmarshal_blocks)?.map_err(|e| from_wire(py, &e))?;
-    let items = blocks.iter().map(|b| block_to_py(py, b)).collect::<PyResult<Vec<_>>>()?;
+    let items = blocks
+        .iter()
+        .map(|b| block_to_py(py, b))
+        .collect::<PyResult<Vec<_>>>()?;
     PyList::new(py, items)
 }
 
@@ -71,7 +77,10 @@ fn marshal_message(py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<Strin
 
 /// Decodes a message; one with a `tool_use_id` or the role `tool` is a `ToolResultMessage`.
 #[pyfunction]
-fn unmarshal_message<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+fn unmarshal_message<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
     let message = with_data(data, wire::unmarshal_message)?.map_err(|e| from_wire(py, &e))?;
     message_to_py(py, &message)
 }

@@ -12,8 +12,8 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use crate::blocks::{
-    AnyMessage, AudioBlock, Block, DocumentBlock, ImageBlock, Message, ThinkingBlock, ToolResultBlock,
-    ToolResultMessage, ToolUseBlock,
+    AnyMessage, AudioBlock, Block, DocumentBlock, ImageBlock, Message, ThinkingBlock,
+    ToolResultBlock, ToolResultMessage, ToolUseBlock,
 };
 
 /// The largest block, in bytes, that is encoded or decoded.
@@ -129,7 +129,12 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
             push_field(out, "thinking", &t.thinking);
             push_optional(out, "signature", &t.signature);
             push_optional(out, "signature_format", &t.signature_format);
-            push_state(out, t.provider_state.as_deref(), &t.provider_state_format, at)?;
+            push_state(
+                out,
+                t.provider_state.as_deref(),
+                &t.provider_state_format,
+                at,
+            )?;
         }
         Block::Image(i) => {
             push_optional(out, "media_type", &i.media_type);
@@ -164,14 +169,20 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
                 if t.input.trim_matches(JSON_WHITESPACE) == "null" {
                     return Err(Error::Encode {
                         at: at.trim_start().to_owned(),
-                        message: "its input is the JSON value null, which the wire cannot tell apart \
+                        message:
+                            "its input is the JSON value null, which the wire cannot tell apart \
                                   from empty input; use empty input"
-                            .to_owned(),
+                                .to_owned(),
                     });
                 }
                 out.push_str(&t.input);
             }
-            push_state(out, t.provider_state.as_deref(), &t.provider_state_format, at.trim_start())?;
+            push_state(
+                out,
+                t.provider_state.as_deref(),
+                &t.provider_state_format,
+                at.trim_start(),
+            )?;
         }
         Block::ToolResult(r) => {
             push_field(out, "tool_use_id", &r.tool_use_id);
@@ -374,16 +385,24 @@ impl<'a> Fields<'a> {
     fn string(&self, key: &str) -> Result<String, Error> {
         match self.raw(key) {
             None => Ok(String::new()),
-            Some(raw) => serde_json::from_str::<String>(raw.get())
-                .map_err(|_| decode_err(&self.at, format!("the field {key:?} must be a string, not {}", raw.get().chars().take(40).collect::<String>()))),
+            Some(raw) => serde_json::from_str::<String>(raw.get()).map_err(|_| {
+                decode_err(
+                    &self.at,
+                    format!(
+                        "the field {key:?} must be a string, not {}",
+                        raw.get().chars().take(40).collect::<String>()
+                    ),
+                )
+            }),
         }
     }
 
     fn boolean(&self, key: &str) -> Result<bool, Error> {
         match self.raw(key) {
             None => Ok(false),
-            Some(raw) => serde_json::from_str::<bool>(raw.get())
-                .map_err(|_| decode_err(&self.at, format!("the field {key:?} must be true or false"))),
+            Some(raw) => serde_json::from_str::<bool>(raw.get()).map_err(|_| {
+                decode_err(&self.at, format!("the field {key:?} must be true or false"))
+            }),
         }
     }
 
@@ -394,7 +413,10 @@ impl<'a> Fields<'a> {
 
     /// The raw JSON text of a field that is present, `null` included.
     fn raw_present(&self, key: &str) -> Option<String> {
-        self.members.iter().find(|(k, _)| k == key).map(|(_, v)| v.get().to_owned())
+        self.members
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.get().to_owned())
     }
 }
 
@@ -425,10 +447,12 @@ impl Decoder {
                     message: "the block has no \"type\" tag".to_owned(),
                 })
             }
-            Some(raw) => serde_json::from_str::<String>(raw.get()).map_err(|_| Error::UnknownType {
-                at: at.to_owned(),
-                message: "the block's \"type\" tag is not a string".to_owned(),
-            })?,
+            Some(raw) => {
+                serde_json::from_str::<String>(raw.get()).map_err(|_| Error::UnknownType {
+                    at: at.to_owned(),
+                    message: "the block's \"type\" tag is not a string".to_owned(),
+                })?
+            }
         };
         Ok(match fold_key(&tag).as_str() {
             "text" => Block::Text(f.string("text")?),
@@ -562,7 +586,11 @@ pub fn unmarshal_message(data: &[u8]) -> Result<AnyMessage, Error> {
     let text = precheck(data, MAX_DOCUMENT_BYTES, at)?;
     let f = Fields::parse(text, at)?;
     let mut decoder = Decoder { blocks: 0 };
-    let key = if f.raw("content").is_some() { "content" } else { "blocks" };
+    let key = if f.raw("content").is_some() {
+        "content"
+    } else {
+        "blocks"
+    };
     let blocks = decoder.content(&f, key, at)?;
     let role = f.string("role")?;
     if f.raw("tooluseid").is_some() || role == "tool" {
@@ -595,7 +623,10 @@ mod tests {
             wire,
             "{\"type\":\"tool_use\",\"id\":\"call_1\",\"name\":\"weather\",\"input\":{\"city\": \"Bo\\u0073ton\" }}"
         );
-        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(tool("{\"city\": \"Bo\\u0073ton\" }")));
+        assert_eq!(
+            unmarshal_block(wire.as_bytes()).ok(),
+            Some(tool("{\"city\": \"Bo\\u0073ton\" }"))
+        );
     }
 
     #[test]
@@ -608,8 +639,14 @@ mod tests {
     #[test]
     fn partial_input_refuses_to_marshal_naming_the_call() {
         let err = marshal_block(&tool("{\"city\":")).err();
-        assert!(matches!(&err, Some(Error::Encode { at, .. }) if at.contains("call_1")), "{err:?}");
-        assert!(matches!(marshal_block(&tool("{} x")), Err(Error::Encode { .. })));
+        assert!(
+            matches!(&err, Some(Error::Encode { at, .. }) if at.contains("call_1")),
+            "{err:?}"
+        );
+        assert!(matches!(
+            marshal_block(&tool("{} x")),
+            Err(Error::Encode { .. })
+        ));
     }
 
     #[test]
@@ -617,28 +654,80 @@ mod tests {
         let b = unmarshal_block(br#"{"Type":"tool_use","ID":"c","Name":"n","Input":{"a":1}}"#);
         assert_eq!(
             b.ok(),
-            Some(Block::ToolUse(ToolUseBlock { id: "c".into(), name: "n".into(), input: "{\"a\":1}".into(), ..Default::default() }))
+            Some(Block::ToolUse(ToolUseBlock {
+                id: "c".into(),
+                name: "n".into(),
+                input: "{\"a\":1}".into(),
+                ..Default::default()
+            }))
         );
         let b = unmarshal_block(br#"{"type":"image","MediaType":"image/png","Data":"AA"}"#);
-        assert_eq!(b.ok(), Some(Block::Image(ImageBlock { media_type: "image/png".into(), data: "AA".into(), ..Default::default() })));
+        assert_eq!(
+            b.ok(),
+            Some(Block::Image(ImageBlock {
+                media_type: "image/png".into(),
+                data: "AA".into(),
+                ..Default::default()
+            }))
+        );
     }
 
     #[test]
     fn fails_closed() {
-        assert!(matches!(unmarshal_block(b"{}"), Err(Error::UnknownType { .. })));
-        assert!(matches!(unmarshal_block(br#"{"type":""}"#), Err(Error::UnknownType { .. })));
-        assert!(matches!(unmarshal_block(br#"{"type":"video"}"#), Err(Error::UnknownType { .. })));
+        assert!(matches!(
+            unmarshal_block(b"{}"),
+            Err(Error::UnknownType { .. })
+        ));
+        assert!(matches!(
+            unmarshal_block(br#"{"type":""}"#),
+            Err(Error::UnknownType { .. })
+        ));
+        assert!(matches!(
+            unmarshal_block(br#"{"type":"video"}"#),
+            Err(Error::UnknownType { .. })
+        ));
         assert!(matches!(unmarshal_block(b"[1]"), Err(Error::Decode { .. })));
-        assert!(matches!(unmarshal_block(b"{\"type\":\"text\""), Err(Error::Decode { .. })));
-        assert!(matches!(unmarshal_block(b"{\"type\":\"text\",\"text\":\"\xff\"}"), Err(Error::Decode { .. })));
-        assert!(matches!(unmarshal_block(br#"{"type":"text","text":5}"#), Err(Error::Decode { .. })));
-        assert!(matches!(unmarshal_block(br#"{"type":"text","text":"a","Text":"b"}"#), Err(Error::Decode { .. })));
-        let deep = format!("{{\"type\":\"tool_use\",\"input\":{}{}}}", "[".repeat(200), "]".repeat(200));
-        assert!(matches!(unmarshal_block(deep.as_bytes()), Err(Error::Limit { .. })));
-        let big = format!("{{\"type\":\"text\",\"text\":\"{}\"}}", "a".repeat(MAX_BLOCK_BYTES));
-        assert!(matches!(unmarshal_block(big.as_bytes()), Err(Error::Limit { .. })));
-        let many = format!("[{}]", vec!["{\"type\":\"text\"}"; MAX_BLOCKS + 1].join(","));
-        assert!(matches!(unmarshal_blocks(many.as_bytes()), Err(Error::Limit { .. })));
+        assert!(matches!(
+            unmarshal_block(b"{\"type\":\"text\""),
+            Err(Error::Decode { .. })
+        ));
+        assert!(matches!(
+            unmarshal_block(b"{\"type\":\"text\",\"text\":\"\xff\"}"),
+            Err(Error::Decode { .. })
+        ));
+        assert!(matches!(
+            unmarshal_block(br#"{"type":"text","text":5}"#),
+            Err(Error::Decode { .. })
+        ));
+        assert!(matches!(
+            unmarshal_block(br#"{"type":"text","text":"a","Text":"b"}"#),
+            Err(Error::Decode { .. })
+        ));
+        let deep = format!(
+            "{{\"type\":\"tool_use\",\"input\":{}{}}}",
+            "[".repeat(200),
+            "]".repeat(200)
+        );
+        assert!(matches!(
+            unmarshal_block(deep.as_bytes()),
+            Err(Error::Limit { .. })
+        ));
+        let big = format!(
+            "{{\"type\":\"text\",\"text\":\"{}\"}}",
+            "a".repeat(MAX_BLOCK_BYTES)
+        );
+        assert!(matches!(
+            unmarshal_block(big.as_bytes()),
+            Err(Error::Limit { .. })
+        ));
+        let many = format!(
+            "[{}]",
+            vec!["{\"type\":\"text\"}"; MAX_BLOCKS + 1].join(",")
+        );
+        assert!(matches!(
+            unmarshal_blocks(many.as_bytes()),
+            Err(Error::Limit { .. })
+        ));
     }
 
     #[test]
@@ -648,12 +737,23 @@ mod tests {
             content: vec![Block::Text("x\n\u{1}é".into()), tool("[1,2]")],
             is_error: true,
         });
-        let outer = Block::ToolResult(ToolResultBlock { tool_use_id: "b".into(), content: vec![inner], is_error: false });
+        let outer = Block::ToolResult(ToolResultBlock {
+            tool_use_id: "b".into(),
+            content: vec![inner],
+            is_error: false,
+        });
         let wire = marshal_block(&outer).unwrap_or_default();
         assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(outer.clone()));
         for m in [
-            AnyMessage::Message(Message { role: "assistant".into(), blocks: vec![outer.clone()] }),
-            AnyMessage::ToolResult(ToolResultMessage { tool_use_id: "b".into(), blocks: vec![Block::Text("ok".into())], is_error: true }),
+            AnyMessage::Message(Message {
+                role: "assistant".into(),
+                blocks: vec![outer.clone()],
+            }),
+            AnyMessage::ToolResult(ToolResultMessage {
+                tool_use_id: "b".into(),
+                blocks: vec![Block::Text("ok".into())],
+                is_error: true,
+            }),
         ] {
             let wire = marshal_message(&m).unwrap_or_default();
             assert_eq!(unmarshal_message(wire.as_bytes()).ok(), Some(m));
