@@ -3,11 +3,11 @@ wire round trips are exact."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from toolstitch import (
     ImageBlock,
     Message,
@@ -29,8 +29,14 @@ from toolstitch import (
 
 I64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 raw_json = st.builds(
@@ -43,11 +49,13 @@ raw_json = st.builds(
 
 def cuts(text: str, points: list[int]) -> list[str]:
     bounds = sorted({0, len(text), *(p % (len(text) + 1) for p in points)})
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])] or [""]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)] or [""]
 
 
 @st.composite
-def call_streams(draw: st.DrawFn) -> tuple[dict[int, tuple[str, str, str]], list[tuple[int, str, str, str]]]:
+def call_streams(
+    draw: st.DrawFn,
+) -> tuple[dict[int, tuple[str, str, str]], list[tuple[int, str, str, str]]]:
     """Calls by index, and one stream of fragments that delivers them interleaved."""
     indexes = draw(st.lists(I64, min_size=1, max_size=5, unique=True))
     calls: dict[int, tuple[str, str, str]] = {}
@@ -88,7 +96,11 @@ def test_any_fragmentation_and_interleaving_gives_the_same_blocks(
     assert by_chunk.blocks() == expected
 
 
-@given(raw_json, st.lists(st.integers(0, 10_000), max_size=20), st.lists(st.integers(0, 10_000), max_size=20))
+@given(
+    raw_json,
+    st.lists(st.integers(0, 10_000), max_size=20),
+    st.lists(st.integers(0, 10_000), max_size=20),
+)
 def test_two_fragmentations_of_one_input_agree(raw: str, a: list[int], b: list[int]) -> None:
     first, second = ToolUses(), ToolUses()
     for piece in cuts(raw, a):
@@ -106,14 +118,20 @@ state = st.one_of(st.none(), raw_json)
 def tool_use_blocks(draw: st.DrawFn) -> ToolUseBlock:
     s = draw(state)
     return ToolUseBlock(
-        draw(text), draw(text), draw(st.one_of(st.just(""), raw_json.filter(lambda r: r != "null"))), s, draw(st.text(min_size=1)) if s else ""
+        draw(text),
+        draw(text),
+        draw(st.one_of(st.just(""), raw_json.filter(lambda r: r != "null"))),
+        s,
+        draw(st.text(min_size=1)) if s else "",
     )
 
 
 @st.composite
 def thinking_blocks(draw: st.DrawFn) -> ThinkingBlock:
     s = draw(state)
-    return ThinkingBlock(draw(text), draw(text), draw(text), s, draw(st.text(min_size=1)) if s else "")
+    return ThinkingBlock(
+        draw(text), draw(text), draw(text), s, draw(st.text(min_size=1)) if s else ""
+    )
 
 
 leaf_blocks = st.one_of(
@@ -125,7 +143,9 @@ leaf_blocks = st.one_of(
 )
 blocks = st.recursive(
     leaf_blocks,
-    lambda inner: st.builds(ToolResultBlock, text, st.lists(inner, max_size=3).map(tuple), st.booleans()),
+    lambda inner: st.builds(
+        ToolResultBlock, text, st.lists(inner, max_size=3).map(tuple), st.booleans()
+    ),
     max_leaves=8,
 )
 
@@ -144,9 +164,11 @@ def test_block_list_round_trip_is_exact(items: list[object]) -> None:
     assert unmarshal_blocks(marshal_blocks(items)) == items
 
 
-@given(st.one_of(
-    st.builds(Message, text, st.lists(blocks, max_size=4).map(tuple)),
-    st.builds(ToolResultMessage, text, st.lists(blocks, max_size=4).map(tuple), st.booleans()),
-))
+@given(
+    st.one_of(
+        st.builds(Message, text, st.lists(blocks, max_size=4).map(tuple)),
+        st.builds(ToolResultMessage, text, st.lists(blocks, max_size=4).map(tuple), st.booleans()),
+    )
+)
 def test_message_round_trip_is_exact(message: object) -> None:
     assert unmarshal_message(marshal_message(message)) == message

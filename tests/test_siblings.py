@@ -6,7 +6,6 @@ import copy
 import pickle
 
 import pytest
-
 from toolstitch import (
     ImageBlock,
     ImageChunk,
@@ -40,7 +39,9 @@ def test_single_block_accumulators_append(acc: type, chunk: type, block: type) -
     assert len(a) == 1
 
 
-@pytest.mark.parametrize(("acc", "chunk", "block"), [(Text, TextChunk, TextBlock), (Refusal, RefusalChunk, RefusalBlock)])
+@pytest.mark.parametrize(
+    ("acc", "chunk", "block"), [(Text, TextChunk, TextBlock), (Refusal, RefusalChunk, RefusalBlock)]
+)
 def test_an_add_of_empty_text_still_yields_a_block(acc: type, chunk: type, block: type) -> None:
     a = acc()
     a.add(chunk(""))
@@ -76,7 +77,9 @@ def test_text_limit_rejects_the_fragment_and_keeps_the_rest() -> None:
     assert t.block() == TextBlock("abcde")
 
 
-@pytest.mark.parametrize("clone", [copy.copy, copy.deepcopy, lambda c: pickle.loads(pickle.dumps(c))])
+@pytest.mark.parametrize(
+    "clone", [copy.copy, copy.deepcopy, lambda c: pickle.loads(pickle.dumps(c))]
+)
 def test_text_copies_are_independent(clone: object) -> None:
     t = Text(max_bytes=100)
     t.add_fragment("a")
@@ -173,6 +176,11 @@ def test_indexed_chunks_refuse_indexes_outside_i64(index: int) -> None:
 
 
 def test_chunks_pickle_and_compare() -> None:
-    for chunk in [TextChunk("a"), RefusalChunk("b"), ThinkingChunk(1, "t", "s", "f", '"p"', "g"), ImageChunk(2, "m", "u", "d")]:
+    for chunk in [
+        TextChunk("a"),
+        RefusalChunk("b"),
+        ThinkingChunk(1, "t", "s", "f", '"p"', "g"),
+        ImageChunk(2, "m", "u", "d"),
+    ]:
         assert pickle.loads(pickle.dumps(chunk)) == chunk
         assert repr(chunk)

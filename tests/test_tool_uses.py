@@ -7,7 +7,6 @@ import pickle
 import threading
 
 import pytest
-
 from toolstitch import (
     IndexRangeError,
     LimitError,
@@ -209,7 +208,14 @@ def test_extend_adds_in_order_and_keeps_what_came_before_an_error() -> None:
 
 def test_extend_takes_fragment_tuples_as_the_batch_fast_path() -> None:
     calls = ToolUses()
-    calls.extend([(1, "b", "g", "[]"), (0, "a", "f", '{"x":'), (0, None, None, "1}"), ToolUseChunk(0, name="f2")])
+    calls.extend(
+        [
+            (1, "b", "g", "[]"),
+            (0, "a", "f", '{"x":'),
+            (0, None, None, "1}"),
+            ToolUseChunk(0, name="f2"),
+        ]
+    )
     assert calls.blocks() == [ToolUseBlock("a", "f2", '{"x":1}'), ToolUseBlock("b", "g", "[]")]
     with pytest.raises(TypeError, match="not 2 items"):
         calls.extend([(0, "a")])
@@ -300,7 +306,9 @@ def test_concurrent_add_from_8_threads_loses_nothing() -> None:
     assert len(calls) == 12
 
 
-@pytest.mark.parametrize("clone", [copy.copy, copy.deepcopy, lambda c: pickle.loads(pickle.dumps(c))])
+@pytest.mark.parametrize(
+    "clone", [copy.copy, copy.deepcopy, lambda c: pickle.loads(pickle.dumps(c))]
+)
 def test_copy_deepcopy_and_pickle_give_independent_accumulators(clone: object) -> None:
     calls = ToolUses(max_calls=3, max_input_bytes=100, max_total_bytes=1000)
     calls.add(ToolUseChunk(-5, "id", "name", '{"a":', '"sig"', "gemini"))

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from toolstitch import (
     AudioBlock,
     BlockDecodeError,
@@ -36,7 +35,12 @@ MIB = 1024 * 1024
 def test_tool_use_is_shaped_like_anthropic() -> None:
     wire = marshal_block(ToolUseBlock("call_42", "weather", '{"city":"Boston"}'))
     assert wire == '{"type":"tool_use","id":"call_42","name":"weather","input":{"city":"Boston"}}'
-    assert json.loads(wire) == {"type": "tool_use", "id": "call_42", "name": "weather", "input": {"city": "Boston"}}
+    assert json.loads(wire) == {
+        "type": "tool_use",
+        "id": "call_42",
+        "name": "weather",
+        "input": {"city": "Boston"},
+    }
 
 
 @pytest.mark.parametrize(
@@ -78,7 +82,7 @@ def test_invalid_provider_state_refuses_to_marshal() -> None:
 
 def test_every_block_type_round_trips_exactly() -> None:
     blocks = [
-        TextBlock("hello\n\"world\"\t\x01 é 🦀"),
+        TextBlock('hello\n"world"\t\x01 é 🦀'),
         RefusalBlock("no"),
         ThinkingBlock("hmm", "sig==", "anthropic", '{"thoughtSignature":"abc"}', "gemini"),
         ThinkingBlock(""),
@@ -106,13 +110,21 @@ def test_nested_tool_results_round_trip() -> None:
 
 
 def test_messages_round_trip() -> None:
-    m = Message("assistant", (TextBlock("Let me check."), ToolUseBlock("call_1", "weather", '{"city":"Paris"}')))
+    m = Message(
+        "assistant",
+        (TextBlock("Let me check."), ToolUseBlock("call_1", "weather", '{"city":"Paris"}')),
+    )
     wire = marshal_message(m)
     assert json.loads(wire)["role"] == "assistant"
     assert unmarshal_message(wire) == m
     r = ToolResultMessage("call_1", (TextBlock("18C"),), False)
     wire = marshal_message(r)
-    assert json.loads(wire) == {"role": "tool", "tool_use_id": "call_1", "content": [{"type": "text", "text": "18C"}], "is_error": False}
+    assert json.loads(wire) == {
+        "role": "tool",
+        "tool_use_id": "call_1",
+        "content": [{"type": "text", "text": "18C"}],
+        "is_error": False,
+    }
     assert unmarshal_message(wire) == r
     with pytest.raises(TypeError):
         marshal_message(TextBlock("x"))
@@ -123,15 +135,21 @@ def test_messages_round_trip() -> None:
 def test_go_field_spelling_is_accepted_on_decode() -> None:
     go = '{"Type":"tool_use","ID":"call_1","Name":"weather","Input":{"city":"Boston"}}'
     assert unmarshal_block(go) == ToolUseBlock("call_1", "weather", '{"city":"Boston"}')
-    assert unmarshal_block('{"type":"image","MediaType":"image/png","URL":"u"}') == ImageBlock("image/png", "u", "")
+    assert unmarshal_block('{"type":"image","MediaType":"image/png","URL":"u"}') == ImageBlock(
+        "image/png", "u", ""
+    )
     assert unmarshal_block('{"type":"text","Text":"hi"}') == TextBlock("hi")
     go_result = '{"type":"tool_result","ToolUseID":"call_1","Content":[{"Type":"text","Text":"ok"}],"IsError":true}'
     assert unmarshal_block(go_result) == ToolResultBlock("call_1", (TextBlock("ok"),), True)
-    assert unmarshal_message('{"Role":"user","Blocks":[{"Type":"text","Text":"q"}]}') == Message("user", (TextBlock("q"),))
+    assert unmarshal_message('{"Role":"user","Blocks":[{"Type":"text","Text":"q"}]}') == Message(
+        "user", (TextBlock("q"),)
+    )
 
 
 def test_tool_result_string_content_is_one_text_block() -> None:
-    assert unmarshal_block('{"type":"tool_result","tool_use_id":"x","content":"done"}') == ToolResultBlock("x", (TextBlock("done"),))
+    assert unmarshal_block(
+        '{"type":"tool_result","tool_use_id":"x","content":"done"}'
+    ) == ToolResultBlock("x", (TextBlock("done"),))
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ empty); the core never parses it. Parse and validate it with
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import TypeAlias
 
 __all__ = [
     "AudioBlock",
@@ -109,16 +109,16 @@ class ToolResultBlock:
             object.__setattr__(self, "content", tuple(self.content))
 
 
-Block = Union[
-    TextBlock,
-    RefusalBlock,
-    ThinkingBlock,
-    ImageBlock,
-    AudioBlock,
-    DocumentBlock,
-    ToolUseBlock,
-    ToolResultBlock,
-]
+Block: TypeAlias = (
+    TextBlock
+    | RefusalBlock
+    | ThinkingBlock
+    | ImageBlock
+    | AudioBlock
+    | DocumentBlock
+    | ToolUseBlock
+    | ToolResultBlock
+)
 
 
 @dataclass(frozen=True, slots=True)
