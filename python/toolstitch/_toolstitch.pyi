@@ -2,6 +2,7 @@
 from collections.abc import Iterable
 from typing import Any, SupportsIndex, final
 
+import toolstitch.assemble as _assemble
 from toolstitch.blocks import (
     Block,
     ImageBlock,
@@ -228,3 +229,38 @@ class _CompiledSchema:
     def parse_and_validate(
         self, input: str | bytes | bytearray, *, call_id: str = "", tool_name: str = ""
     ) -> Any: ...
+
+# --- provider streams (src/python/assemble.rs; dataclasses in toolstitch.assemble) ---
+
+@final
+class Assembler:
+    """Assembles one streamed provider response into one message per choice."""
+
+    def __init__(
+        self,
+        provider: str = "auto",
+        *,
+        live: bool = True,
+        max_calls: int = 4096,
+        max_input_bytes: int = 8388608,
+        max_total_bytes: int = 67108864,
+        max_event_bytes: int = 16777216,
+        max_choices: int = 128,
+        max_line_bytes: int = 16777216,
+    ) -> None: ...
+    def feed(
+        self, event: object, *, event_type: str | None = None
+    ) -> tuple[_assemble.LiveEvent, ...]: ...
+    def feed_bytes(
+        self, data: bytes | bytearray | memoryview
+    ) -> tuple[_assemble.LiveEvent, ...]: ...
+    def close(self) -> tuple[_assemble.LiveEvent, ...]: ...
+    def messages(self) -> list[_assemble.AssembledMessage]: ...
+    def message(self, choice: int = 0) -> _assemble.AssembledMessage: ...
+    def partial_calls(self) -> dict[tuple[int, int], Any]: ...
+    @property
+    def dialect(self) -> str | None: ...
+    @property
+    def live(self) -> bool: ...
+    @property
+    def closed(self) -> bool: ...

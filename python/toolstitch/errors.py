@@ -7,14 +7,32 @@ call, which byte and which limit.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import NamedTuple
+
 __all__ = [
     "BlockDecodeError",
     "BlockEncodeError",
     "BlockLimitError",
+    "CrcError",
+    "FramingError",
+    "IncompleteMessageError",
     "IndexRangeError",
     "LimitError",
+    "ProviderError",
+    "RenderError",
+    "SchemaFailure",
+    "StreamClosedError",
+    "StreamDecodeError",
+    "ToolDefinitionError",
+    "ToolInputError",
+    "ToolResultError",
+    "ToolSchemaError",
+    "ToolValidationError",
     "ToolstitchError",
     "UnknownBlockTypeError",
+    "UnknownProviderError",
+    "UnknownToolError",
 ]
 
 
@@ -44,3 +62,142 @@ class BlockLimitError(ToolstitchError):
 
 class UnknownBlockTypeError(BlockDecodeError):
     """A block whose type tag is missing, empty or unknown."""
+
+
+class ToolDefinitionError(ToolstitchError):
+    """A tool definition that is not in any known form, or whose schema does not compile."""
+
+
+class _CallError(ToolstitchError):
+    """An error about one tool call: ``call_id`` and ``tool_name`` say which."""
+
+    def __init__(self, message: str, *, call_id: str = "", tool_name: str = "") -> None:
+        super().__init__(message)
+        self.call_id = call_id
+        self.tool_name = tool_name
+
+
+class UnknownToolError(_CallError):
+    """A call of a tool that the toolset does not declare; ``declared`` lists the names it does."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        call_id: str = "",
+        tool_name: str = "",
+        declared: Iterable[str] = (),
+    ) -> None:
+        super().__init__(message, call_id=call_id, tool_name=tool_name)
+        self.declared = tuple(declared)
+
+
+class ToolInputError(_CallError):
+    """Tool input that is not one JSON value: ``offset`` is the byte (in UTF-8) where it fails."""
+
+    def __init__(
+        self, message: str, offset: int = 0, *, call_id: str = "", tool_name: str = ""
+    ) -> None:
+        super().__init__(message, call_id=call_id, tool_name=tool_name)
+        self.offset = offset
+
+
+class SchemaFailure(NamedTuple):
+    """One failed JSON Schema check: ``path`` is a JSON Pointer into the arguments (``""`` is
+    the whole value), ``message`` says what is wrong."""
+
+    path: str
+    message: str
+
+
+class ToolSchemaError(_CallError):
+    """Tool arguments that do not satisfy the tool's JSON Schema; ``failures`` lists every
+    failing check as a ``SchemaFailure(path, message)``."""
+
+    def __init__(
+        self,
+        message: str,
+        failures: Iterable[tuple[str, str]] = (),
+        *,
+        call_id: str = "",
+        tool_name: str = "",
+    ) -> None:
+        super().__init__(message, call_id=call_id, tool_name=tool_name)
+        self.failures = [SchemaFailure(path, text) for path, text in failures]
+
+
+class IncompleteMessageError(ToolstitchError):
+    """A message whose stream did not complete normally: its calls must not be executed."""
+
+
+class ToolValidationError(ToolstitchError):
+    """One or more calls of a turn failed validation; ``errors`` holds one error per failing
+    call (``UnknownToolError``, ``ToolInputError`` or ``ToolSchemaError``), in call order."""
+
+    def __init__(self, message: str, errors: Iterable[ToolstitchError] = ()) -> None:
+        super().__init__(message)
+        self.errors = tuple(errors)
+
+
+class ToolResultError(ToolstitchError):
+    """Results that do not answer the calls of the turn: a result for an unknown call id,
+    two results for one call, or a call left without a result."""
+
+
+class RenderError(ToolstitchError):
+    """A block the provider's request format cannot carry, or an unknown provider name."""
+
+
+# --- provider streams (the Assembler) ---
+
+
+class UnknownProviderError(ToolstitchError):
+    """A provider name the Assembler does not know; the message lists the valid ones."""
+
+
+class StreamDecodeError(ToolstitchError):
+    """An event that cannot be read: not JSON, not an object, a field of the wrong type, or
+    (with ``provider="auto"``) a shape no dialect has. ``event_index`` is the event's 1-based
+    ordinal in the stream (every event fed counts) and ``event_type`` its type when known."""
+
+    def __init__(self, message: str, *, event_index: int = 0, event_type: str = "") -> None:
+        super().__init__(message)
+        self.event_index = event_index
+        self.event_type = event_type
+
+
+class ProviderError(ToolstitchError):
+    """The provider reported an error inside the stream (an ``error`` event, ``response.failed``,
+    an ``{"error": ...}`` chunk, an AWS event-stream exception). ``error_type`` is the provider's
+    own name for it; no message of the stream is complete afterwards."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        event_index: int = 0,
+        event_type: str = "",
+        error_type: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.event_index = event_index
+        self.event_type = event_type
+        self.error_type = error_type
+
+
+class FramingError(ToolstitchError):
+    """Transport bytes that cannot be framed: invalid UTF-8, a stream cut inside an event or
+    frame, an unknown transport, a malformed AWS event-stream frame. ``offset`` is the byte
+    (counted from the first byte fed) the error names, when it names one."""
+
+    def __init__(self, message: str, offset: int | None = None) -> None:
+        super().__init__(message)
+        self.offset = offset
+
+
+class CrcError(FramingError):
+    """An AWS event-stream frame whose prelude or message CRC32 does not match its bytes."""
+
+
+class StreamClosedError(ToolstitchError):
+    """An event or bytes fed after ``close()``; start a new Assembler for a new stream."""

@@ -1,8 +1,9 @@
 //! Raising the exception classes of `toolstitch.errors` from Rust.
 
+use pyo3::call::PyCallArgs;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyType};
 
 use crate::{accumulate, wire};
 
@@ -15,9 +16,27 @@ pub(crate) enum Kind {
     BlockEncode,
     BlockLimit,
     UnknownBlockType,
+    ToolInput,
+    ToolSchema,
+    ToolDefinition,
+    UnknownProvider,
+    StreamDecode,
+    Provider,
+    Framing,
+    Crc,
+    StreamClosed,
 }
 
-static CLASSES: [PyOnceLock<Py<PyType>>; 6] = [
+static CLASSES: [PyOnceLock<Py<PyType>>; 15] = [
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
     PyOnceLock::new(),
     PyOnceLock::new(),
     PyOnceLock::new(),
@@ -35,6 +54,15 @@ impl Kind {
             Kind::BlockEncode => "BlockEncodeError",
             Kind::BlockLimit => "BlockLimitError",
             Kind::UnknownBlockType => "UnknownBlockTypeError",
+            Kind::ToolInput => "ToolInputError",
+            Kind::ToolSchema => "ToolSchemaError",
+            Kind::ToolDefinition => "ToolDefinitionError",
+            Kind::UnknownProvider => "UnknownProviderError",
+            Kind::StreamDecode => "StreamDecodeError",
+            Kind::Provider => "ProviderError",
+            Kind::Framing => "FramingError",
+            Kind::Crc => "CrcError",
+            Kind::StreamClosed => "StreamClosedError",
         }
     }
 }
@@ -50,6 +78,29 @@ pub(crate) fn error(py: Python<'_>, kind: Kind, message: impl Into<String>) -> P
     }
 }
 
+/// A Python exception of `kind` built by calling its class with `args` (and
+/// `kwargs`), for the classes that carry attributes (`offset`, `failures`).
+pub(crate) fn error_instance<'py, A>(
+    py: Python<'py>,
+    kind: Kind,
+    args: A,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyErr
+where
+    A: PyCallArgs<'py>,
+{
+    let cell = CLASSES.get(kind as usize);
+    let class = match cell.map(|c| c.import(py, "toolstitch.errors", kind.name())) {
+        Some(Ok(class)) => class,
+        Some(Err(e)) => return e,
+        None => return pyo3::exceptions::PyValueError::new_err(kind.name()),
+    };
+    match class.call(args, kwargs) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    }
+}
+
 pub(crate) fn from_accumulate(py: Python<'_>, e: &accumulate::Error) -> PyErr {
     error(py, Kind::Limit, e.to_string())
 }
@@ -62,4 +113,73 @@ pub(crate) fn from_wire(py: Python<'_>, e: &wire::Error) -> PyErr {
         wire::Error::UnknownType { .. } => Kind::UnknownBlockType,
     };
     error(py, kind, e.to_string())
+}
+
+/// `{name: value}` keyword arguments for an error class, or `None` if building them failed.
+fn error_kwargs<'py>(
+    py: Python<'py>,
+    items: &[(&str, Bound<'py, PyAny>)],
+) -> Option<Bound<'py, PyDict>> {
+    let kwargs = PyDict::new(py);
+    for (name, value) in items {
+        kwargs.set_item(*name, value).ok()?;
+    }
+    Some(kwargs)
+}
+
+fn py_str<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyAny> {
+    pyo3::types::PyString::new(py, s).into_any()
+}
+
+fn py_int(py: Python<'_>, n: u64) -> Bound<'_, PyAny> {
+    pyo3::types::PyInt::new(py, n).into_any()
+}
+
+/// A provider-stream error as its `toolstitch.errors` class: `UnknownProviderError`,
+/// `StreamDecodeError` (an unreadable event, or a shape `auto` cannot place),
+/// `ProviderError`, `LimitError` or `StreamClosedError`.
+pub(crate) fn from_providers(py: Python<'_>, e: &crate::providers::Error) -> PyErr {
+    use crate::providers::Error as E;
+    let message = e.to_string();
+    let event = e.event();
+    let ordinal = event.map_or(0, |ev| ev.ordinal);
+    let event_type = event.map_or("", |ev| ev.event_type.as_str());
+    match e {
+        E::UnknownDialect { .. } => error(py, Kind::UnknownProvider, message),
+        E::Limit { .. } => error(py, Kind::Limit, message),
+        E::Closed { .. } => error(py, Kind::StreamClosed, message),
+        E::Decode { .. } | E::UnknownShape { .. } => {
+            let kwargs = error_kwargs(
+                py,
+                &[
+                    ("event_index", py_int(py, ordinal)),
+                    ("event_type", py_str(py, event_type)),
+                ],
+            );
+            error_instance(py, Kind::StreamDecode, (message,), kwargs.as_ref())
+        }
+        E::Provider { error_type, .. } => {
+            let kwargs = error_kwargs(
+                py,
+                &[
+                    ("event_index", py_int(py, ordinal)),
+                    ("event_type", py_str(py, event_type)),
+                    ("error_type", py_str(py, error_type)),
+                ],
+            );
+            error_instance(py, Kind::Provider, (message,), kwargs.as_ref())
+        }
+    }
+}
+
+/// A framing error as its `toolstitch.errors` class: `LimitError`, `CrcError`, or
+/// `FramingError` (with the byte offset it names).
+pub(crate) fn from_framing(py: Python<'_>, e: &crate::framing::Error) -> PyErr {
+    use crate::framing::Error as E;
+    let message = e.to_string();
+    match e {
+        E::Limit { .. } => error(py, Kind::Limit, message),
+        E::Crc { .. } => error_instance(py, Kind::Crc, (message, e.offset()), None),
+        _ => error_instance(py, Kind::Framing, (message, e.offset()), None),
+    }
 }

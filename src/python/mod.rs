@@ -5,8 +5,10 @@
 //! `toolstitch.blocks`, and errors as the classes of `toolstitch.errors`.
 
 mod accumulate;
+mod assemble;
 mod convert;
 mod errors;
+mod tools;
 mod wire;
 
 use pyo3::prelude::*;
@@ -15,6 +17,8 @@ use pyo3::prelude::*;
 fn _toolstitch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     accumulate::register(m)?;
+    assemble::register(m)?;
     wire::register(m)?;
+    tools::register(m)?;
     Ok(())
 }

@@ -1,0 +1,238 @@
+"""Provider streams into finished messages: the ``Assembler`` and what it returns.
+
+``Assembler(provider)`` (implemented in Rust, re-exported here) takes one streamed
+response of one provider, as decoded events (``feed``) or as raw transport bytes
+(``feed_bytes``), and builds one ``AssembledMessage`` per choice. Each ``feed``
+returns the live events it caused (``ToolCallStarted``, ``ToolInputDelta``,
+``ToolCallFinished``, ``TextDelta``, ``ThinkingDelta``, ``RefusalDelta``,
+``MessageDone``) for interfaces that render as the stream goes. See
+``docs/providers.md`` for the dialects, the quirks each one survives and every
+choice made here.
+
+Execute a call only when its message is ``complete`` and the call validates:
+``message.validated(toolset)`` does both.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from toolstitch._toolstitch import Assembler
+from toolstitch.blocks import Block, Message, ToolUseBlock
+from toolstitch.errors import IncompleteMessageError, StreamDecodeError
+
+if TYPE_CHECKING:
+    from toolstitch.tools import Toolset, ValidatedCall
+
+__all__ = [
+    "AssembledMessage",
+    "Assembler",
+    "LiveEvent",
+    "MessageDone",
+    "RefusalDelta",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolInputDelta",
+]
+
+
+# ------------------------------------------------------------------ live events
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """A call opened. ``index`` is toolstitch's own key for the call within its choice
+    (0, 1, 2, ... in the order calls opened), not the provider's index. ``id`` is minted
+    (``call_<choice>_<index>``) when the provider sent none. Sent a second time, once,
+    when a call opened without a name and the name came later (QUIRKS Q7)."""
+
+    choice: int
+    index: int
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInputDelta:
+    """Raw input text appended to a call (concatenate the fragments of one call to get
+    its input so far; ``Assembler.partial_calls()`` gives the parsed best-effort value)."""
+
+    choice: int
+    index: int
+    fragment: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallFinished:
+    """The call's block ended; its input will not change any more."""
+
+    choice: int
+    index: int
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """Assistant text appended to the message of ``choice``."""
+
+    choice: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    """Reasoning text appended to the message of ``choice``."""
+
+    choice: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalDelta:
+    """Refusal text appended to the message of ``choice``."""
+
+    choice: int
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDone:
+    """The message of ``choice`` ended: explicitly (a finish reason, ``message_stop``,
+    ``response.completed``, ...) or at ``close()``. ``complete`` is final."""
+
+    choice: int
+    finish_reason: str | None
+    complete: bool
+
+
+LiveEvent: TypeAlias = (
+    ToolCallStarted
+    | ToolInputDelta
+    | ToolCallFinished
+    | TextDelta
+    | ThinkingDelta
+    | RefusalDelta
+    | MessageDone
+)
+"""Any of the seven live event classes."""
+
+
+# ------------------------------------------------------------------ the message
+
+
+@dataclass(frozen=True, slots=True)
+class AssembledMessage:
+    """One choice of a streamed response, as assembled so far.
+
+    - ``blocks``: text, thinking, refusal and tool-use blocks in the order they first
+      appeared in the stream;
+    - ``tool_uses``: the calls, in ascending provider index (calls without one, or
+      sharing one, in the order they opened); ``input`` is the raw JSON text exactly as
+      streamed (a Gemini call's arguments object is re-serialised in arrival order);
+    - ``text``: every text block concatenated;
+    - ``finish_reason``: the provider's own value (``tool_calls``, ``end_turn``,
+      ``STOP``, ``TOOL_CALL``, ``completed``, ...), or ``None``;
+    - ``usage``: the provider's usage object(s), top-level keys merged in arrival
+      order (the same dict on every choice), or ``None``;
+    - ``complete``: true only after an explicit end with a normal reason; a stream cut
+      short or ended by ``length`` / ``max_tokens`` / a filter / an error never is;
+    - ``problems``: what is wrong with single calls, found at ``close()`` (a call that
+      never got a name, Q7);
+    - ``minted_ids``: the ids toolstitch minted for calls the provider sent without one
+      (Q8);
+    - ``server_side_ids``: the ids of calls the provider runs itself (Anthropic
+      ``server_tool_use`` / ``mcp_tool_use``), never for the client to execute.
+    """
+
+    choice: int
+    blocks: tuple[Block, ...]
+    tool_uses: tuple[ToolUseBlock, ...]
+    text: str
+    finish_reason: str | None
+    usage: dict[str, Any] | None
+    complete: bool
+    problems: tuple[str, ...] = ()
+    minted_ids: frozenset[str] = frozenset()
+    server_side_ids: frozenset[str] = frozenset()
+
+    def to_message(self) -> Message:
+        """The assistant turn as a ``Message("assistant", blocks)``."""
+        return Message("assistant", self.blocks)
+
+    def validated(self, toolset: Toolset) -> list[ValidatedCall]:
+        """Every client-side call of a complete message, strictly parsed and checked.
+
+        Refuses a message that is not ``complete`` (or that has ``problems``) with
+        ``IncompleteMessageError``: a cut stream's calls must not be executed. Then
+        delegates to ``toolset.validate_all``, which raises one ``ToolValidationError``
+        listing every failing call. Calls the provider runs itself
+        (``server_side_ids``) are skipped.
+        """
+        if not self.complete:
+            why = f" (finish reason {self.finish_reason!r})" if self.finish_reason else ""
+            raise IncompleteMessageError(
+                f"choice {self.choice} did not complete normally{why}: its tool calls "
+                f"may be truncated and must not be executed"
+            )
+        if self.problems:
+            raise IncompleteMessageError(
+                f"choice {self.choice} has calls that cannot be executed: "
+                + "; ".join(self.problems)
+            )
+        calls = [b for b in self.tool_uses if b.id not in self.server_side_ids]
+        return toolset.validate_all(calls)
+
+
+# ------------------------------------------------ events to JSON (called from Rust)
+
+# json.dumps(ensure_ascii=False, separators=(",", ":")) without re-reading its keyword
+# arguments on every call; NaN and infinities are not JSON and are refused.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
+def _as_plain(event: object) -> object:
+    """A provider SDK object as plain JSON-ready data.
+
+    ``to_dict()`` first (openai and anthropic: it omits unset fields and uses the API's
+    field names), then pydantic's ``model_dump(mode="json", by_alias=True,
+    exclude_unset=True)`` (google-genai: its aliases are the API's camelCase names,
+    which its ``to_json_dict()`` does not use), then ``to_json_dict()``.
+    """
+    to_dict = getattr(event, "to_dict", None)
+    if callable(to_dict):
+        try:
+            return to_dict(mode="json")
+        except TypeError:
+            return to_dict()
+    dump = getattr(event, "model_dump", None)
+    if callable(dump):
+        try:
+            return dump(mode="json", by_alias=True, exclude_unset=True)
+        except TypeError:
+            return dump()
+    to_json_dict = getattr(event, "to_json_dict", None)
+    if callable(to_json_dict):
+        return to_json_dict()
+    raise TypeError(
+        "feed() takes one decoded event: a dict, JSON text as str or bytes, or an object "
+        "of a provider's SDK (with to_dict(), model_dump() or to_json_dict()), not "
+        f"{type(event).__name__}"
+    )
+
+
+def _event_json(event: object, ordinal: int) -> str:
+    """The JSON text of a dict or SDK event, keys in their order (Gemini argument
+    objects keep it). ``ordinal`` is the number the event will have, for messages."""
+    plain = event if isinstance(event, dict) else _as_plain(event)
+    if isinstance(plain, Mapping) and not isinstance(plain, dict):
+        plain = dict(plain)
+    try:
+        return _encode(plain)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise StreamDecodeError(
+            f"event #{ordinal} cannot be written as JSON: {e}", event_index=ordinal
+        ) from None

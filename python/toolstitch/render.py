@@ -1,0 +1,547 @@
+"""Rendering the assistant turn and its tool results for the next request.
+
+Each function returns a ``list`` of plain dicts to append to the conversation in
+that provider's request format: ``messages`` (OpenAI chat, Anthropic, Bedrock
+``converse``), ``input`` (OpenAI Responses) or ``contents`` (Gemini).
+
+Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
+``"bedrock"``, ``"gemini"``.
+
+- Tool calls go back exactly as received: OpenAI's ``arguments`` is the raw input
+  text (``"{}"`` when it is empty); Anthropic, Bedrock and Gemini take an object,
+  so the input is parsed strictly (``ToolInputError`` when it is not one JSON
+  value) with members kept in their order.
+- Provider state travels back: Anthropic thinking signatures, Bedrock reasoning
+  signatures, Gemini ``thoughtSignature`` (a block's ``provider_state`` of format
+  ``"gemini"``), the Responses ``function_call`` item ``id`` (format
+  ``"openai-responses"``).
+- Results are tied to their calls by ``tool_use_id``. ``render_results`` checks
+  that tie when it is given the turn's ``calls=``; ``render_turn`` always does.
+  See ``docs/tool-loop.md`` for every choice made where providers differ.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from toolstitch._toolstitch import _parse_strict
+from toolstitch.blocks import (
+    AudioBlock,
+    Block,
+    DocumentBlock,
+    ImageBlock,
+    Message,
+    RefusalBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolResultMessage,
+    ToolUseBlock,
+)
+from toolstitch.errors import RenderError, ToolInputError, ToolResultError
+
+__all__ = ["PROVIDERS", "render_assistant", "render_results", "render_turn"]
+
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "bedrock", "gemini")
+
+Item = dict[str, Any]
+Result = ToolResultBlock | ToolResultMessage
+
+
+def render_assistant(provider: str, message: Any) -> list[Item]:
+    """The assistant turn being answered, in ``provider``'s request format.
+
+    ``message`` is an ``AssembledMessage``, a ``Message``, or an iterable of blocks.
+    Text, refusals, reasoning the provider can take back, and every tool call are
+    rendered in stream order; a block the format cannot carry is a ``RenderError``.
+    """
+    _check(provider)
+    blocks = _blocks(message)
+    if provider == "openai-chat":
+        return [_chat_assistant(blocks)]
+    if provider == "openai-responses":
+        return _responses_assistant(blocks)
+    if provider == "anthropic":
+        return [{"role": "assistant", "content": _anthropic_assistant(blocks)}]
+    if provider == "bedrock":
+        return [{"role": "assistant", "content": _bedrock_assistant(blocks)}]
+    return [{"role": "model", "parts": _gemini_assistant(blocks)}]
+
+
+def render_results(
+    provider: str, results: Iterable[Any] | Result | Message, *, calls: Any = None
+) -> list[Item]:
+    """The tool results, in ``provider``'s request format.
+
+    ``results`` holds ``ToolResultBlock``s and ``ToolResultMessage``s (a ``Message``
+    of result blocks is unpacked). With ``calls`` (the assistant turn being
+    answered: a message or its blocks) each result must answer one of its calls,
+    no call may get two results and every call must get one, else
+    ``ToolResultError``; results are then rendered in call order. Gemini needs
+    ``calls``: its ``functionResponse`` names the function, which a result does
+    not carry.
+    """
+    _check(provider)
+    answers = _results(results)
+    names: dict[str, str] | None = None
+    if calls is not None:
+        names = _tool_names(calls)
+        answers = _correlate(answers, names)
+    if provider == "openai-chat":
+        return [
+            {"role": "tool", "tool_call_id": r.tool_use_id, "content": _chat_text(r)}
+            for r in answers
+        ]
+    if provider == "openai-responses":
+        return [
+            {
+                "type": "function_call_output",
+                "call_id": r.tool_use_id,
+                "output": _responses_output(r),
+            }
+            for r in answers
+        ]
+    if provider == "anthropic":
+        return [{"role": "user", "content": [_anthropic_result(r) for r in answers]}]
+    if provider == "bedrock":
+        return [{"role": "user", "content": [_bedrock_result(r) for r in answers]}]
+    if names is None:
+        raise RenderError(
+            "gemini results need calls= (the assistant turn being answered): a "
+            "functionResponse names its function, and a result only knows its call id"
+        )
+    return [{"role": "user", "parts": [_gemini_result(r, names) for r in answers]}]
+
+
+def render_turn(
+    provider: str, message: Any, results: Iterable[Any] | Result | Message
+) -> list[Item]:
+    """The assistant turn followed by its results, correlation checked.
+
+    The same as ``render_assistant(provider, message) + render_results(provider,
+    results, calls=message)``: ready to extend the conversation with.
+    """
+    return render_assistant(provider, message) + render_results(provider, results, calls=message)
+
+
+# ----------------------------------------------------------------- inputs
+
+
+def _check(provider: str) -> None:
+    if provider not in PROVIDERS:
+        raise RenderError(
+            f"unknown provider {provider!r}: one of {', '.join(repr(p) for p in PROVIDERS)}"
+        )
+
+
+def _blocks(message: Any) -> list[Block]:
+    blocks = getattr(message, "blocks", message)
+    if isinstance(blocks, (str, bytes)) or not isinstance(blocks, Iterable):
+        raise TypeError(
+            f"expected a message or an iterable of blocks, not {type(message).__name__}"
+        )
+    return list(blocks)
+
+
+def _results(results: Iterable[Any] | Result | Message) -> list[Result]:
+    out: list[Result] = []
+    if isinstance(results, (ToolResultBlock, ToolResultMessage, Message)):
+        results = [results]
+    for r in results:
+        if isinstance(r, (ToolResultBlock, ToolResultMessage)):
+            out.append(r)
+        elif isinstance(r, Message):
+            out.extend(_results(r.blocks))
+        else:
+            raise TypeError(
+                f"expected ToolResultBlock or ToolResultMessage, not {type(r).__name__}"
+            )
+    return out
+
+
+def _tool_names(calls: Any) -> dict[str, str]:
+    """Call id -> tool name for the calls of the turn being answered."""
+    tool_uses = getattr(calls, "tool_uses", None)
+    blocks: list[Any] = list(tool_uses) if tool_uses is not None else _blocks(calls)
+    names: dict[str, str] = {}
+    for b in blocks:
+        if isinstance(b, ToolUseBlock) or (hasattr(b, "arguments") and hasattr(b, "id")):
+            if not b.id:
+                raise ToolResultError(
+                    f"the call of {b.name!r} has no id: results are tied to calls by id"
+                )
+            names[b.id] = b.name
+    return names
+
+
+def _correlate(results: list[Result], names: dict[str, str]) -> list[Result]:
+    by_id: dict[str, Result] = {}
+    for r in results:
+        if r.tool_use_id not in names:
+            known = ", ".join(repr(i) for i in names) or "none"
+            raise ToolResultError(
+                f"a result for call {r.tool_use_id!r}, which is not a call of this turn "
+                f"(calls: {known})"
+            )
+        if r.tool_use_id in by_id:
+            raise ToolResultError(f"two results for call {r.tool_use_id!r}")
+        by_id[r.tool_use_id] = r
+    missing = [i for i in names if i not in by_id]
+    if missing:
+        raise ToolResultError(
+            f"no result for call{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(repr(i) for i in missing)}: every call of the turn needs one "
+            f"(send an error result, is_error=True, for a call you refuse to run)"
+        )
+    return [by_id[i] for i in names]
+
+
+def _content(r: Result) -> tuple[Block, ...]:
+    return r.content if isinstance(r, ToolResultBlock) else r.blocks
+
+
+def _arguments(b: ToolUseBlock) -> Any:
+    try:
+        return _parse_strict(b.input)
+    except ToolInputError as e:
+        raise ToolInputError(
+            f"tool call {b.id!r} ({b.name}): cannot render its input as an object: {e}",
+            e.offset,
+            call_id=b.id,
+            tool_name=b.name,
+        ) from None
+
+
+def _state(block: ToolUseBlock | ThinkingBlock, form: str) -> Any:
+    """The block's provider state when it is of format ``form``, parsed; else ``None``."""
+    if not block.provider_state or block.provider_state_format != form:
+        return None
+    try:
+        return json.loads(block.provider_state)
+    except ValueError:
+        return block.provider_state
+
+
+def _unsupported(provider: str, block: Any, where: str) -> RenderError:
+    return RenderError(f"{provider} cannot carry a {type(block).__name__} in {where}")
+
+
+def _text_of(r: Result, provider: str) -> str:
+    parts: list[str] = []
+    for b in _content(r):
+        if not isinstance(b, TextBlock):
+            raise _unsupported(provider, b, f"the result of call {r.tool_use_id!r}")
+        parts.append(b.text)
+    return "".join(parts)
+
+
+def _data_url(b: ImageBlock | DocumentBlock | AudioBlock) -> str:
+    return b.url or f"data:{b.media_type};base64,{b.data}"
+
+
+# ------------------------------------------------------------ openai-chat
+
+
+def _chat_assistant(blocks: list[Block]) -> Item:
+    text: list[str] = []
+    refusal: list[str] = []
+    calls: list[Item] = []
+    for b in blocks:
+        if isinstance(b, TextBlock):
+            text.append(b.text)
+        elif isinstance(b, RefusalBlock):
+            refusal.append(b.text)
+        elif isinstance(b, ToolUseBlock):
+            calls.append(
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {"name": b.name, "arguments": b.input or "{}"},
+                }
+            )
+        elif not isinstance(b, ThinkingBlock):
+            raise _unsupported("openai-chat", b, "an assistant message")
+    joined = "".join(text)
+    out: Item = {"role": "assistant", "content": joined if joined or not calls else None}
+    if refusal:
+        out["refusal"] = "".join(refusal)
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _chat_text(r: Result) -> str:
+    return _text_of(r, "openai-chat")
+
+
+# ------------------------------------------------------- openai-responses
+
+
+def _responses_assistant(blocks: list[Block]) -> list[Item]:
+    items: list[Item] = []
+    for b in blocks:
+        if isinstance(b, (TextBlock, RefusalBlock)):
+            if b.text:
+                items.append({"type": "message", "role": "assistant", "content": b.text})
+        elif isinstance(b, ThinkingBlock):
+            reasoning = _responses_reasoning(b)
+            if reasoning is not None:
+                items.append(reasoning)
+        elif isinstance(b, ToolUseBlock):
+            item: Item = {
+                "type": "function_call",
+                "call_id": b.id,
+                "name": b.name,
+                "arguments": b.input or "{}",
+            }
+            item_id = _responses_item_id(_state(b, "openai-responses"))
+            if item_id:
+                item["id"] = item_id
+            items.append(item)
+        else:
+            raise _unsupported("openai-responses", b, "the assistant turn")
+    return items
+
+
+def _responses_item_id(state: Any) -> str | None:
+    if isinstance(state, str):
+        return state
+    if isinstance(state, dict):
+        value = state.get("id", state.get("item_id"))
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _responses_reasoning(b: ThinkingBlock) -> Item | None:
+    """A reasoning item, when the block carries the item's id (its provider state);
+    else nothing: the Responses API cannot take reasoning back without it."""
+    item_id = _responses_item_id(_state(b, "openai-responses"))
+    if not item_id:
+        return None
+    item: Item = {
+        "type": "reasoning",
+        "id": item_id,
+        "summary": [{"type": "summary_text", "text": b.thinking}] if b.thinking else [],
+    }
+    if b.signature and b.signature_format == "openai-responses":
+        item["encrypted_content"] = b.signature
+    return item
+
+
+def _responses_output(r: Result) -> str | list[Item]:
+    content = _content(r)
+    if all(isinstance(b, TextBlock) for b in content):
+        return "".join(b.text for b in content if isinstance(b, TextBlock))
+    parts: list[Item] = []
+    for b in content:
+        if isinstance(b, TextBlock):
+            parts.append({"type": "input_text", "text": b.text})
+        elif isinstance(b, ImageBlock):
+            parts.append({"type": "input_image", "image_url": _data_url(b)})
+        elif isinstance(b, DocumentBlock):
+            part: Item = {"type": "input_file"}
+            if b.url:
+                part["file_url"] = b.url
+            else:
+                part["file_data"] = _data_url(b)
+            if b.title:
+                part["filename"] = b.title
+            parts.append(part)
+        else:
+            raise _unsupported("openai-responses", b, f"the result of call {r.tool_use_id!r}")
+    return parts
+
+
+# -------------------------------------------------------------- anthropic
+
+
+def _anthropic_assistant(blocks: list[Block]) -> list[Item]:
+    content: list[Item] = []
+    for b in blocks:
+        if isinstance(b, (TextBlock, RefusalBlock)):
+            if b.text:  # the API refuses empty text blocks
+                content.append({"type": "text", "text": b.text})
+        elif isinstance(b, ThinkingBlock):
+            redacted = _state(b, "anthropic-redacted")
+            if isinstance(redacted, str):
+                content.append({"type": "redacted_thinking", "data": redacted})
+            elif b.signature and b.signature_format in ("anthropic", ""):
+                content.append(
+                    {"type": "thinking", "thinking": b.thinking, "signature": b.signature}
+                )
+        elif isinstance(b, ToolUseBlock):
+            content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": _arguments(b)})
+        else:
+            raise _unsupported("anthropic", b, "an assistant message")
+    return content
+
+
+def _anthropic_media(b: ImageBlock | DocumentBlock, kind: str) -> Item:
+    if b.url:
+        source: Item = {"type": "url", "url": b.url}
+    elif kind == "document" and b.media_type == "text/plain":
+        source = {"type": "text", "media_type": "text/plain", "data": b.data}
+    else:
+        source = {"type": "base64", "media_type": b.media_type, "data": b.data}
+    out: Item = {"type": kind, "source": source}
+    if isinstance(b, DocumentBlock) and b.title:
+        out["title"] = b.title
+    return out
+
+
+def _anthropic_result(r: Result) -> Item:
+    content: list[Item] = []
+    for b in _content(r):
+        if isinstance(b, TextBlock):
+            if b.text:
+                content.append({"type": "text", "text": b.text})
+        elif isinstance(b, ImageBlock):
+            content.append(_anthropic_media(b, "image"))
+        elif isinstance(b, DocumentBlock):
+            content.append(_anthropic_media(b, "document"))
+        else:
+            raise _unsupported("anthropic", b, f"the result of call {r.tool_use_id!r}")
+    out: Item = {"type": "tool_result", "tool_use_id": r.tool_use_id}
+    if len(content) == 1 and content[0]["type"] == "text":
+        out["content"] = content[0]["text"]
+    elif content:
+        out["content"] = content
+    out["is_error"] = r.is_error
+    return out
+
+
+# ---------------------------------------------------------------- bedrock
+
+
+def _bedrock_assistant(blocks: list[Block]) -> list[Item]:
+    content: list[Item] = []
+    for b in blocks:
+        if isinstance(b, (TextBlock, RefusalBlock)):
+            if b.text:
+                content.append({"text": b.text})
+        elif isinstance(b, ThinkingBlock):
+            redacted = _state(b, "bedrock-redacted")
+            if isinstance(redacted, str):
+                content.append({"reasoningContent": {"redactedContent": _bedrock_blob(redacted)}})
+            elif b.signature and b.signature_format in ("bedrock", ""):
+                content.append(
+                    {
+                        "reasoningContent": {
+                            "reasoningText": {"text": b.thinking, "signature": b.signature}
+                        }
+                    }
+                )
+        elif isinstance(b, ToolUseBlock):
+            content.append({"toolUse": {"toolUseId": b.id, "name": b.name, "input": _arguments(b)}})
+        else:
+            raise _unsupported("bedrock", b, "an assistant message")
+    return content
+
+
+def _bedrock_blob(data: str) -> bytes:
+    """A blob the stream carried as base64, as the bytes boto3 takes."""
+    try:
+        return base64.b64decode(data, validate=True)
+    except ValueError:
+        return data.encode()
+
+
+def _bedrock_format(media_type: str) -> str:
+    subtype = media_type.partition("/")[2].lower()
+    return {"jpg": "jpeg", "plain": "txt", "markdown": "md"}.get(subtype, subtype)
+
+
+def _bedrock_bytes(b: ImageBlock | DocumentBlock, r: Result) -> bytes:
+    if b.url or not b.data:
+        raise RenderError(
+            f"bedrock needs the bytes of a {type(b).__name__} (not a URL) in the result "
+            f"of call {r.tool_use_id!r}"
+        )
+    try:
+        return base64.b64decode(b.data, validate=True)
+    except ValueError:
+        raise RenderError(
+            f"the {type(b).__name__} data in the result of call {r.tool_use_id!r} is not base64"
+        ) from None
+
+
+def _bedrock_result(r: Result) -> Item:
+    content: list[Item] = []
+    for b in _content(r):
+        if isinstance(b, TextBlock):
+            content.append({"text": b.text})
+        elif isinstance(b, ImageBlock):
+            image = {
+                "format": _bedrock_format(b.media_type),
+                "source": {"bytes": _bedrock_bytes(b, r)},
+            }
+            content.append({"image": image})
+        elif isinstance(b, DocumentBlock):
+            document = {
+                "format": _bedrock_format(b.media_type),
+                "name": b.title or "document",
+                "source": {"bytes": _bedrock_bytes(b, r)},
+            }
+            content.append({"document": document})
+        else:
+            raise _unsupported("bedrock", b, f"the result of call {r.tool_use_id!r}")
+    result: Item = {"toolUseId": r.tool_use_id, "content": content}
+    if r.is_error:
+        result["status"] = "error"
+    return {"toolResult": result}
+
+
+# ----------------------------------------------------------------- gemini
+
+
+def _gemini_signature(part: Item, block: ToolUseBlock | ThinkingBlock) -> Item:
+    state = _state(block, "gemini")
+    if isinstance(state, dict):
+        part.update(state)
+    elif isinstance(state, str):
+        part["thoughtSignature"] = state
+    elif (
+        isinstance(block, ThinkingBlock)
+        and block.signature
+        and block.signature_format in ("gemini", "")
+    ):
+        part["thoughtSignature"] = block.signature
+    return part
+
+
+def _gemini_assistant(blocks: list[Block]) -> list[Item]:
+    parts: list[Item] = []
+    for b in blocks:
+        if isinstance(b, (TextBlock, RefusalBlock)):
+            if b.text:
+                parts.append({"text": b.text})
+        elif isinstance(b, ThinkingBlock):
+            # A signature Gemini sent on a part with no thought text comes back the
+            # way it came: an empty text part carrying it.
+            part: Item = {"text": b.thinking, "thought": True} if b.thinking else {"text": ""}
+            part = _gemini_signature(part, b)
+            if b.thinking or "thoughtSignature" in part:
+                parts.append(part)
+        elif isinstance(b, ToolUseBlock):
+            call: Item = {"name": b.name, "args": _arguments(b)}
+            if b.id:
+                call["id"] = b.id
+            parts.append(_gemini_signature({"functionCall": call}, b))
+        else:
+            raise _unsupported("gemini", b, "a model turn")
+    return parts
+
+
+def _gemini_result(r: Result, names: dict[str, str]) -> Item:
+    text = _text_of(r, "gemini")
+    response = {"error": text} if r.is_error else {"output": text}
+    return {
+        "functionResponse": {
+            "id": r.tool_use_id,
+            "name": names[r.tool_use_id],
+            "response": response,
+        }
+    }

@@ -1,0 +1,423 @@
+"""The tool-loop boundary: validate a call before executing it.
+
+``Toolset`` takes the tool definitions you already send to the provider (OpenAI
+chat, OpenAI Responses, Anthropic, Gemini, Bedrock, or a plain ``{name:
+json_schema}`` dict), compiles each schema once, and checks calls strictly:
+
+- the tool name must be declared (``UnknownToolError``);
+- the raw input must be exactly one JSON value (``ToolInputError`` with the byte
+  offset): duplicate keys, anything after the value, invalid UTF-8 and lone
+  surrogate escapes are errors, never repaired; empty input of a completed call
+  means ``{}``;
+- the arguments must be a JSON object satisfying the tool's JSON Schema
+  (``ToolSchemaError`` listing every failing path).
+
+Parsing and checking run in Rust (the ``jsonschema`` crate, drafts 4 to 2020-12,
+2020-12 when ``$schema`` is absent); this module only recognises definitions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from toolstitch._toolstitch import _CompiledSchema, _parse_strict
+from toolstitch.blocks import ToolUseBlock
+from toolstitch.errors import (
+    IncompleteMessageError,
+    ToolDefinitionError,
+    ToolInputError,
+    ToolSchemaError,
+    ToolstitchError,
+    ToolValidationError,
+    UnknownToolError,
+)
+
+__all__ = ["ToolDefinition", "Toolset", "ValidatedCall"]
+
+# The schema of a tool declared without parameters: any object.
+_NO_PARAMETERS: dict[str, Any] = {"type": "object"}
+
+
+@dataclass(frozen=True, slots=True)
+class ValidatedCall:
+    """A call that passed validation: safe to hand to the tool.
+
+    ``arguments`` is the strictly parsed input (a ``dict``, members in the order
+    they arrived; ``{}`` for an empty input).
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """One declared tool as the toolset understood it: its JSON Schema (Gemini's
+    OpenAPI subset already normalised) and the form it was given in (``"openai-chat"``,
+    ``"openai-responses"``, ``"anthropic"``, ``"gemini"``, ``"bedrock"`` or ``"schema"``)."""
+
+    name: str
+    schema: Any
+    form: str
+
+
+class Toolset:
+    """The tools a model may call, each schema compiled once.
+
+    ``tools`` is a list of definitions in any provider's form (forms may be mixed),
+    a Gemini tool (``{"functionDeclarations": [...]}``), a Bedrock ``toolConfig``
+    (with or without the ``toolConfig`` key), a single definition, or a plain
+    ``{name: json_schema}`` dict. Objects of the providers' SDKs are accepted
+    through their ``model_dump()`` / ``to_dict()``. A definition in no known form,
+    a duplicate name, or a schema that does not compile is a ``ToolDefinitionError``.
+    A toolset is immutable and safe to share between threads.
+    """
+
+    __slots__ = ("_definitions", "_schemas")
+
+    def __init__(self, tools: Any) -> None:
+        definitions: dict[str, ToolDefinition] = {}
+        schemas: dict[str, _CompiledSchema] = {}
+        for definition in _definitions(tools):
+            if definition.name in definitions:
+                raise ToolDefinitionError(f"tool {definition.name!r} is declared twice")
+            try:
+                schemas[definition.name] = _CompiledSchema(definition.schema)
+            except ToolDefinitionError as e:
+                raise ToolDefinitionError(f"tool {definition.name!r}: {e}") from None
+            definitions[definition.name] = definition
+        self._definitions = definitions
+        self._schemas = schemas
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The declared tool names, in declaration order."""
+        return tuple(self._definitions)
+
+    def definition(self, name: str) -> ToolDefinition:
+        """The definition of tool ``name`` (``KeyError`` when it is not declared)."""
+        return self._definitions[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._definitions
+
+    def __len__(self) -> int:
+        return len(self._definitions)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._definitions)
+
+    def __repr__(self) -> str:
+        return f"Toolset({list(self._definitions)!r})"
+
+    def validate(self, block: ToolUseBlock) -> ValidatedCall:
+        """Validate one completed call: the name first, then the input, then the schema.
+
+        Raises ``UnknownToolError``, ``ToolInputError`` or ``ToolSchemaError``; each
+        names the call (``call_id``, ``tool_name`` attributes). ``block`` is a
+        ``ToolUseBlock`` or any object with ``id``, ``name`` and ``input``.
+        """
+        call_id, name, raw = _call_parts(block)
+        schema = self._schemas.get(name)
+        if schema is None:
+            declared = ", ".join(repr(n) for n in self._definitions) or "none"
+            who = f"tool call {call_id!r}" if call_id else "a tool call"
+            raise UnknownToolError(
+                f"{who} names the undeclared tool {name!r} (declared: {declared})",
+                call_id=call_id,
+                tool_name=name,
+                declared=self._definitions,
+            )
+        arguments = schema.parse_and_validate(raw, call_id=call_id, tool_name=name)
+        return ValidatedCall(call_id, name, arguments)
+
+    def validate_all(self, blocks: Iterable[Any]) -> list[ValidatedCall]:
+        """Validate every call of a turn; ``ToolUseBlock``s among other blocks are picked out.
+
+        Returns the validated calls in order, or raises one ``ToolValidationError``
+        whose ``errors`` lists every failing call (not just the first).
+        """
+        calls: list[ValidatedCall] = []
+        errors: list[ToolstitchError] = []
+        for block in blocks:
+            if not isinstance(block, ToolUseBlock):
+                continue
+            try:
+                calls.append(self.validate(block))
+            except (UnknownToolError, ToolInputError, ToolSchemaError) as e:
+                errors.append(e)
+        if errors:
+            count = len(errors)
+            lines = "\n".join(f"  - {e}" for e in errors)
+            plural = "call fails" if count == 1 else "calls fail"
+            raise ToolValidationError(f"{count} tool {plural} validation:\n{lines}", errors)
+        return calls
+
+    def validate_message(self, message: Any) -> list[ValidatedCall]:
+        """Validate every call of an assembled message (what
+        ``AssembledMessage.validated(toolset)`` does).
+
+        A message whose ``complete`` is not true is refused with
+        ``IncompleteMessageError``: a cut stream's calls must not be executed.
+        Calls are taken from ``message.tool_uses`` when it has them, else from
+        ``message.blocks``.
+        """
+        complete = getattr(message, "complete", None)
+        if complete is None:
+            raise TypeError(
+                f"validate_message takes an assembled message with a 'complete' flag, "
+                f"not {type(message).__name__}; use validate_all(blocks) for blocks "
+                f"you know to be complete"
+            )
+        if complete is not True:
+            reason = getattr(message, "finish_reason", None)
+            why = f" (finish reason {reason!r})" if reason else ""
+            raise IncompleteMessageError(
+                f"the message did not complete normally{why}: its tool calls may be "
+                f"truncated and must not be executed"
+            )
+        blocks: Iterable[Any] | None = getattr(message, "tool_uses", None)
+        if blocks is None:
+            blocks = getattr(message, "blocks", ())
+        return self.validate_all(blocks)
+
+
+def _call_parts(block: Any) -> tuple[str, str, str | bytes]:
+    try:
+        call_id, name, raw = block.id, block.name, block.input
+    except AttributeError:
+        raise TypeError(
+            f"expected a ToolUseBlock (id, name, input), not {type(block).__name__}"
+        ) from None
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        raise TypeError("a tool call's id and name must be str")
+    if not isinstance(raw, (str, bytes)):
+        raise TypeError(f"a tool call's input must be str, not {type(raw).__name__}")
+    return call_id, name, raw
+
+
+# ------------------------------------------------------------- definitions
+
+
+def _as_plain(obj: Any) -> Any:
+    """SDK objects (pydantic, google-genai, ...) anywhere inside ``obj`` as plain dicts
+    and lists."""
+    if isinstance(obj, Mapping):
+        return {k: _as_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_as_plain(v) for v in obj]
+    if isinstance(obj, (str, bytes, int, float)) or obj is None:
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        try:
+            return _as_plain(dump(by_alias=True, exclude_none=True))
+        except TypeError:
+            return _as_plain(dump())
+    to_dict = getattr(obj, "to_dict", None)
+    if callable(to_dict):
+        return _as_plain(to_dict())
+    return obj
+
+
+def _definitions(tools: Any) -> Iterator[ToolDefinition]:
+    tools = _as_plain(tools)
+    if isinstance(tools, Mapping):
+        if isinstance(tools.get("toolConfig"), Mapping):
+            yield from _definitions(tools["toolConfig"])
+        elif isinstance(tools.get("tools"), (list, tuple)):
+            yield from _definitions(tools["tools"])
+        elif _form(tools) is not None:
+            yield from _from_definition(tools)
+        else:
+            yield from _from_plain(tools)
+    elif isinstance(tools, (str, bytes)) or not isinstance(tools, Iterable):
+        raise ToolDefinitionError(
+            f"tools must be a list of tool definitions or a {{name: schema}} dict, "
+            f"not {type(tools).__name__}"
+        )
+    else:
+        for item in tools:
+            yield from _from_definition(_as_plain(item))
+
+
+def _from_plain(tools: Mapping[Any, Any]) -> Iterator[ToolDefinition]:
+    for name, schema in tools.items():
+        if not isinstance(name, str) or not isinstance(schema, (Mapping, bool)):
+            raise ToolDefinitionError(
+                f"not a tool definition in any known form, nor a {{name: json_schema}} "
+                f"dict: entry {name!r} maps to {type(schema).__name__} (keys seen: "
+                f"{_keys(tools)})"
+            )
+        yield _definition(name, schema, "schema")
+
+
+def _keys(d: Mapping[Any, Any]) -> str:
+    return ", ".join(repr(k) for k in list(d)[:8]) or "none"
+
+
+def _form(d: Mapping[str, Any]) -> str | None:
+    """The provider form of one definition, or ``None``."""
+    if isinstance(d.get("toolSpec"), Mapping):
+        return "bedrock"
+    if set(d) == {"cachePoint"}:
+        return "bedrock-cache-point"
+    if isinstance(d.get("functionDeclarations", d.get("function_declarations")), (list, tuple)):
+        return "gemini-tool"
+    if d.get("type") == "function":
+        if isinstance(d.get("function"), Mapping):
+            return "openai-chat"
+        if isinstance(d.get("name"), str):
+            return "openai-responses"
+        return None
+    if not isinstance(d.get("name"), str):
+        return None
+    if "input_schema" in d:
+        return "anthropic"
+    if "type" not in d and set(d) <= _GEMINI_DECLARATION_KEYS:
+        return "gemini"
+    return None
+
+
+_GEMINI_DECLARATION_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "parameters",
+        "parametersJsonSchema",
+        "parameters_json_schema",
+        "response",
+        "responseJsonSchema",
+        "response_json_schema",
+        "behavior",
+        "strict",  # the legacy OpenAI ``functions`` entry has the same shape
+    }
+)
+
+
+def _from_definition(d: Any) -> Iterator[ToolDefinition]:
+    if not isinstance(d, Mapping):
+        raise ToolDefinitionError(f"a tool definition must be a dict, not {type(d).__name__}")
+    form = _form(d)
+    if form == "openai-chat":
+        function = d["function"]
+        yield _definition(function.get("name"), function.get("parameters"), form)
+    elif form == "openai-responses":
+        yield _definition(d["name"], d.get("parameters"), form)
+    elif form == "anthropic":
+        yield _definition(d["name"], d["input_schema"], form)
+    elif form == "bedrock":
+        spec = d["toolSpec"]
+        schema = spec.get("inputSchema")
+        if isinstance(schema, Mapping) and "json" in schema:
+            schema = schema["json"]
+        if isinstance(schema, (str, bytes)):
+            try:
+                schema = _parse_strict(schema)
+            except ToolInputError as e:
+                raise ToolDefinitionError(f"Bedrock inputSchema.json: {e}") from None
+        yield _definition(spec.get("name"), schema, form)
+    elif form == "bedrock-cache-point":
+        return
+    elif form == "gemini-tool":
+        declarations = d.get("functionDeclarations", d.get("function_declarations"))
+        for declaration in declarations:
+            if not isinstance(declaration, Mapping) or _form(declaration) != "gemini":
+                raise ToolDefinitionError(
+                    f"not a Gemini function declaration: {declaration!r:.200}"
+                )
+            yield _gemini(declaration)
+    elif form == "gemini":
+        yield _gemini(d)
+    else:
+        kind = d.get("type")
+        hint = (
+            f" (a {kind!r} tool is the provider's own: declare its schema with "
+            f"{{name: json_schema}} to validate its calls here)"
+            if isinstance(kind, str) and kind not in ("function", "custom")
+            else ""
+        )
+        raise ToolDefinitionError(
+            f"not a tool definition in any known form (OpenAI chat or Responses, "
+            f"Anthropic, Gemini, Bedrock): keys {_keys(d)}{hint}"
+        )
+
+
+def _gemini(d: Mapping[str, Any]) -> ToolDefinition:
+    json_schema = d.get("parametersJsonSchema", d.get("parameters_json_schema"))
+    if json_schema is not None:
+        return _definition(d["name"], json_schema, "gemini")
+    parameters = d.get("parameters")
+    schema = None if parameters is None else _gemini_schema(parameters)
+    return _definition(d["name"], schema, "gemini")
+
+
+def _definition(name: Any, schema: Any, form: str) -> ToolDefinition:
+    if not isinstance(name, str) or not name:
+        raise ToolDefinitionError(f"a {form} tool definition has no name (got {name!r})")
+    if schema is None:
+        schema = _NO_PARAMETERS
+    if not isinstance(schema, (Mapping, bool)):
+        raise ToolDefinitionError(
+            f"tool {name!r}: the schema must be a JSON Schema object, not {type(schema).__name__}"
+        )
+    return ToolDefinition(name, schema, form)
+
+
+# ---------------------------------------------------------- Gemini schemas
+
+# Gemini's Schema (an OpenAPI 3.0 subset) spelled by the Python SDK in snake_case.
+_GEMINI_KEYS = {
+    "any_of": "anyOf",
+    "min_items": "minItems",
+    "max_items": "maxItems",
+    "min_length": "minLength",
+    "max_length": "maxLength",
+    "min_properties": "minProperties",
+    "max_properties": "maxProperties",
+    "property_ordering": "propertyOrdering",
+    "additional_properties": "additionalProperties",
+    "prefix_items": "prefixItems",
+}
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
+_SCHEMA_LISTS = frozenset({"anyOf", "oneOf", "allOf", "prefixItems"})
+_SCHEMA_ONE = frozenset({"items", "not", "additionalProperties"})
+
+
+def _gemini_schema(schema: Any) -> Any:
+    """Gemini's OpenAPI-subset schema as JSON Schema.
+
+    Type names are lowercased (``"OBJECT"`` -> ``"object"``; ``TYPE_UNSPECIFIED``
+    dropped), ``nullable: true`` becomes a ``"null"`` alternative (and ``None`` is
+    added to an ``enum``), the SDK's snake_case keywords become camelCase. Property
+    names are never touched; unknown keywords (``format``, ``example``,
+    ``propertyOrdering``) are kept and ignored by the validator.
+    """
+    if not isinstance(schema, Mapping):
+        return schema
+    out: dict[str, Any] = {}
+    for raw_key, value in schema.items():
+        key = str(_GEMINI_KEYS.get(raw_key, raw_key))
+        if key in _SCHEMA_MAPS and isinstance(value, Mapping):
+            out[key] = {name: _gemini_schema(sub) for name, sub in value.items()}
+        elif key in _SCHEMA_LISTS and isinstance(value, (list, tuple)):
+            out[key] = [_gemini_schema(sub) for sub in value]
+        elif key in _SCHEMA_ONE and isinstance(value, Mapping):
+            out[key] = _gemini_schema(value)
+        elif key == "type" and isinstance(value, str):
+            if value.upper() != "TYPE_UNSPECIFIED":
+                out[key] = value.lower()
+        else:
+            out[key] = value
+    if out.pop("nullable", False) is True:
+        kind = out.get("type")
+        if isinstance(kind, str):
+            out["type"] = [kind, "null"]
+        elif isinstance(out.get("anyOf"), list):
+            out["anyOf"] = [*out["anyOf"], {"type": "null"}]
+        if isinstance(out.get("enum"), list) and None not in out["enum"]:
+            out["enum"] = [*out["enum"], None]
+    return out

@@ -1,0 +1,647 @@
+//! `Assembler`: one streamed provider response, from decoded events or raw
+//! transport bytes, into `AssembledMessage`s and live events.
+//!
+//! The state is a `Mutex` over the core assembler, the framing decoder (made on
+//! the first `feed_bytes`) and the partial-JSON parsers of `partial_calls()`.
+//! `feed_bytes` and `close` decode and assemble with the GIL released; Python
+//! objects (live events, messages) are built afterwards, with the lock released.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PyMemoryView, PyString,
+    PyTuple,
+};
+use serde_json::{Map, Value};
+
+use super::convert::{block_to_py, tool_use_to_py};
+use super::errors::{from_framing, from_providers};
+use super::tools::partial_to_py;
+use crate::framing::{self, Frame, FramingLimits};
+use crate::partial::{self, PartialOptions};
+use crate::providers::{self, AssemblerLimits, Dialect, EventRef, LiveEvent};
+
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Nothing panics while holding this lock; a poisoned one still holds valid data.
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+// ------------------------------------------------------------ Python classes
+
+const CLASS_NAMES: [&str; 9] = [
+    "ToolCallStarted",
+    "ToolInputDelta",
+    "ToolCallFinished",
+    "TextDelta",
+    "ThinkingDelta",
+    "RefusalDelta",
+    "MessageDone",
+    "AssembledMessage",
+    "_event_json",
+];
+
+#[derive(Clone, Copy)]
+enum Class {
+    ToolCallStarted = 0,
+    ToolInputDelta,
+    ToolCallFinished,
+    TextDelta,
+    ThinkingDelta,
+    RefusalDelta,
+    MessageDone,
+    AssembledMessage,
+    EventJson,
+}
+
+static CLASSES: [PyOnceLock<Py<PyAny>>; 9] = [
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+    PyOnceLock::new(),
+];
+
+/// A class (or function) of `toolstitch.assemble`, imported once.
+fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyAny>> {
+    let i = c as usize;
+    match (CLASSES.get(i), CLASS_NAMES.get(i)) {
+        (Some(cell), Some(name)) => cell.import(py, "toolstitch.assemble", name),
+        _ => Err(PyTypeError::new_err("unknown toolstitch.assemble name")),
+    }
+}
+
+fn live_to_py<'py>(py: Python<'py>, event: &LiveEvent) -> PyResult<Bound<'py, PyAny>> {
+    match event {
+        LiveEvent::ToolCallStarted {
+            choice,
+            index,
+            id,
+            name,
+        } => class(py, Class::ToolCallStarted)?.call1((*choice, *index, id, name)),
+        LiveEvent::ToolInputDelta {
+            choice,
+            index,
+            fragment,
+        } => class(py, Class::ToolInputDelta)?.call1((*choice, *index, fragment)),
+        LiveEvent::ToolCallFinished { choice, index } => {
+            class(py, Class::ToolCallFinished)?.call1((*choice, *index))
+        }
+        LiveEvent::TextDelta { choice, text } => {
+            class(py, Class::TextDelta)?.call1((*choice, text))
+        }
+        LiveEvent::ThinkingDelta { choice, text } => {
+            class(py, Class::ThinkingDelta)?.call1((*choice, text))
+        }
+        LiveEvent::RefusalDelta { choice, text } => {
+            class(py, Class::RefusalDelta)?.call1((*choice, text))
+        }
+        LiveEvent::MessageDone {
+            choice,
+            finish_reason,
+            complete,
+        } => class(py, Class::MessageDone)?.call1((*choice, finish_reason.as_deref(), *complete)),
+    }
+}
+
+fn live_tuple<'py>(py: Python<'py>, events: &[LiveEvent]) -> PyResult<Bound<'py, PyTuple>> {
+    let items = events
+        .iter()
+        .map(|e| live_to_py(py, e))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, items)
+}
+
+/// A JSON value (a usage object) as plain Python data.
+fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => map_to_py(py, map)?.into_any(),
+    })
+}
+
+fn map_to_py<'py>(py: Python<'py>, map: &Map<String, Value>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (k, v) in map {
+        dict.set_item(k, value_to_py(py, v)?)?;
+    }
+    Ok(dict)
+}
+
+fn message_to_py<'py>(
+    py: Python<'py>,
+    m: &providers::AssembledMessage,
+) -> PyResult<Bound<'py, PyAny>> {
+    let blocks = m
+        .blocks
+        .iter()
+        .map(|b| block_to_py(py, b))
+        .collect::<PyResult<Vec<_>>>()?;
+    let tool_uses = m
+        .tool_uses
+        .iter()
+        .map(|t| tool_use_to_py(py, &t.block))
+        .collect::<PyResult<Vec<_>>>()?;
+    let problems: Vec<&str> = m.errors.iter().map(|p| p.message.as_str()).collect();
+    let minted: Vec<&str> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.id_minted)
+        .map(|t| t.block.id.as_str())
+        .collect();
+    let server_side: Vec<&str> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.server_side)
+        .map(|t| t.block.id.as_str())
+        .collect();
+    let usage = match &m.usage {
+        Some(u) => map_to_py(py, u)?.into_any(),
+        None => py.None().into_bound(py),
+    };
+    class(py, Class::AssembledMessage)?.call1((
+        m.choice,
+        PyTuple::new(py, blocks)?,
+        PyTuple::new(py, tool_uses)?,
+        &m.text,
+        m.finish_reason.as_deref(),
+        usage,
+        m.complete,
+        PyTuple::new(py, problems)?,
+        PyFrozenSet::new(py, minted)?,
+        PyFrozenSet::new(py, server_side)?,
+    ))
+}
+
+// ------------------------------------------------------------------ the state
+
+/// The partial-JSON parser of one open call and the input text it was fed.
+struct Partial {
+    parser: partial::PartialJson,
+    fed: String,
+}
+
+struct State {
+    core: providers::Assembler,
+    /// Made by the first `feed_bytes`, which detects the transport.
+    decoder: Option<framing::Decoder>,
+    framing_limits: FramingLimits,
+    closed: bool,
+    partials: BTreeMap<(i64, i64), Partial>,
+}
+
+/// Why a batch of bytes failed.
+enum Failure {
+    Framing(framing::Error),
+    Core(providers::Error),
+}
+
+impl Failure {
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            Failure::Framing(e) => from_framing(py, &e),
+            Failure::Core(e) => from_providers(py, &e),
+        }
+    }
+}
+
+impl From<providers::Error> for Failure {
+    fn from(e: providers::Error) -> Self {
+        Failure::Core(e)
+    }
+}
+
+type Sink<'a> = Option<&'a mut Vec<LiveEvent>>;
+
+/// The text an AWS event-stream exception or error frame carries: its payload's
+/// `message` (or `Message`), the `:error-message` header, or the payload as is.
+fn exception_message(m: &framing::EventStreamMessage) -> String {
+    let from_json = serde_json::from_slice::<Map<String, Value>>(&m.payload)
+        .ok()
+        .and_then(|o| {
+            ["message", "Message"]
+                .into_iter()
+                .find_map(|k| o.get(k).and_then(Value::as_str).map(str::to_owned))
+        });
+    from_json
+        .or_else(|| m.header_str(":error-message").map(str::to_owned))
+        .unwrap_or_else(|| String::from_utf8_lossy(&m.payload).into_owned())
+}
+
+impl State {
+    /// An AWS event-stream frame whose `:message-type` is `exception` or `error`:
+    /// for Bedrock (or `auto`) the core sees it as the exception event it is (so
+    /// no message can be complete any more); either way it is a `ProviderError`.
+    fn exception_frame(&mut self, m: &framing::EventStreamMessage, live: Sink<'_>) -> Failure {
+        let error_type = m
+            .exception_type()
+            .or_else(|| m.header_str(":error-code"))
+            .or_else(|| m.message_type())
+            .unwrap_or("error")
+            .to_owned();
+        let message = exception_message(m);
+        if matches!(self.core.dialect(), None | Some(Dialect::Bedrock)) {
+            let name = if error_type.ends_with("Exception") {
+                error_type.clone()
+            } else {
+                format!("{error_type}Exception")
+            };
+            let mut payload = Map::new();
+            payload.insert("message".to_owned(), Value::String(message.clone()));
+            let fed = self
+                .core
+                .feed_value(Some(&name), &Value::Object(payload), live);
+            if let Err(e @ providers::Error::Provider { .. }) = fed {
+                if error_type == name {
+                    return Failure::Core(e);
+                }
+            }
+        }
+        Failure::Core(providers::Error::Provider {
+            event: EventRef {
+                ordinal: self.core.events_seen().max(1),
+                event_type: error_type.clone(),
+            },
+            error_type,
+            message,
+        })
+    }
+
+    fn feed_frames(&mut self, frames: Vec<Frame>, mut live: Sink<'_>) -> Result<(), Failure> {
+        for frame in frames {
+            match frame {
+                Frame::Sse(ev) => {
+                    self.core.feed_json(
+                        ev.event.as_deref(),
+                        ev.data.as_bytes(),
+                        live.as_deref_mut(),
+                    )?;
+                }
+                Frame::Line(line) => {
+                    self.core
+                        .feed_json(None, line.as_bytes(), live.as_deref_mut())?;
+                }
+                Frame::EventStream(m) => {
+                    if matches!(m.message_type(), Some("exception" | "error")) {
+                        return Err(self.exception_frame(&m, live.as_deref_mut()));
+                    }
+                    self.core
+                        .feed_json(m.event_type(), &m.payload, live.as_deref_mut())?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes `bytes` and feeds every whole event. Events completed before bad
+    /// bytes are fed before the framing error is reported.
+    fn feed_bytes(&mut self, bytes: &[u8], live: Sink<'_>) -> Result<(), Failure> {
+        let limits = self.framing_limits;
+        let decoder = self
+            .decoder
+            .get_or_insert_with(|| framing::Decoder::new(limits));
+        let mut frames = Vec::new();
+        let framed = decoder.push(bytes, &mut frames);
+        self.feed_frames(frames, live)?;
+        framed.map_err(Failure::Framing)
+    }
+
+    /// Ends the stream: flushes the framing, then closes the core whatever
+    /// happened, and reports the first error.
+    fn close(&mut self, mut live: Sink<'_>) -> Result<(), Failure> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        let mut frames = Vec::new();
+        let framed = match self.decoder.as_mut() {
+            Some(d) => d.finish(&mut frames),
+            None => Ok(()),
+        };
+        let fed = self.feed_frames(frames, live.as_deref_mut());
+        let closed = self.core.close(live);
+        self.partials.clear();
+        fed?;
+        framed.map_err(Failure::Framing)?;
+        closed.map_err(Failure::Core)
+    }
+
+    fn closed_error(&self) -> providers::Error {
+        providers::Error::Closed {
+            event: EventRef {
+                ordinal: self.core.events_seen().saturating_add(1),
+                event_type: String::new(),
+            },
+        }
+    }
+}
+
+/// Runs `f` on the bytes of a `str` (UTF-8; a lone surrogate gives invalid UTF-8,
+/// which the core reports) or bytes-like event; `None` for other types.
+fn with_event_bytes<T>(
+    event: &Bound<'_, PyAny>,
+    f: impl FnOnce(&[u8]) -> T,
+) -> PyResult<Option<T>> {
+    if let Ok(s) = event.cast::<PyString>() {
+        return Ok(Some(match s.to_str() {
+            Ok(text) => f(text.as_bytes()),
+            Err(_) => {
+                let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+                f(encoded.cast::<PyBytes>()?.as_bytes())
+            }
+        }));
+    }
+    if let Ok(b) = event.cast::<PyBytes>() {
+        return Ok(Some(f(b.as_bytes())));
+    }
+    if let Ok(b) = event.cast::<PyByteArray>() {
+        return Ok(Some(f(&b.to_vec())));
+    }
+    if event.cast::<PyMemoryView>().is_ok() {
+        let copied = event.py().get_type::<PyBytes>().call1((event,))?;
+        return Ok(Some(f(copied.cast::<PyBytes>()?.as_bytes())));
+    }
+    Ok(None)
+}
+
+/// Assembles one streamed provider response (see `toolstitch.assemble`).
+#[pyclass(module = "toolstitch", name = "Assembler", frozen)]
+pub struct PyAssembler {
+    state: Mutex<State>,
+    live: bool,
+}
+
+impl PyAssembler {
+    /// `bytes` decoded and fed with the GIL released; the live events as a tuple.
+    fn run_bytes<'py>(&self, py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+        let live = self.live;
+        let (result, events) = py.detach(|| {
+            let mut events = Vec::new();
+            let mut st = locked(&self.state);
+            if st.closed {
+                return (Err(Failure::Core(st.closed_error())), events);
+            }
+            let sink = if live { Some(&mut events) } else { None };
+            (st.feed_bytes(bytes, sink), events)
+        });
+        result.map_err(|e| e.into_py(py))?;
+        live_tuple(py, &events)
+    }
+}
+
+#[pymethods]
+impl PyAssembler {
+    #[new]
+    #[pyo3(signature = (
+        provider = "auto",
+        *,
+        live = true,
+        max_calls = crate::accumulate::DEFAULT_MAX_ENTRIES,
+        max_input_bytes = crate::accumulate::DEFAULT_MAX_INPUT_BYTES,
+        max_total_bytes = crate::accumulate::DEFAULT_MAX_TOTAL_BYTES,
+        max_event_bytes = framing::DEFAULT_MAX_EVENT_BYTES,
+        max_choices = 128,
+        max_line_bytes = framing::DEFAULT_MAX_LINE_BYTES,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        provider: &str,
+        live: bool,
+        max_calls: usize,
+        max_input_bytes: usize,
+        max_total_bytes: usize,
+        max_event_bytes: usize,
+        max_choices: usize,
+        max_line_bytes: usize,
+    ) -> PyResult<Self> {
+        let dialect = Dialect::parse_provider(provider).map_err(|e| from_providers(py, &e))?;
+        let limits = AssemblerLimits {
+            max_calls,
+            max_input_bytes,
+            max_total_bytes,
+            max_event_bytes,
+            max_choices,
+            ..AssemblerLimits::default()
+        };
+        let framing_limits = FramingLimits {
+            max_line_bytes,
+            max_event_bytes,
+            // A frame carries one event's payload plus its prelude, headers and CRCs.
+            max_frame_bytes: max_event_bytes.saturating_add(64 * 1024),
+        };
+        Ok(Self {
+            state: Mutex::new(State {
+                core: providers::Assembler::new(dialect, limits),
+                decoder: None,
+                framing_limits,
+                closed: false,
+                partials: BTreeMap::new(),
+            }),
+            live,
+        })
+    }
+
+    /// Feeds one decoded event: a dict, JSON text (`str` / `bytes`), or a provider SDK
+    /// object. Returns the live events it caused (always `()` with `live=False`).
+    #[pyo3(signature = (event, *, event_type = None))]
+    fn feed<'py>(
+        &self,
+        event: &Bound<'py, PyAny>,
+        event_type: Option<&str>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = event.py();
+        let mut events = Vec::new();
+        let live = self.live;
+        let run = |bytes: &[u8], events: &mut Vec<LiveEvent>| {
+            let mut st = locked(&self.state);
+            if st.closed {
+                return Err(st.closed_error());
+            }
+            let sink = if live { Some(events) } else { None };
+            st.core.feed_json(event_type, bytes, sink)
+        };
+        let result = match with_event_bytes(event, |b| run(b, &mut events))? {
+            Some(r) => r,
+            None => {
+                let ordinal = locked(&self.state).core.events_seen().saturating_add(1);
+                let text = class(py, Class::EventJson)?.call1((event, ordinal))?;
+                let text: Cow<'_, str> = text.cast::<PyString>()?.to_cow()?;
+                run(text.as_bytes(), &mut events)
+            }
+        };
+        result.map_err(|e| from_providers(py, &e))?;
+        live_tuple(py, &events)
+    }
+
+    /// Feeds raw transport bytes (SSE, JSON lines or AWS event-stream, told from the
+    /// first bytes), cut anywhere. Decoding runs in Rust without the GIL.
+    fn feed_bytes<'py>(&self, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = data.py();
+        if let Ok(b) = data.cast::<PyBytes>() {
+            return self.run_bytes(py, b.as_bytes());
+        }
+        if let Ok(b) = data.cast::<PyByteArray>() {
+            // Copied: a bytearray could change while the GIL is released.
+            return self.run_bytes(py, &b.to_vec());
+        }
+        if data.cast::<PyMemoryView>().is_ok() {
+            let copied = py.get_type::<PyBytes>().call1((data,))?;
+            return self.run_bytes(py, copied.cast::<PyBytes>()?.as_bytes());
+        }
+        Err(PyTypeError::new_err(format!(
+            "feed_bytes() takes bytes, bytearray or memoryview, not {}; use feed() for \
+             decoded events",
+            data.get_type().name()?
+        )))
+    }
+
+    /// Ends the stream: flushes an event left unterminated at the end of the bytes,
+    /// closes every open call and decides completeness. Returns the live events.
+    /// Closing twice does nothing.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let live = self.live;
+        let (result, events) = py.detach(|| {
+            let mut events = Vec::new();
+            let sink = if live { Some(&mut events) } else { None };
+            let r = locked(&self.state).close(sink);
+            (r, events)
+        });
+        result.map_err(|e| e.into_py(py))?;
+        live_tuple(py, &events)
+    }
+
+    /// One `AssembledMessage` per choice, in ascending choice index.
+    fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let messages = locked(&self.state).core.messages();
+        let items = messages
+            .iter()
+            .map(|m| message_to_py(py, m))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// The `AssembledMessage` of one choice (choice 0 always exists); `KeyError` for a
+    /// choice the stream has not had.
+    #[pyo3(signature = (choice = 0))]
+    fn message<'py>(&self, py: Python<'py>, choice: i64) -> PyResult<Bound<'py, PyAny>> {
+        let messages = locked(&self.state).core.messages();
+        match messages.iter().find(|m| m.choice == choice) {
+            Some(m) => message_to_py(py, m),
+            None => {
+                let seen: Vec<String> = messages.iter().map(|m| m.choice.to_string()).collect();
+                Err(PyKeyError::new_err(format!(
+                    "no choice {choice} in this stream (choices: {})",
+                    seen.join(", ")
+                )))
+            }
+        }
+    }
+
+    /// The dialect: the one given, or the one `auto` detected; `None` until known.
+    #[getter]
+    fn dialect(&self) -> Option<&'static str> {
+        locked(&self.state).core.dialect().map(Dialect::name)
+    }
+
+    /// Whether `feed` returns live events.
+    #[getter]
+    fn live(&self) -> bool {
+        self.live
+    }
+
+    /// Whether `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        locked(&self.state).closed
+    }
+
+    /// `{(choice, index): value}` for every call not finished yet: the best-effort
+    /// value of its input so far (`None` when nothing is showable), for display only.
+    fn partial_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let mut st = locked(&self.state);
+        let open = st.core.partial_inputs();
+        let opts = PartialOptions {
+            max_bytes: usize::MAX,
+            ..PartialOptions::default()
+        };
+        let keys: Vec<(i64, i64)> = open.iter().map(|(c, k, _)| (*c, *k)).collect();
+        st.partials.retain(|key, _| keys.contains(key));
+        let out = PyDict::new(py);
+        for (c, k, input) in open {
+            let p = match st.partials.entry((c, k)) {
+                std::collections::btree_map::Entry::Occupied(mut e) => {
+                    let p = e.get_mut();
+                    if input.starts_with(p.fed.as_str()) {
+                        // Only the new bytes are parsed: the parser keeps its state.
+                        let rest = input.get(p.fed.len()..).unwrap_or_default();
+                        if !rest.is_empty() {
+                            // A syntax error stops the parser; the value so far stays.
+                            let _ = p.parser.feed(rest.as_bytes());
+                            p.fed.push_str(rest);
+                        }
+                    } else {
+                        // The input was replaced (a Responses `done` text that
+                        // disagrees, a Gemini object rebuilt from its paths).
+                        let mut parser = partial::PartialJson::new(opts);
+                        let _ = parser.feed(input.as_bytes());
+                        *p = Partial { parser, fed: input };
+                    }
+                    e.into_mut()
+                }
+                std::collections::btree_map::Entry::Vacant(e) => {
+                    let mut parser = partial::PartialJson::new(opts);
+                    let _ = parser.feed(input.as_bytes());
+                    e.insert(Partial { parser, fed: input })
+                }
+            };
+            let value = match p.parser.value() {
+                Some(v) => partial_to_py(py, &v)?,
+                None => py.None().into_bound(py),
+            };
+            out.set_item((c, k), value)?;
+        }
+        Ok(out)
+    }
+
+    fn __repr__(&self) -> String {
+        let st = locked(&self.state);
+        format!(
+            "Assembler(provider={:?}, events={}, closed={})",
+            st.core.dialect().map_or("auto", Dialect::name),
+            st.core.events_seen(),
+            if st.closed { "True" } else { "False" }
+        )
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyAssembler>()?;
+    Ok(())
+}
