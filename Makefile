@@ -30,6 +30,7 @@ lint: develop
 
 bench: release
 	$(PY) benches/bench_accumulate.py
+	$(PY) benches/bench_partial_json.py
 
 clean:
 	rm -rf target $(VENV)

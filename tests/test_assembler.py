@@ -851,3 +851,24 @@ def test_line_limit_is_a_limit_error() -> None:
 def test_event_stream_frame_helper_matches_the_format() -> None:
     data = bedrock_event("messageStart", {"role": "assistant"})
     assert struct.unpack(">I", data[:4])[0] == len(data)
+
+
+def test_live_events_are_a_lazy_sequence_equal_to_their_tuple() -> None:
+    from toolstitch import LiveEvents, ToolCallStarted, ToolInputDelta
+
+    asm = Assembler("openai-chat")
+    events = asm.feed(calls(tc(0, "c0", "f", '{"a":1}')))
+    assert isinstance(events, LiveEvents)
+    assert len(events) == 2 and events
+    as_tuple = tuple(events)
+    assert events == as_tuple
+    assert events[0] == ToolCallStarted(0, 0, "c0", "f")
+    assert events[-1] == ToolInputDelta(0, 0, '{"a":1}')
+    assert events[:1] == as_tuple[:1]
+    assert () + events == as_tuple  # noqa: RUF005
+    assert events + [] == as_tuple  # noqa: RUF005
+    assert list(events) == list(as_tuple)
+    assert "ToolCallStarted" in repr(events)
+    with pytest.raises(IndexError):
+        events[2]
+    assert asm.feed({"choices": []}) == ()

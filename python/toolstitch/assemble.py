@@ -5,7 +5,9 @@ response of one provider, as decoded events (``feed``) or as raw transport bytes
 (``feed_bytes``), and builds one ``AssembledMessage`` per choice. Each ``feed``
 returns the live events it caused (``ToolCallStarted``, ``ToolInputDelta``,
 ``ToolCallFinished``, ``TextDelta``, ``ThinkingDelta``, ``RefusalDelta``,
-``MessageDone``) for interfaces that render as the stream goes. See
+``MessageDone``) for interfaces that render as the stream goes: a lazy
+``LiveEvents`` sequence whose objects are built only when it is read (``()`` when
+nothing changed), so callers that ignore it pay for no objects. See
 ``docs/providers.md`` for the dialects, the quirks each one survives and every
 choice made here.
 
@@ -20,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
-from toolstitch._toolstitch import Assembler
+from toolstitch._toolstitch import Assembler, LiveEvents
 from toolstitch.blocks import Block, Message, ToolUseBlock
 from toolstitch.errors import IncompleteMessageError, StreamDecodeError
 
@@ -31,6 +33,7 @@ __all__ = [
     "AssembledMessage",
     "Assembler",
     "LiveEvent",
+    "LiveEvents",
     "MessageDone",
     "RefusalDelta",
     "TextDelta",

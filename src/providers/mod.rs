@@ -486,34 +486,7 @@ impl Assembler {
     }
 
     fn wrap(&self, f: Fail, event_name: Option<&str>, input: Input<'_>) -> Error {
-        let event = self.event_ref(event_name, input);
-        match f {
-            Fail::Limit {
-                limit,
-                max,
-                would_be,
-                target,
-            } => Error::Limit {
-                event,
-                limit,
-                max,
-                would_be,
-                target,
-            },
-            Fail::Provider {
-                error_type,
-                message,
-            } => Error::Provider {
-                event,
-                error_type,
-                message,
-            },
-            Fail::Bad { kind, detail } => Error::Decode {
-                event,
-                kind,
-                detail,
-            },
-        }
+        f.into_error(self.event_ref(event_name, input))
     }
 
     /// End of stream: closes every open call (Q21: a Gemini call still being
@@ -534,33 +507,7 @@ impl Assembler {
                 ordinal: self.events,
                 event_type: "end of stream".to_owned(),
             };
-            match f {
-                Fail::Limit {
-                    limit,
-                    max,
-                    would_be,
-                    target,
-                } => Error::Limit {
-                    event,
-                    limit,
-                    max,
-                    would_be,
-                    target,
-                },
-                Fail::Provider {
-                    error_type,
-                    message,
-                } => Error::Provider {
-                    event,
-                    error_type,
-                    message,
-                },
-                Fail::Bad { kind, detail } => Error::Decode {
-                    event,
-                    kind,
-                    detail,
-                },
-            }
+            f.into_error(event)
         })
     }
 

@@ -32,6 +32,40 @@ pub(crate) enum Fail {
     },
 }
 
+impl Fail {
+    /// The public error, naming the event that caused it.
+    pub(crate) fn into_error(self, event: super::EventRef) -> super::Error {
+        use super::Error;
+        match self {
+            Fail::Limit {
+                limit,
+                max,
+                would_be,
+                target,
+            } => Error::Limit {
+                event,
+                limit,
+                max,
+                would_be,
+                target,
+            },
+            Fail::Provider {
+                error_type,
+                message,
+            } => Error::Provider {
+                event,
+                error_type,
+                message,
+            },
+            Fail::Bad { kind, detail } => Error::Decode {
+                event,
+                kind,
+                detail,
+            },
+        }
+    }
+}
+
 impl From<accumulate::Error> for Fail {
     fn from(e: accumulate::Error) -> Self {
         match e {

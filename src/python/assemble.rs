@@ -120,6 +120,82 @@ fn live_tuple<'py>(py: Python<'py>, events: &[LiveEvent]) -> PyResult<Bound<'py,
     PyTuple::new(py, items)
 }
 
+/// The live events of one call, turned into Python objects only when read, so
+/// that callers who ignore them pay for no objects; `()` when there are none.
+fn live_result(py: Python<'_>, events: Vec<LiveEvent>) -> PyResult<Bound<'_, PyAny>> {
+    if events.is_empty() {
+        return Ok(PyTuple::empty(py).into_any());
+    }
+    Ok(Bound::new(
+        py,
+        LiveEvents {
+            events,
+            tuple: PyOnceLock::new(),
+        },
+    )?
+    .into_any())
+}
+
+/// An immutable sequence of live events (`ToolCallStarted`, `ToolInputDelta`, …),
+/// built lazily: nothing is converted until it is indexed, iterated or compared.
+/// It equals the tuple of the same events.
+#[pyclass(module = "toolstitch", frozen, sequence)]
+pub struct LiveEvents {
+    events: Vec<LiveEvent>,
+    tuple: PyOnceLock<Py<PyTuple>>,
+}
+
+impl LiveEvents {
+    fn tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.tuple
+            .get_or_try_init(py, || live_tuple(py, &self.events).map(Bound::unbind))
+            .map(|t| t.bind(py).clone())
+    }
+}
+
+#[pymethods]
+impl LiveEvents {
+    fn __len__(&self) -> usize {
+        self.events.len()
+    }
+
+    fn __bool__(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    fn __getitem__<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.tuple(key.py())?.as_any().get_item(key)
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.tuple(py)?.try_iter()?.into_any())
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = other.py();
+        match other.cast::<LiveEvents>() {
+            Ok(o) => self.tuple(py)?.eq(o.get().tuple(py)?),
+            Err(_) => self.tuple(py)?.eq(other),
+        }
+    }
+
+    fn __add__<'py>(&self, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = other.py();
+        let other = py.get_type::<PyTuple>().call1((other,))?;
+        self.tuple(py)?.as_any().add(other)
+    }
+
+    fn __radd__<'py>(&self, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = other.py();
+        let other = py.get_type::<PyTuple>().call1((other,))?;
+        other.add(self.tuple(py)?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("LiveEvents{}", self.tuple(py)?.repr()?))
+    }
+}
+
 /// A JSON value (a usage object) as plain Python data.
 fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
@@ -399,7 +475,7 @@ pub struct PyAssembler {
 
 impl PyAssembler {
     /// `bytes` decoded and fed with the GIL released; the live events as a tuple.
-    fn run_bytes<'py>(&self, py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyTuple>> {
+    fn run_bytes<'py>(&self, py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
         let live = self.live;
         let (result, events) = py.detach(|| {
             let mut events = Vec::new();
@@ -411,7 +487,7 @@ impl PyAssembler {
             (st.feed_bytes(bytes, sink), events)
         });
         result.map_err(|e| e.into_py(py))?;
-        live_tuple(py, &events)
+        live_result(py, events)
     }
 }
 
@@ -475,7 +551,7 @@ impl PyAssembler {
         &self,
         event: &Bound<'py, PyAny>,
         event_type: Option<&str>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = event.py();
         let mut events = Vec::new();
         let live = self.live;
@@ -497,12 +573,12 @@ impl PyAssembler {
             }
         };
         result.map_err(|e| from_providers(py, &e))?;
-        live_tuple(py, &events)
+        live_result(py, events)
     }
 
     /// Feeds raw transport bytes (SSE, JSON lines or AWS event-stream, told from the
     /// first bytes), cut anywhere. Decoding runs in Rust without the GIL.
-    fn feed_bytes<'py>(&self, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    fn feed_bytes<'py>(&self, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = data.py();
         if let Ok(b) = data.cast::<PyBytes>() {
             return self.run_bytes(py, b.as_bytes());
@@ -525,7 +601,7 @@ impl PyAssembler {
     /// Ends the stream: flushes an event left unterminated at the end of the bytes,
     /// closes every open call and decides completeness. Returns the live events.
     /// Closing twice does nothing.
-    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let live = self.live;
         let (result, events) = py.detach(|| {
             let mut events = Vec::new();
@@ -534,7 +610,7 @@ impl PyAssembler {
             (r, events)
         });
         result.map_err(|e| e.into_py(py))?;
-        live_tuple(py, &events)
+        live_result(py, events)
     }
 
     /// One `AssembledMessage` per choice, in ascending choice index.
@@ -643,5 +719,6 @@ impl PyAssembler {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAssembler>()?;
+    m.add_class::<LiveEvents>()?;
     Ok(())
 }
