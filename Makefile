@@ -10,7 +10,7 @@ $(PY):
 
 # Builds the extension into the virtualenv with the test (and lint, bench) extras.
 develop: $(PY)
-	$(VENV)/bin/maturin develop --quiet --extras test,lint
+	$(VENV)/bin/maturin develop --quiet --extras test,lint,bench
 
 release: $(PY)
 	$(VENV)/bin/maturin develop --quiet --release --extras test,lint,bench
@@ -25,12 +25,14 @@ test: develop
 lint: develop
 	cargo fmt --check
 	cargo clippy --all-targets --features python -- -D warnings
-	$(VENV)/bin/ruff check python tests benches
-	$(VENV)/bin/mypy python
+	$(VENV)/bin/ruff check python tests benches examples
+	$(VENV)/bin/ruff format --check python tests benches examples
+	$(VENV)/bin/mypy python tests benches examples
 
 bench: release
 	$(PY) benches/bench_accumulate.py
 	$(PY) benches/bench_partial_json.py
+	$(PY) benches/bench_stream.py
 
 clean:
 	rm -rf target $(VENV)

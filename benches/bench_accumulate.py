@@ -49,7 +49,7 @@ class DictAccumulator:
             entry[0] = call_id
         if name:
             entry[1] = name
-        entry[2].append(piece)  # type: ignore[union-attr]
+        entry[2].append(piece)  # type: ignore[attr-defined]
 
     def blocks(self) -> list[tuple[str, str, str]]:
         return [(e[0], e[1], "".join(e[2])) for _, e in sorted(self.calls.items())]  # type: ignore[misc, arg-type]
@@ -75,7 +75,7 @@ def python_inline(frags: list[tuple[int, str, str, str]]) -> list[tuple[str, str
             entry[0] = call_id
         if name:
             entry[1] = name
-        entry[2].append(piece)  # type: ignore[union-attr]
+        entry[2].append(piece)  # type: ignore[attr-defined]
     return [(e[0], e[1], "".join(e[2])) for _, e in sorted(calls.items())]  # type: ignore[misc, arg-type]
 
 

@@ -861,7 +861,7 @@ def test_live_events_are_a_lazy_sequence_equal_to_their_tuple() -> None:
     assert isinstance(events, LiveEvents)
     assert len(events) == 2 and events
     as_tuple = tuple(events)
-    assert events == as_tuple
+    assert events == as_tuple  # type: ignore[comparison-overlap]
     assert events[0] == ToolCallStarted(0, 0, "c0", "f")
     assert events[-1] == ToolInputDelta(0, 0, '{"a":1}')
     assert events[:1] == as_tuple[:1]

@@ -153,7 +153,7 @@ blocks = st.recursive(
 @settings(max_examples=300)
 @given(blocks)
 def test_block_round_trip_is_exact(block: object) -> None:
-    wire = marshal_block(block)
+    wire = marshal_block(block)  # type: ignore[arg-type]
     assert unmarshal_block(wire) == block
     assert marshal_block(unmarshal_block(wire)) == wire
     json.loads(wire)
@@ -161,7 +161,7 @@ def test_block_round_trip_is_exact(block: object) -> None:
 
 @given(st.lists(blocks, max_size=5))
 def test_block_list_round_trip_is_exact(items: list[object]) -> None:
-    assert unmarshal_blocks(marshal_blocks(items)) == items
+    assert unmarshal_blocks(marshal_blocks(items)) == items  # type: ignore[arg-type]
 
 
 @given(
@@ -171,4 +171,4 @@ def test_block_list_round_trip_is_exact(items: list[object]) -> None:
     )
 )
 def test_message_round_trip_is_exact(message: object) -> None:
-    assert unmarshal_message(marshal_message(message)) == message
+    assert unmarshal_message(marshal_message(message)) == message  # type: ignore[arg-type]

@@ -63,9 +63,9 @@ def test_single_block_accumulators_refuse_wrong_types(acc: type, chunk: type) ->
 
 def test_text_and_refusal_chunks_are_not_interchangeable() -> None:
     with pytest.raises(TypeError):
-        Text().add(RefusalChunk("no"))
+        Text().add(RefusalChunk("no"))  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        Refusal().add(TextChunk("no"))
+        Refusal().add(TextChunk("no"))  # type: ignore[arg-type]
 
 
 def test_text_limit_rejects_the_fragment_and_keeps_the_rest() -> None:
@@ -135,7 +135,7 @@ def test_thinking_limits_and_copies() -> None:
     assert twin.blocks()[0].thinking == "12345!"
     assert copy.deepcopy(th).blocks() == th.blocks()
     with pytest.raises(TypeError):
-        th.add(None)
+        th.add(None)  # type: ignore[arg-type]
 
 
 def test_images_url_replaces_and_clears_data_data_appends_and_clears_url() -> None:
@@ -162,7 +162,7 @@ def test_images_by_index_limits_and_copies() -> None:
     assert im.blocks()[1].url == "u9"
     assert pickle.loads(pickle.dumps(twin)).blocks() == twin.blocks()
     with pytest.raises(TypeError):
-        im.add(None)
+        im.add(None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("index", [2**63, -(2**63) - 1])

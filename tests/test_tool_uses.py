@@ -68,9 +68,9 @@ def test_index_outside_i64_raises_a_clear_error_and_changes_nothing(index: int) 
 def test_index_of_the_wrong_type_is_a_type_error(index: object) -> None:
     calls = ToolUses()
     with pytest.raises(TypeError, match="index"):
-        calls.add_fragment(index)
+        calls.add_fragment(index)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        ToolUseChunk(index)
+        ToolUseChunk(index)  # type: ignore[arg-type]
     assert calls.empty
 
 
@@ -183,11 +183,11 @@ def test_provider_state_replaced_only_when_state_and_format_are_both_non_empty()
 def test_add_none_or_a_wrong_type_is_a_type_error() -> None:
     calls = ToolUses()
     with pytest.raises(TypeError):
-        calls.add(None)
+        calls.add(None)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        calls.add({"index": 0})
+        calls.add({"index": 0})  # type: ignore[arg-type]
     with pytest.raises(TypeError):
-        calls.add(ToolUseBlock())
+        calls.add(ToolUseBlock())  # type: ignore[arg-type]
     with pytest.raises(TypeError):
         calls.add_fragment(0, input_json=5)  # type: ignore[arg-type]
     with pytest.raises(TypeError):
@@ -202,7 +202,7 @@ def test_extend_adds_in_order_and_keeps_what_came_before_an_error() -> None:
     calls.extend(ToolUseChunk(0, input_json=p) for p in ["[1", ",2", "]"])
     assert calls.blocks()[0].input == "[1,2]"
     with pytest.raises(TypeError):
-        calls.extend([ToolUseChunk(1, id="ok"), None, ToolUseChunk(2)])
+        calls.extend([ToolUseChunk(1, id="ok"), None, ToolUseChunk(2)])  # type: ignore[list-item]
     assert [b.id for b in calls.blocks()] == ["", "ok"]
 
 
@@ -218,9 +218,9 @@ def test_extend_takes_fragment_tuples_as_the_batch_fast_path() -> None:
     )
     assert calls.blocks() == [ToolUseBlock("a", "f2", '{"x":1}'), ToolUseBlock("b", "g", "[]")]
     with pytest.raises(TypeError, match="not 2 items"):
-        calls.extend([(0, "a")])
+        calls.extend([(0, "a")])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="input_json"):
-        calls.extend([(0, "a", "b", 5)])
+        calls.extend([(0, "a", "b", 5)])  # type: ignore[list-item]
     with pytest.raises(IndexRangeError):
         calls.extend([(2**63, "", "", "")])
     assert len(calls) == 2
