@@ -1,27 +1,16 @@
-use std::collections::BTreeMap;
-
-use super::{too_many, Budget, Error};
+use super::{Error, Indexed};
 use crate::blocks::ImageBlock;
 
 /// Accumulates images by index: a URL replaces the image (and clears data),
 /// data appends (and clears the URL), the media type's last non-empty value wins.
 /// A fragment carrying both a URL and data is applied URL first, so data wins.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Images {
-    images: BTreeMap<i64, ImageBlock>,
-    max_images: usize,
-    budget: Budget,
-}
+pub type Images = Indexed<ImageBlock>;
 
-impl Images {
+impl Indexed<ImageBlock> {
     /// An empty accumulator.
     #[must_use]
     pub fn new(max_images: usize, max_bytes: usize) -> Self {
-        Self {
-            images: BTreeMap::new(),
-            max_images,
-            budget: Budget::new("max_bytes", max_bytes),
-        }
+        Self::with_limits("max_images", max_images, max_bytes)
     }
 
     /// Adds one fragment of the image at `index`.
@@ -39,12 +28,7 @@ impl Images {
             .len()
             .saturating_add(url.len())
             .saturating_add(data.len());
-        let target = || format!("image at index {index}");
-        let used = self.budget.check(incoming, target)?;
-        if !self.images.contains_key(&index) && self.images.len() >= self.max_images {
-            return Err(too_many("max_images", self.max_images, target()));
-        }
-        let image = self.images.entry(index).or_default();
+        let image = self.admit(index, incoming, "image")?;
         if !media_type.is_empty() {
             media_type.clone_into(&mut image.media_type);
         }
@@ -56,48 +40,7 @@ impl Images {
             image.data.push_str(data);
             image.url.clear();
         }
-        self.budget.used = used;
         Ok(())
-    }
-
-    /// A fresh copy of every image, in ascending index order.
-    #[must_use]
-    pub fn blocks(&self) -> Vec<ImageBlock> {
-        self.images.values().cloned().collect()
-    }
-
-    /// Every image with its index, in ascending index order.
-    pub fn iter(&self) -> impl Iterator<Item = (i64, &ImageBlock)> {
-        self.images.iter().map(|(k, v)| (*k, v))
-    }
-
-    /// The number of distinct indexes seen.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.images.len()
-    }
-
-    /// True until the first fragment.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.images.is_empty()
-    }
-
-    /// All bytes taken in so far (what `max_bytes` bounds).
-    #[must_use]
-    pub fn bytes_used(&self) -> usize {
-        self.budget.used
-    }
-
-    /// Raises the count of bytes taken in to `used` (restoring a saved accumulator).
-    pub fn restore_bytes_used(&mut self, used: usize) {
-        self.budget.used = self.budget.used.max(used);
-    }
-
-    /// `(max_images, max_bytes)`.
-    #[must_use]
-    pub fn limits(&self) -> (usize, usize) {
-        (self.max_images, self.budget.max)
     }
 }
 

@@ -7,6 +7,7 @@
 //! that would cross one is rejected whole and what came before stays readable.
 
 mod images;
+mod indexed;
 mod text;
 mod thinking;
 mod tool_uses;
@@ -14,6 +15,7 @@ mod tool_uses;
 use std::fmt;
 
 pub use images::Images;
+pub use indexed::Indexed;
 pub use text::Appender;
 pub use thinking::{Thinking, ThinkingFragment};
 pub use tool_uses::{ToolUseLimits, ToolUses};

@@ -1,17 +1,10 @@
-use std::collections::BTreeMap;
-
-use super::{too_many, Budget, Error};
+use super::{Error, Indexed};
 use crate::blocks::ThinkingBlock;
 
 /// Accumulates reasoning by index: text appended, the signature's last
 /// non-empty value wins together with its format, provider state replaced only
 /// when both state and format are non-empty.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Thinking {
-    blocks: BTreeMap<i64, ThinkingBlock>,
-    max_blocks: usize,
-    budget: Budget,
-}
+pub type Thinking = Indexed<ThinkingBlock>;
 
 /// One reasoning fragment.
 #[derive(Debug, Clone, Copy, Default)]
@@ -23,15 +16,11 @@ pub struct ThinkingFragment<'a> {
     pub provider_state_format: &'a str,
 }
 
-impl Thinking {
+impl Indexed<ThinkingBlock> {
     /// An empty accumulator.
     #[must_use]
     pub fn new(max_blocks: usize, max_bytes: usize) -> Self {
-        Self {
-            blocks: BTreeMap::new(),
-            max_blocks,
-            budget: Budget::new("max_bytes", max_bytes),
-        }
+        Self::with_limits("max_blocks", max_blocks, max_bytes)
     }
 
     /// Adds one fragment of the block at `index`.
@@ -48,12 +37,7 @@ impl Thinking {
             .saturating_add(f.signature.len())
             .saturating_add(f.signature_format.len())
             .saturating_add(state.map_or(0, |s| s.len() + f.provider_state_format.len()));
-        let target = || format!("thinking block at index {index}");
-        let used = self.budget.check(incoming, target)?;
-        if !self.blocks.contains_key(&index) && self.blocks.len() >= self.max_blocks {
-            return Err(too_many("max_blocks", self.max_blocks, target()));
-        }
-        let block = self.blocks.entry(index).or_default();
+        let block = self.admit(index, incoming, "thinking block")?;
         block.thinking.push_str(f.thinking);
         if !f.signature.is_empty() {
             f.signature.clone_into(&mut block.signature);
@@ -64,48 +48,7 @@ impl Thinking {
             f.provider_state_format
                 .clone_into(&mut block.provider_state_format);
         }
-        self.budget.used = used;
         Ok(())
-    }
-
-    /// A fresh copy of every block, in ascending index order.
-    #[must_use]
-    pub fn blocks(&self) -> Vec<ThinkingBlock> {
-        self.blocks.values().cloned().collect()
-    }
-
-    /// Every block with its index, in ascending index order.
-    pub fn iter(&self) -> impl Iterator<Item = (i64, &ThinkingBlock)> {
-        self.blocks.iter().map(|(k, v)| (*k, v))
-    }
-
-    /// The number of distinct indexes seen.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.blocks.len()
-    }
-
-    /// True until the first fragment.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.blocks.is_empty()
-    }
-
-    /// All bytes taken in so far (what `max_bytes` bounds).
-    #[must_use]
-    pub fn bytes_used(&self) -> usize {
-        self.budget.used
-    }
-
-    /// Raises the count of bytes taken in to `used` (restoring a saved accumulator).
-    pub fn restore_bytes_used(&mut self, used: usize) {
-        self.budget.used = self.budget.used.max(used);
-    }
-
-    /// `(max_blocks, max_bytes)`.
-    #[must_use]
-    pub fn limits(&self) -> (usize, usize) {
-        (self.max_blocks, self.budget.max)
     }
 }
 

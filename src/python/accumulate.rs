@@ -466,7 +466,85 @@ appender_class!(
     "Appends refusal text into one `RefusalBlock`."
 );
 
-// ------------------------------------------------------------------ thinking
+// ------------------------------------------------------------------ thinking and images
+
+/// The Python class of an indexed accumulator (`Thinking`, `Images`): `$class`
+/// over the core `$core`, taking `$chunk` objects (each class has its own
+/// `add_chunk`), its blocks turned into Python objects by `$to_py`; the
+/// methods that differ (`__reduce__`, `__setstate__`) come in `$extra`.
+macro_rules! indexed_class {
+    (
+        $(#[doc = $doc:literal])*
+        $class:ident($core:ty, $chunk:literal, $to_py:path, $noun:literal),
+        ($entries:ident, $default_bytes:expr),
+        { $($extra:tt)* }
+    ) => {
+        $(#[doc = $doc])*
+        #[pyclass(module = "toolstitch", frozen)]
+        pub struct $class {
+            inner: Mutex<$core>,
+        }
+
+        #[pymethods]
+        impl $class {
+            #[new]
+            #[pyo3(signature = ($entries=DEFAULT_MAX_ENTRIES, max_bytes=$default_bytes))]
+            fn new($entries: usize, max_bytes: usize) -> Self {
+                Self {
+                    inner: Mutex::new(<$core>::new($entries, max_bytes)),
+                }
+            }
+
+            #[doc = concat!("Adds one `", $chunk, "`.")]
+            fn add(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
+                self.add_chunk(chunk)
+            }
+
+            /// Adds every chunk of an iterable; stops at the first error.
+            fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
+                for chunk in chunks.try_iter()? {
+                    self.add_chunk(&chunk?)?;
+                }
+                Ok(())
+            }
+
+            /// A fresh list of blocks, in ascending index order.
+            fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+                let blocks = locked(&self.inner).blocks();
+                let items = blocks
+                    .iter()
+                    .map(|b| $to_py(py, b))
+                    .collect::<PyResult<Vec<_>>>()?;
+                PyList::new(py, items)
+            }
+
+            #[getter]
+            fn empty(&self) -> bool {
+                locked(&self.inner).is_empty()
+            }
+
+            fn __len__(&self) -> usize {
+                locked(&self.inner).len()
+            }
+
+            fn __repr__(&self) -> String {
+                format!(concat!(stringify!($class), "(<{} ", $noun, ">)"), self.__len__())
+            }
+
+            fn __copy__(&self) -> Self {
+                Self {
+                    inner: Mutex::new(locked(&self.inner).clone()),
+                }
+            }
+
+            fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
+                self.__copy__()
+            }
+
+            $($extra)*
+        }
+    };
+}
 
 /// One fragment of reasoning at `index`.
 #[pyclass(module = "toolstitch", frozen, eq, hash)]
@@ -541,11 +619,51 @@ impl ThinkingChunk {
     }
 }
 
-/// Accumulates reasoning by index into `ThinkingBlock`s.
-#[pyclass(module = "toolstitch", frozen)]
-pub struct Thinking {
-    inner: Mutex<core::Thinking>,
-}
+indexed_class!(
+    /// Accumulates reasoning by index into `ThinkingBlock`s.
+    Thinking(core::Thinking, "ThinkingChunk", thinking_to_py, "blocks"),
+    (max_blocks, DEFAULT_MAX_TOTAL_BYTES),
+    {
+        fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+            let py = slf.py();
+            let t = locked(&slf.get().inner).clone();
+            let entries = t
+                .iter()
+                .map(|(i, b)| {
+                    (
+                        i,
+                        &b.thinking,
+                        &b.signature,
+                        &b.signature_format,
+                        b.provider_state.as_deref(),
+                        &b.provider_state_format,
+                    )
+                        .into_pyobject(py)
+                        .map(Bound::into_any)
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            (slf.get_type(), t.limits(), (entries, t.bytes_used())).into_pyobject(py)
+        }
+
+        fn __setstate__(&self, py: Python<'_>, state: (Vec<SavedEntry>, usize)) -> PyResult<()> {
+            let (max_blocks, max_bytes) = locked(&self.inner).limits();
+            let mut fresh = core::Thinking::new(max_blocks, max_bytes);
+            for (i, thinking, signature, signature_format, ps, psf) in &state.0 {
+                let f = ThinkingFragment {
+                    thinking,
+                    signature,
+                    signature_format,
+                    provider_state: ps.as_deref(),
+                    provider_state_format: psf,
+                };
+                fresh.add(*i, f).map_err(|e| from_accumulate(py, &e))?;
+            }
+            fresh.restore_bytes_used(state.1);
+            *locked(&self.inner) = fresh;
+            Ok(())
+        }
+    }
+);
 
 impl Thinking {
     fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -558,104 +676,6 @@ impl Thinking {
             .map_err(|e| from_accumulate(chunk.py(), &e))
     }
 }
-
-#[pymethods]
-impl Thinking {
-    #[new]
-    #[pyo3(signature = (max_blocks=DEFAULT_MAX_ENTRIES, max_bytes=DEFAULT_MAX_TOTAL_BYTES))]
-    fn new(max_blocks: usize, max_bytes: usize) -> Self {
-        Self {
-            inner: Mutex::new(core::Thinking::new(max_blocks, max_bytes)),
-        }
-    }
-
-    /// Adds one `ThinkingChunk`.
-    fn add(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.add_chunk(chunk)
-    }
-
-    /// Adds every chunk of an iterable; stops at the first error.
-    fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
-        for chunk in chunks.try_iter()? {
-            self.add_chunk(&chunk?)?;
-        }
-        Ok(())
-    }
-
-    /// A fresh list of `ThinkingBlock`, in ascending index order.
-    fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let blocks = locked(&self.inner).blocks();
-        let items = blocks
-            .iter()
-            .map(|b| thinking_to_py(py, b))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
-    }
-
-    #[getter]
-    fn empty(&self) -> bool {
-        locked(&self.inner).is_empty()
-    }
-
-    fn __len__(&self) -> usize {
-        locked(&self.inner).len()
-    }
-
-    fn __repr__(&self) -> String {
-        format!("Thinking(<{} blocks>)", self.__len__())
-    }
-
-    fn __copy__(&self) -> Self {
-        Self {
-            inner: Mutex::new(locked(&self.inner).clone()),
-        }
-    }
-
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-        self.__copy__()
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        let py = slf.py();
-        let t = locked(&slf.get().inner).clone();
-        let entries = t
-            .iter()
-            .map(|(i, b)| {
-                (
-                    i,
-                    &b.thinking,
-                    &b.signature,
-                    &b.signature_format,
-                    b.provider_state.as_deref(),
-                    &b.provider_state_format,
-                )
-                    .into_pyobject(py)
-                    .map(Bound::into_any)
-            })
-            .collect::<PyResult<Vec<_>>>()?;
-        (slf.get_type(), t.limits(), (entries, t.bytes_used())).into_pyobject(py)
-    }
-
-    fn __setstate__(&self, py: Python<'_>, state: (Vec<SavedEntry>, usize)) -> PyResult<()> {
-        let (max_blocks, max_bytes) = locked(&self.inner).limits();
-        let mut fresh = core::Thinking::new(max_blocks, max_bytes);
-        for (i, thinking, signature, signature_format, ps, psf) in &state.0 {
-            let f = ThinkingFragment {
-                thinking,
-                signature,
-                signature_format,
-                provider_state: ps.as_deref(),
-                provider_state_format: psf,
-            };
-            fresh.add(*i, f).map_err(|e| from_accumulate(py, &e))?;
-        }
-        fresh.restore_bytes_used(state.1);
-        *locked(&self.inner) = fresh;
-        Ok(())
-    }
-}
-
-// ------------------------------------------------------------------ images
 
 /// One fragment of the image at `index`.
 #[pyclass(module = "toolstitch", frozen, eq, hash)]
@@ -705,11 +725,39 @@ impl ImageChunk {
     }
 }
 
-/// Accumulates images by index into `ImageBlock`s.
-#[pyclass(module = "toolstitch", frozen)]
-pub struct Images {
-    inner: Mutex<core::Images>,
-}
+indexed_class!(
+    /// Accumulates images by index into `ImageBlock`s.
+    Images(core::Images, "ImageChunk", image_to_py, "images"),
+    (max_images, DEFAULT_MAX_IMAGE_BYTES),
+    {
+        fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+            let py = slf.py();
+            let t = locked(&slf.get().inner).clone();
+            let entries: Vec<_> = t
+                .iter()
+                .map(|(i, b)| (i, b.media_type.clone(), b.url.clone(), b.data.clone()))
+                .collect();
+            (slf.get_type(), t.limits(), (entries, t.bytes_used())).into_pyobject(py)
+        }
+
+        fn __setstate__(
+            &self,
+            py: Python<'_>,
+            state: (Vec<(i64, String, String, String)>, usize),
+        ) -> PyResult<()> {
+            let (max_images, max_bytes) = locked(&self.inner).limits();
+            let mut fresh = core::Images::new(max_images, max_bytes);
+            for (i, media_type, url, data) in &state.0 {
+                fresh
+                    .add(*i, media_type, url, data)
+                    .map_err(|e| from_accumulate(py, &e))?;
+            }
+            fresh.restore_bytes_used(state.1);
+            *locked(&self.inner) = fresh;
+            Ok(())
+        }
+    }
+);
 
 impl Images {
     fn add_chunk(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -720,90 +768,6 @@ impl Images {
         locked(&self.inner)
             .add(c.index, &c.media_type, &c.url, &c.data)
             .map_err(|e| from_accumulate(chunk.py(), &e))
-    }
-}
-
-#[pymethods]
-impl Images {
-    #[new]
-    #[pyo3(signature = (max_images=DEFAULT_MAX_ENTRIES, max_bytes=DEFAULT_MAX_IMAGE_BYTES))]
-    fn new(max_images: usize, max_bytes: usize) -> Self {
-        Self {
-            inner: Mutex::new(core::Images::new(max_images, max_bytes)),
-        }
-    }
-
-    /// Adds one `ImageChunk`.
-    fn add(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.add_chunk(chunk)
-    }
-
-    /// Adds every chunk of an iterable; stops at the first error.
-    fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
-        for chunk in chunks.try_iter()? {
-            self.add_chunk(&chunk?)?;
-        }
-        Ok(())
-    }
-
-    /// A fresh list of `ImageBlock`, in ascending index order.
-    fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let blocks = locked(&self.inner).blocks();
-        let items = blocks
-            .iter()
-            .map(|b| image_to_py(py, b))
-            .collect::<PyResult<Vec<_>>>()?;
-        PyList::new(py, items)
-    }
-
-    #[getter]
-    fn empty(&self) -> bool {
-        locked(&self.inner).is_empty()
-    }
-
-    fn __len__(&self) -> usize {
-        locked(&self.inner).len()
-    }
-
-    fn __repr__(&self) -> String {
-        format!("Images(<{} images>)", self.__len__())
-    }
-
-    fn __copy__(&self) -> Self {
-        Self {
-            inner: Mutex::new(locked(&self.inner).clone()),
-        }
-    }
-
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-        self.__copy__()
-    }
-
-    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        let py = slf.py();
-        let t = locked(&slf.get().inner).clone();
-        let entries: Vec<_> = t
-            .iter()
-            .map(|(i, b)| (i, b.media_type.clone(), b.url.clone(), b.data.clone()))
-            .collect();
-        (slf.get_type(), t.limits(), (entries, t.bytes_used())).into_pyobject(py)
-    }
-
-    fn __setstate__(
-        &self,
-        py: Python<'_>,
-        state: (Vec<(i64, String, String, String)>, usize),
-    ) -> PyResult<()> {
-        let (max_images, max_bytes) = locked(&self.inner).limits();
-        let mut fresh = core::Images::new(max_images, max_bytes);
-        for (i, media_type, url, data) in &state.0 {
-            fresh
-                .add(*i, media_type, url, data)
-                .map_err(|e| from_accumulate(py, &e))?;
-        }
-        fresh.restore_bytes_used(state.1);
-        *locked(&self.inner) = fresh;
-        Ok(())
     }
 }
 
