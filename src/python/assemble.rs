@@ -21,6 +21,7 @@ use serde_json::{Map, Value};
 
 use super::convert::{block_to_py, tool_use_to_py};
 use super::errors::{from_framing, from_providers};
+use super::imports::Imports;
 use super::tools::partial_to_py;
 use crate::framing::{self, Frame, FramingLimits};
 use crate::partial::{self, PartialOptions};
@@ -32,18 +33,6 @@ fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 // ------------------------------------------------------------ Python classes
-
-const CLASS_NAMES: [&str; 9] = [
-    "ToolCallStarted",
-    "ToolInputDelta",
-    "ToolCallFinished",
-    "TextDelta",
-    "ThinkingDelta",
-    "RefusalDelta",
-    "MessageDone",
-    "AssembledMessage",
-    "_event_json",
-];
 
 #[derive(Clone, Copy)]
 enum Class {
@@ -58,25 +47,24 @@ enum Class {
     EventJson,
 }
 
-static CLASSES: [PyOnceLock<Py<PyAny>>; 9] = [
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-];
+static NAMES: Imports<PyAny, 9> = Imports::new(
+    "toolstitch.assemble",
+    [
+        "ToolCallStarted",
+        "ToolInputDelta",
+        "ToolCallFinished",
+        "TextDelta",
+        "ThinkingDelta",
+        "RefusalDelta",
+        "MessageDone",
+        "AssembledMessage",
+        "_event_json",
+    ],
+);
 
 /// A class (or function) of `toolstitch.assemble`, imported once.
 fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyAny>> {
-    let i = c as usize;
-    match (CLASSES.get(i), CLASS_NAMES.get(i)) {
-        (Some(cell), Some(name)) => cell.import(py, "toolstitch.assemble", name),
-        _ => Err(PyTypeError::new_err("unknown toolstitch.assemble name")),
-    }
+    NAMES.get(py, c as usize)
 }
 
 fn live_to_py<'py>(py: Python<'py>, event: &LiveEvent) -> PyResult<Bound<'py, PyAny>> {

@@ -2,27 +2,14 @@
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyInt, PyTuple, PyType};
 
 use super::errors::{error, Kind};
+use super::imports::Imports;
 use crate::blocks::{
     AnyMessage, AudioBlock, Block, DocumentBlock, ImageBlock, Message, ThinkingBlock,
     ToolResultBlock, ToolResultMessage, ToolUseBlock,
 };
-
-const CLASS_NAMES: [&str; 10] = [
-    "TextBlock",
-    "RefusalBlock",
-    "ThinkingBlock",
-    "ImageBlock",
-    "AudioBlock",
-    "DocumentBlock",
-    "ToolUseBlock",
-    "ToolResultBlock",
-    "Message",
-    "ToolResultMessage",
-];
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Class {
@@ -51,25 +38,24 @@ const ALL: [Class; 10] = [
     Class::ToolResultMessage,
 ];
 
-static CLASSES: [PyOnceLock<Py<PyType>>; 10] = [
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-];
+static CLASSES: Imports<PyType, 10> = Imports::new(
+    "toolstitch.blocks",
+    [
+        "TextBlock",
+        "RefusalBlock",
+        "ThinkingBlock",
+        "ImageBlock",
+        "AudioBlock",
+        "DocumentBlock",
+        "ToolUseBlock",
+        "ToolResultBlock",
+        "Message",
+        "ToolResultMessage",
+    ],
+);
 
 fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyType>> {
-    let i = c as usize;
-    match (CLASSES.get(i), CLASS_NAMES.get(i)) {
-        (Some(cell), Some(name)) => cell.import(py, "toolstitch.blocks", name),
-        _ => Err(PyTypeError::new_err("unknown block class")),
-    }
+    CLASSES.get(py, c as usize)
 }
 
 fn state(py: Python<'_>, s: Option<&str>) -> Py<PyAny> {

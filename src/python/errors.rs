@@ -2,9 +2,9 @@
 
 use pyo3::call::PyCallArgs;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
+use super::imports::Imports;
 use crate::{accumulate, wire};
 
 /// The error classes, each imported once from `toolstitch.errors`.
@@ -27,54 +27,38 @@ pub(crate) enum Kind {
     StreamClosed,
 }
 
-static CLASSES: [PyOnceLock<Py<PyType>>; 15] = [
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-    PyOnceLock::new(),
-];
+static CLASSES: Imports<PyType, 15> = Imports::new(
+    "toolstitch.errors",
+    [
+        "LimitError",
+        "IndexRangeError",
+        "BlockDecodeError",
+        "BlockEncodeError",
+        "BlockLimitError",
+        "UnknownBlockTypeError",
+        "ToolInputError",
+        "ToolSchemaError",
+        "ToolDefinitionError",
+        "UnknownProviderError",
+        "StreamDecodeError",
+        "ProviderError",
+        "FramingError",
+        "CrcError",
+        "StreamClosedError",
+    ],
+);
 
-impl Kind {
-    fn name(self) -> &'static str {
-        match self {
-            Kind::Limit => "LimitError",
-            Kind::IndexRange => "IndexRangeError",
-            Kind::BlockDecode => "BlockDecodeError",
-            Kind::BlockEncode => "BlockEncodeError",
-            Kind::BlockLimit => "BlockLimitError",
-            Kind::UnknownBlockType => "UnknownBlockTypeError",
-            Kind::ToolInput => "ToolInputError",
-            Kind::ToolSchema => "ToolSchemaError",
-            Kind::ToolDefinition => "ToolDefinitionError",
-            Kind::UnknownProvider => "UnknownProviderError",
-            Kind::StreamDecode => "StreamDecodeError",
-            Kind::Provider => "ProviderError",
-            Kind::Framing => "FramingError",
-            Kind::Crc => "CrcError",
-            Kind::StreamClosed => "StreamClosedError",
-        }
-    }
+/// The class of `kind`, imported once.
+fn class(py: Python<'_>, kind: Kind) -> PyResult<&Bound<'_, PyType>> {
+    CLASSES.get(py, kind as usize)
 }
 
 /// A Python exception of `kind` carrying `message`.
 pub(crate) fn error(py: Python<'_>, kind: Kind, message: impl Into<String>) -> PyErr {
     let message = message.into();
-    let cell = CLASSES.get(kind as usize);
-    match cell.map(|c| c.import(py, "toolstitch.errors", kind.name())) {
-        Some(Ok(class)) => PyErr::from_type(class.clone(), message),
-        Some(Err(e)) => e,
-        None => pyo3::exceptions::PyValueError::new_err(message),
+    match class(py, kind) {
+        Ok(class) => PyErr::from_type(class.clone(), message),
+        Err(e) => e,
     }
 }
 
@@ -89,11 +73,9 @@ pub(crate) fn error_instance<'py, A>(
 where
     A: PyCallArgs<'py>,
 {
-    let cell = CLASSES.get(kind as usize);
-    let class = match cell.map(|c| c.import(py, "toolstitch.errors", kind.name())) {
-        Some(Ok(class)) => class,
-        Some(Err(e)) => return e,
-        None => return pyo3::exceptions::PyValueError::new_err(kind.name()),
+    let class = match class(py, kind) {
+        Ok(class) => class,
+        Err(e) => return e,
     };
     match class.call(args, kwargs) {
         Ok(instance) => PyErr::from_value(instance),

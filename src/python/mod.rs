@@ -8,6 +8,7 @@ mod accumulate;
 mod assemble;
 mod convert;
 mod errors;
+mod imports;
 mod tools;
 mod wire;
 
