@@ -1,6 +1,6 @@
 //! The accumulators and their chunk classes.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -8,15 +8,11 @@ use pyo3::types::{PyList, PyString, PyTuple};
 
 use super::convert::{image_to_py, index_from_py, text_to_py, thinking_to_py, tool_use_to_py};
 use super::errors::from_accumulate;
+use super::locked;
 use crate::accumulate::{
     self as core, ThinkingFragment, ToolUseLimits, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_IMAGE_BYTES,
     DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_TOTAL_BYTES,
 };
-
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while holding these locks; a poisoned one still holds valid data.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 fn wrong_chunk(obj: &Bound<'_, PyAny>, expected: &str) -> PyErr {
     let got = obj

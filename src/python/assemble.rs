@@ -8,7 +8,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
@@ -22,15 +22,11 @@ use serde_json::{Map, Value};
 use super::convert::{block_to_py, tool_use_to_py};
 use super::errors::{from_framing, from_providers};
 use super::imports::Imports;
+use super::locked;
 use super::tools::partial_to_py;
 use crate::framing::{self, Frame, FramingLimits};
 use crate::partial::{self, PartialOptions};
 use crate::providers::{self, AssemblerLimits, Dialect, EventRef, LiveEvent};
-
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while holding this lock; a poisoned one still holds valid data.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 // ------------------------------------------------------------ Python classes
 

@@ -12,7 +12,15 @@ mod imports;
 mod tools;
 mod wire;
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use pyo3::prelude::*;
+
+/// The lock of an accumulator or assembler. Nothing panics while holding one,
+/// so a poisoned lock still holds valid data.
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 #[pymodule]
 fn _toolstitch(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -6,7 +6,7 @@
 //! an `int` when its text is integral (no fraction, no exponent; any size) and a
 //! `float` otherwise.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -14,6 +14,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 use serde_json::Value;
 
 use super::errors::{error, error_instance, Kind};
+use super::locked;
 use crate::partial::{self, PartialOptions, PartialValue};
 use crate::validate::{self, CompiledSchema, InputError, SchemaFailure};
 
@@ -28,11 +29,6 @@ fn maybe_detach<T: Send>(py: Python<'_>, len: usize, f: impl FnOnce() -> T + Sen
     } else {
         f()
     }
-}
-
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Nothing panics while holding these locks; a poisoned one still holds valid data.
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Runs `f` on the UTF-8 bytes of a `str` or bytes-like argument.
