@@ -1,5 +1,5 @@
-//! The framing layer on real recorded provider streams (`../shared/fixtures/real`,
-//! provenance in its SOURCES.md): every way of cutting the bytes gives the same
+//! The framing layer on real recorded provider streams (`tests/fixtures/real`,
+//! provenance in tests/fixtures/PROVENANCE.md): every way of cutting the bytes gives the same
 //! events, and those events are the ones the recording holds.
 
 use std::collections::BTreeMap;
@@ -10,7 +10,7 @@ use _toolstitch::framing::{
 };
 use serde_json::Value;
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real/");
+const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real/");
 
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!("{REAL}{name}");
@@ -86,7 +86,7 @@ fn openai_chat_completions_parallel_two_tools() {
     assert!(events.iter().all(|e| e.event.is_none() && e.id.is_none()));
 
     // The bytes are exact: the arguments the chunks carry add up to the
-    // recording's oracle (SOURCES.md §1).
+    // recording's oracle (PROVENANCE.md, recording 1).
     let mut arguments: BTreeMap<i64, String> = BTreeMap::new();
     for event in events.iter().take(25) {
         let chunk = json(&event.data);

@@ -1,6 +1,6 @@
 //! Provider adapters: every QUIRKS.md row (a test named after it), each dialect's
 //! happy path, completeness (Q15), errors, and the real recordings in
-//! `../shared/fixtures/real`.
+//! `tests/fixtures/real`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use _toolstitch::blocks::Block;
@@ -10,7 +10,7 @@ use _toolstitch::providers::{
 };
 use serde_json::{json, Value};
 
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/fixtures/real/");
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real/");
 
 fn fixture(name: &str) -> String {
     std::fs::read_to_string(format!("{FIXTURES}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))

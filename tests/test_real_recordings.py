@@ -1,8 +1,8 @@
-"""Every real recording in ../shared/fixtures/real reassembles to the calls its source states.
+"""Every real recording in tests/fixtures/real reassembles to the calls its source states.
 
 SSE and event-stream bodies go through ``feed_bytes`` cut at random places (1-byte
 cuts included); JSON lines go through ``feed`` line by line and through ``feed_bytes``.
-The expected calls are those of SOURCES.md and vercel-ai/EXPECTED.json.
+The expected calls are those stated in tests/fixtures/PROVENANCE.md and vercel-ai/EXPECTED.json.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from toolstitch import AssembledMessage, Assembler, ToolCallStarted, ToolInputDelta
 
-REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "real"
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
 
 # ------------------------------------------------------------------ helpers
@@ -99,7 +99,7 @@ def check_call(block: Any, message: AssembledMessage, expected: dict[str, Any]) 
         assert block.input == expected["arguments_raw"]
 
 
-# ------------------------------------------------------------ SOURCES.md, 1-6
+# ---------------------------------------------- PROVENANCE.md, recordings 1-6
 
 OPENAI_CHAT = [
     {
