@@ -277,7 +277,7 @@ fn real_vercel_ai_recordings_match_expected() {
             .unwrap();
         assert_eq!(m.finish_reason.as_deref(), Some(reason), "{file}");
         assert!(m.complete, "{file}");
-        assert!(m.errors.is_empty(), "{file}");
+        assert!(m.problems.is_empty(), "{file}");
         assert!(m.usage.is_some(), "{file}");
     }
 }
@@ -423,12 +423,12 @@ fn q7_name_after_arguments_and_unnamed_at_close_is_a_call_error() {
         triples(&m),
         vec![t("c0", "late", "{\"a\":1}"), t("c1", "", "{}")]
     );
-    assert_eq!(m.errors.len(), 1);
+    assert_eq!(m.problems.len(), 1);
     assert_eq!(
-        (m.errors[0].index, m.errors[0].kind),
-        (1, ProblemKind::Unnamed)
+        (m.problems[0].call, m.problems[0].kind),
+        (Some(1), ProblemKind::Unnamed)
     );
-    assert!(m.errors[0].message.contains("c1"));
+    assert!(m.problems[0].message.contains("c1"));
     // Announced without a name, then once more when the name came.
     let started: Vec<_> = live
         .iter()
@@ -917,14 +917,22 @@ fn malformed_and_non_object_events_are_errors() {
         "{e:?}"
     );
     assert_kept_after_error(&a);
-    // Still usable afterwards.
+    // Still usable afterwards, but (Q30) what the bad events carried is missing:
+    // the message ends, and is not complete; each event left a problem.
     a.feed_json(
         None,
         chunk(json!({}), Some("tool_calls")).to_string().as_bytes(),
         None,
     )
     .unwrap();
-    assert!(a.messages()[0].complete);
+    let m = &a.messages()[0];
+    assert_eq!(m.finish_reason.as_deref(), Some("tool_calls"));
+    assert!(!m.complete);
+    assert_eq!(m.problems.len(), 4, "{:?}", m.problems);
+    assert!(m
+        .problems
+        .iter()
+        .all(|p| p.kind == ProblemKind::NotApplied && p.event.is_some()));
 }
 
 #[test]

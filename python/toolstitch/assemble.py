@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 from toolstitch._toolstitch import Assembler, LiveEvents
 from toolstitch.blocks import Block, Message, ToolUseBlock
@@ -32,6 +32,9 @@ if TYPE_CHECKING:
 __all__ = [
     "AssembledMessage",
     "Assembler",
+    "Finish",
+    "SkippedEvent",
+    "TokenUsage",
     "LiveEvent",
     "LiveEvents",
     "MessageDone",
@@ -126,6 +129,33 @@ LiveEvent: TypeAlias = (
 
 # ------------------------------------------------------------------ the message
 
+Finish: TypeAlias = Literal["stop", "tool-calls", "length", "content-filter", "error", "other"]
+"""Why a message finished, the same words for every dialect (``AssembledMessage.finish``)."""
+
+
+class SkippedEvent(NamedTuple):
+    """An event skipped for forward compatibility (quirk Q29): of a type, or carrying an item,
+    block, part or delta type, that this version does not read; or resent with a
+    ``sequence_number`` already seen (Responses, quirk Q33). ``ordinal`` is the event's
+    1-based position in the stream."""
+
+    ordinal: int
+    event_type: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Token counts mapped from the dialect's own usage object; ``None`` where the provider
+    did not say. ``cached_input_tokens`` are input tokens read from the provider's prompt
+    cache; ``reasoning_tokens`` are output tokens spent on reasoning."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    reasoning_tokens: int | None = None
+    cached_input_tokens: int | None = None
+
+
 
 @dataclass(frozen=True, slots=True)
 class AssembledMessage:
@@ -141,14 +171,24 @@ class AssembledMessage:
       ``STOP``, ``TOOL_CALL``, ``completed``, ...), or ``None``;
     - ``usage``: the provider's usage object(s), top-level keys merged in arrival
       order (the same dict on every choice), or ``None``;
-    - ``complete``: true only after an explicit end with a normal reason; a stream cut
-      short or ended by ``length`` / ``max_tokens`` / a filter / an error never is;
-    - ``problems``: what is wrong with single calls, found at ``close()`` (a call that
-      never got a name, Q7);
+    - ``complete``: true only when every event of the stream was applied once, in order,
+      under the dialect's protocol, and the provider ended the message with a normal
+      reason; a stream cut short, ended by ``length`` / ``max_tokens`` / a filter / an
+      error, or with any ``problems``, never is;
+    - ``problems``: why the message or its calls cannot be trusted: an event that broke
+      the protocol or could not be applied (each also raised an error from the feed that
+      received it), unreadable transport bytes, a gap in Responses sequence numbers, a
+      call that never got a name (Q7);
     - ``minted_ids``: the ids toolstitch minted for calls the provider sent without one
       (Q8);
-    - ``server_side_ids``: the ids of calls the provider runs itself (Anthropic
-      ``server_tool_use`` / ``mcp_tool_use``), never for the client to execute.
+    - ``server_side_ids``: the ids of calls the provider ran itself (hosted tools: web
+      search, code execution, MCP, ...), never for the client to execute;
+    - ``skipped``: events skipped for forward compatibility (the first 10,000);
+    - ``finish``: ``finish_reason`` in one vocabulary for every dialect (``"stop"``,
+      ``"tool-calls"``, ``"length"``, ``"content-filter"``, ``"error"``, ``"other"``), or
+      ``None`` before the end; a normal stop with client calls in the message is
+      ``"tool-calls"``;
+    - ``tokens``: the token counts of ``usage`` as a ``TokenUsage``.
     """
 
     choice: int
@@ -161,6 +201,9 @@ class AssembledMessage:
     problems: tuple[str, ...] = ()
     minted_ids: frozenset[str] = frozenset()
     server_side_ids: frozenset[str] = frozenset()
+    skipped: tuple[SkippedEvent, ...] = ()
+    finish: Finish | None = None
+    tokens: TokenUsage = TokenUsage()
 
     def to_message(self) -> Message:
         """The assistant turn as a ``Message("assistant", blocks)``."""
@@ -175,18 +218,17 @@ class AssembledMessage:
         listing every failing call. Calls the provider runs itself
         (``server_side_ids``) are skipped.
         """
+        if self.problems:
+            raise IncompleteMessageError(
+                f"choice {self.choice} cannot be executed: " + "; ".join(self.problems)
+            )
         if not self.complete:
             why = f" (finish reason {self.finish_reason!r})" if self.finish_reason else ""
             raise IncompleteMessageError(
                 f"choice {self.choice} did not complete normally{why}: its tool calls "
                 f"may be truncated and must not be executed"
             )
-        if self.problems:
-            raise IncompleteMessageError(
-                f"choice {self.choice} has calls that cannot be executed: "
-                + "; ".join(self.problems)
-            )
-        calls = [b for b in self.tool_uses if b.id not in self.server_side_ids]
+        calls = [b for b in self.tool_uses if not b.server_side]
         return toolset.validate_all(calls)
 
 

@@ -87,22 +87,45 @@ class DocumentBlock:
 
 @dataclass(frozen=True, slots=True)
 class ToolUseBlock:
-    """One tool call: ``input`` is the raw JSON text as received, never parsed here."""
+    """One tool call: ``input`` is the raw JSON text as received, never parsed here.
+
+    ``kind`` is ``"function"`` for an ordinary JSON function call; otherwise it is the
+    provider's own type of the call: ``"custom_tool_call"`` (a custom tool whose
+    ``input`` is free-form text, not JSON), ``"computer_call"``, ``"shell_call"``,
+    ``"local_shell_call"``, ``"apply_patch_call"`` (client tools that are not JSON
+    functions: ``input`` is the item's own fields as a JSON object), or the type of
+    a tool the provider ran itself (``"server_tool_use"``, ``"mcp_tool_use"``,
+    ``"web_search_call"``, ``"executable_code"``, ...). ``server_side`` is true for
+    those: the provider already ran them, and they are never for the client to run.
+    """
 
     id: str = ""
     name: str = ""
     input: str = ""
     provider_state: str | None = None
     provider_state_format: str = ""
+    kind: str = "function"
+    server_side: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResultBlock:
-    """The result of the tool call ``tool_use_id``."""
+    """The result of the tool call ``tool_use_id``.
+
+    A result the client sends has an empty ``kind``. A message assembled from a stream
+    also holds the results of tools the provider ran itself: their ``kind`` is the
+    provider's type for them (``"web_search_tool_result"``, ``"mcp_tool_result"``,
+    ``"code_execution_result"``, ``"image_generation_call"``, ...), ``content`` holds
+    their text where they have some, and ``provider_state`` the provider's result as
+    raw JSON, to be sent back unchanged.
+    """
 
     tool_use_id: str = ""
     content: tuple[Block, ...] = ()
     is_error: bool = False
+    kind: str = ""
+    provider_state: str | None = None
+    provider_state_format: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.content, tuple):

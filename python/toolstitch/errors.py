@@ -15,10 +15,12 @@ __all__ = [
     "BlockEncodeError",
     "BlockLimitError",
     "CrcError",
+    "DialectMismatchError",
     "FramingError",
     "IncompleteMessageError",
     "IndexRangeError",
     "LimitError",
+    "ProtocolError",
     "ProviderError",
     "RenderError",
     "SchemaFailure",
@@ -166,10 +168,55 @@ class StreamDecodeError(ToolstitchError):
         self.event_type = event_type
 
 
+class ProtocolError(StreamDecodeError):
+    """An event that breaks the dialect's protocol: content after the message ended or after
+    ``[DONE]``, content for a block after its own stop, a block or message opened twice, two
+    calls with one id, a text delta on a tool-use block (quirks Q24-Q26). The event was not
+    applied, and every message of the stream now carries a problem, so ``validated()``
+    refuses it. ``rule`` names the rule (``"after-end"``, ``"after-done"``, ``"after-stop"``,
+    ``"opened-twice"``, ``"started-twice"``, ``"duplicate-id"``, ``"wrong-block"``,
+    ``"ended-twice"``) and ``target`` the call or block concerned, when there is one."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        event_index: int = 0,
+        event_type: str = "",
+        rule: str = "",
+        target: str = "",
+    ) -> None:
+        super().__init__(message, event_index=event_index, event_type=event_type)
+        self.rule = rule
+        self.target = target
+
+
+class DialectMismatchError(StreamDecodeError):
+    """An event of another dialect than the one the Assembler was made for (Anthropic events
+    fed to ``Assembler("openai-chat")``, quirk Q32). ``expected`` is the dialect named and
+    ``looks_like`` the one the event belongs to."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        event_index: int = 0,
+        event_type: str = "",
+        expected: str = "",
+        looks_like: str = "",
+    ) -> None:
+        super().__init__(message, event_index=event_index, event_type=event_type)
+        self.expected = expected
+        self.looks_like = looks_like
+
+
 class ProviderError(ToolstitchError):
     """The provider reported an error inside the stream (an ``error`` event, ``response.failed``,
-    an ``{"error": ...}`` chunk, an AWS event-stream exception). ``error_type`` is the provider's
-    own name for it; no message of the stream is complete afterwards."""
+    an ``{"error": ...}`` chunk, an AWS event-stream exception). ``error_type`` is the most
+    specific name the provider gave it (a string ``code`` such as ``tool_use_failed`` before
+    its ``type``), ``raw`` the provider's error object as JSON text (empty when it sent none:
+    it may hold more, such as Groq's ``failed_generation``); no message of the stream is
+    complete afterwards."""
 
     def __init__(
         self,
@@ -178,11 +225,13 @@ class ProviderError(ToolstitchError):
         event_index: int = 0,
         event_type: str = "",
         error_type: str = "",
+        raw: str = "",
     ) -> None:
         super().__init__(message)
         self.event_index = event_index
         self.event_type = event_type
         self.error_type = error_type
+        self.raw = raw
 
 
 class FramingError(ToolstitchError):

@@ -3,16 +3,51 @@
 //! `ToolUseBlock::input` is the raw JSON text exactly as received: possibly partial,
 //! possibly empty. Nothing in this layer parses it.
 
+/// The kind of an ordinary JSON function call.
+pub const FUNCTION: &str = "function";
+/// The kind of a call whose input is free-form text, not JSON (Responses
+/// `custom_tool_call`).
+pub const CUSTOM: &str = "custom_tool_call";
+
 /// One tool call: the model's request to run a named tool.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolUseBlock {
     pub id: String,
     pub name: String,
-    /// Raw JSON text of the arguments, concatenated verbatim from the fragments.
+    /// Raw JSON text of the arguments, concatenated verbatim from the fragments
+    /// (free-form text for a [`CUSTOM`] call).
     pub input: String,
     /// Raw JSON text of provider state (for example a Gemini `thoughtSignature`).
     pub provider_state: Option<String>,
     pub provider_state_format: String,
+    /// [`FUNCTION`] for a JSON function call; otherwise the provider's own type
+    /// of the call (`custom_tool_call`, `computer_call`, `server_tool_use`,
+    /// `web_search_call`, …).
+    pub kind: String,
+    /// The provider ran the call itself: it is never for the client to execute.
+    pub server_side: bool,
+}
+
+impl Default for ToolUseBlock {
+    fn default() -> Self {
+        Self {
+            id: String::new(),
+            name: String::new(),
+            input: String::new(),
+            provider_state: None,
+            provider_state_format: String::new(),
+            kind: FUNCTION.to_owned(),
+            server_side: false,
+        }
+    }
+}
+
+impl ToolUseBlock {
+    /// True when the input is free-form text rather than JSON.
+    #[must_use]
+    pub fn is_text_input(&self) -> bool {
+        self.kind == CUSTOM
+    }
 }
 
 /// Reasoning text, with the provider's signature when it sends one.
@@ -57,6 +92,13 @@ pub struct ToolResultBlock {
     pub tool_use_id: String,
     pub content: Vec<Block>,
     pub is_error: bool,
+    /// Empty for a result the client sends; the provider's own type for the
+    /// result of a server-side tool (`web_search_tool_result`, …).
+    pub kind: String,
+    /// Raw JSON text of the provider's result as it came (server-side tools),
+    /// to be sent back unchanged.
+    pub provider_state: Option<String>,
+    pub provider_state_format: String,
 }
 
 /// Any content block.

@@ -1,16 +1,26 @@
 //! Anthropic Messages streaming events (also Claude on Vertex and Bedrock's
 //! InvokeModel stream, which carry the same events).
+//!
+//! Server-side tools (Q27): `server_tool_use` and `mcp_tool_use` blocks are
+//! calls the provider runs itself (kept, flagged server-side, with the start
+//! block as provider state so they can be sent back), and every
+//! `*_tool_result` block is kept as a tool-result block with its content as
+//! provider state. Block types this version does not know are skipped, with
+//! their deltas and stop (Q29).
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
 use super::openai_chat::provider_error;
-use super::state::{usage_map, Fail, Live, Src, Stream, TextKind, NS_BLOCK, R};
-use super::{DecodeKind, Input};
+use super::state::{usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R};
+use super::{DecodeKind, Input, Rule};
 use crate::accumulate::ThinkingFragment;
+use crate::blocks::{Block, ToolResultBlock};
+
+const FORMAT: &str = "anthropic";
 
 const HANDLED: [&str; 8] = [
     "message_start",
@@ -59,6 +69,25 @@ struct ContentBlock<'a> {
     name: Option<Str<'a>>,
     #[serde(default)]
     input: Option<CompactJson>,
+    #[serde(borrow, default)]
+    tool_use_id: Option<Str<'a>>,
+    #[serde(default)]
+    is_error: Option<bool>,
+}
+
+/// The start event again, keeping the whole block as JSON (cold path: only
+/// for server-side calls and tool results).
+#[derive(Deserialize)]
+struct RawStart {
+    #[serde(default)]
+    content_block: Option<CompactJson>,
+}
+
+/// The text parts of a tool result's `content`, when it is a list of blocks.
+#[derive(Deserialize)]
+struct ResultContent {
+    #[serde(default)]
+    content: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -89,7 +118,11 @@ const C: i64 = 0;
 #[derive(Debug, Clone, Default)]
 pub(crate) struct State {
     /// A tool_use start's `input` when it is not `{}` (used only if no delta comes).
-    start_inputs: BTreeMap<i64, String>,
+    start_inputs: std::collections::BTreeMap<i64, String>,
+    /// Blocks of a type this version does not read: their deltas and stop are skipped.
+    skipped_blocks: BTreeSet<i64>,
+    /// `message_stop` came: only pings may follow.
+    stopped: bool,
 }
 
 fn block_index(i: Option<Index>) -> R<Src> {
@@ -100,10 +133,6 @@ fn block_index(i: Option<Index>) -> R<Src> {
             detail: "field `index`: missing".to_owned(),
         }),
     }
-}
-
-pub(crate) fn type_probe(input: Input<'_>) -> Option<String> {
-    input.self_type()
 }
 
 impl State {
@@ -117,18 +146,28 @@ impl State {
         let ev: Event<'_> = match input.parse() {
             Ok(ev) => ev,
             Err(f) => {
-                let kind = type_probe(input).or_else(|| event_name.map(str::to_owned));
+                let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
                 return match kind {
                     Some(k) if HANDLED.contains(&k.as_str()) => Err(f),
-                    Some(_) => Ok(()), // an event type we do not read: skipped
+                    Some(k) => {
+                        s.unknown(&k);
+                        Ok(())
+                    }
                     None => Err(f),
                 };
             }
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
+        if self.stopped && kind != "ping" {
+            return Err(violation(
+                Rule::AfterEnd,
+                Some("the message".to_owned()),
+                "an event arrived after message_stop",
+            ));
+        }
         match kind {
             "message_start" => {
-                s.choice(C)?;
+                s.start(C)?;
                 if let Some(u) = ev.message.and_then(|m| m.usage) {
                     s.merge_usage(u);
                 }
@@ -136,27 +175,28 @@ impl State {
             "content_block_start" => {
                 let src = block_index(ev.index)?;
                 let Some(block) = ev.content_block else {
-                    return Ok(());
+                    return Err(Fail::Bad {
+                        kind: DecodeKind::WrongType,
+                        detail: "field `content_block`: missing".to_owned(),
+                    });
                 };
-                self.block_start(s, src, block, live)?;
+                self.block_start(s, src, block, input, live)?;
             }
             "content_block_delta" => {
                 let src = block_index(ev.index)?;
+                if self.skipped_blocks.contains(&src.1) {
+                    s.unknown("content_block_delta");
+                    return Ok(());
+                }
                 let Some(d) = ev.delta else {
                     return Ok(());
                 };
                 match d.kind.as_deref().unwrap_or_default() {
                     "text_delta" => {
-                        s.text(C, TextKind::Text, Some(src), text(&d.text), false, live)?
+                        s.text(C, TextKind::Text, Some(src), text(&d.text), false, live)?;
                     }
                     "input_json_delta" => {
-                        let key = match s.choice(C)?.call_at(src) {
-                            Some(k) => k,
-                            // A delta whose block never started: keep it (Q7: unnamed till close).
-                            None => {
-                                s.new_call(C, Some(src.1), Some(src), "", "", "", None, live)?
-                            }
-                        };
+                        let key = s.call_for_delta(C, src, live)?;
                         s.add_to_call(C, key, "", "", text(&d.partial_json), None, live)?;
                     }
                     "thinking_delta" => {
@@ -169,16 +209,21 @@ impl State {
                     "signature_delta" => {
                         let frag = ThinkingFragment {
                             signature: text(&d.signature),
-                            signature_format: "anthropic",
+                            signature_format: FORMAT,
                             ..ThinkingFragment::default()
                         };
                         s.thinking(C, Some(src), frag, false, live)?;
                     }
-                    _ => {} // citations_delta and future deltas
+                    // Citations are not kept; the text they cite is.
+                    "citations_delta" => {}
+                    other => s.unknown(&format!("content_block_delta:{other}")),
                 }
             }
             "content_block_stop" => {
                 let src = block_index(ev.index)?;
+                if self.skipped_blocks.remove(&src.1) {
+                    return Ok(());
+                }
                 if let Some(key) = s.existing(C).and_then(|ch| ch.call_at(src)) {
                     let empty = s
                         .existing(C)
@@ -189,8 +234,8 @@ impl State {
                             s.add_to_call(C, key, "", "", &start, None, live)?;
                         }
                     }
-                    s.finish_call(C, key, live);
                 }
+                s.stop_block(C, src, live)?;
             }
             "message_delta" => {
                 if let Some(reason) = ev.delta.as_ref().and_then(|d| d.stop_reason.as_deref()) {
@@ -200,12 +245,18 @@ impl State {
                     s.merge_usage(u);
                 }
             }
-            "message_stop" => s.end(C, live)?,
+            // Q26: `message_stop` without a `stop_reason` ever sent ends the
+            // message, but not normally.
+            "message_stop" => {
+                self.stopped = true;
+                s.end(C, live)?;
+            }
             "error" => {
                 let err = ev.error.unwrap_or(Value::Null);
                 return Err(provider_error(&err));
             }
-            _ => {} // ping, and event types added later
+            "ping" => {}
+            other => s.unknown(other),
         }
         Ok(())
     }
@@ -215,8 +266,12 @@ impl State {
         s: &mut Stream,
         src: Src,
         block: ContentBlock<'_>,
+        input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
+        if matches!(&*block.kind, "text" | "thinking" | "redacted_thinking") {
+            s.fresh(C, src)?;
+        }
         match &*block.kind {
             "text" => s.text(C, TextKind::Text, Some(src), text(&block.text), true, live),
             "thinking" => {
@@ -224,11 +279,7 @@ impl State {
                 let frag = ThinkingFragment {
                     thinking: text(&block.thinking),
                     signature,
-                    signature_format: if signature.is_empty() {
-                        ""
-                    } else {
-                        "anthropic"
-                    },
+                    signature_format: if signature.is_empty() { "" } else { FORMAT },
                     ..ThinkingFragment::default()
                 };
                 s.thinking(C, Some(src), frag, true, live)
@@ -243,21 +294,27 @@ impl State {
                 s.thinking(C, Some(src), frag, true, live)
             }
             kind @ ("tool_use" | "server_tool_use" | "mcp_tool_use") => {
+                let server_side = kind != "tool_use";
+                // A server-side call keeps its start block (the MCP server name,
+                // …) to be sent back as it came.
+                let raw = if server_side {
+                    input.parse::<RawStart>()?.content_block.map(|c| c.0)
+                } else {
+                    None
+                };
                 // The start's `input` is `{}` and is not part of the input: the
                 // deltas are. It is kept only for a block that gets no delta.
-                let key = s.new_call(
-                    C,
-                    Some(src.1),
-                    Some(src),
-                    text(&block.id),
-                    text(&block.name),
-                    "",
-                    None,
-                    live,
-                )?;
-                if kind != "tool_use" {
-                    s.set_server_side(C, key);
-                }
+                let opening = Opening {
+                    provider_index: Some(src.1),
+                    src: Some(src),
+                    id: text(&block.id),
+                    name: text(&block.name),
+                    state: raw.as_deref().map(|r| (r, FORMAT)),
+                    kind: server_side.then_some(kind),
+                    server_side,
+                    ..Opening::default()
+                };
+                s.new_call(C, opening, live)?;
                 if let Some(CompactJson(start)) = block.input {
                     if start != "{}" && !start.is_empty() {
                         self.start_inputs.insert(src.1, start);
@@ -265,7 +322,45 @@ impl State {
                 }
                 Ok(())
             }
-            _ => Ok(()), // tool results of server tools, and later block types
+            kind if kind.ends_with("_tool_result") => {
+                let raw = input.parse::<RawStart>()?.content_block.map(|c| c.0);
+                let content = raw
+                    .as_deref()
+                    .and_then(|r| serde_json::from_str::<ResultContent>(r).ok())
+                    .and_then(|r| r.content)
+                    .map(|c| result_text(&c))
+                    .unwrap_or_default();
+                let result = ToolResultBlock {
+                    tool_use_id: text(&block.tool_use_id).to_owned(),
+                    content,
+                    is_error: block.is_error.unwrap_or(false),
+                    kind: kind.to_owned(),
+                    provider_state: raw,
+                    provider_state_format: FORMAT.to_owned(),
+                };
+                s.tool_result(C, Some(src), result)
+            }
+            other => {
+                // Q29: a block type this version does not read.
+                self.skipped_blocks.insert(src.1);
+                s.unknown(&format!("content_block_start:{other}"));
+                Ok(())
+            }
         }
+    }
+}
+
+/// The text blocks of a tool result's content (an MCP result's text); other
+/// content stays in the result's provider state only.
+fn result_text(content: &Value) -> Vec<Block> {
+    match content {
+        Value::String(t) => vec![Block::Text(t.clone())],
+        Value::Array(items) => items
+            .iter()
+            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .map(|t| Block::Text(t.to_owned()))
+            .collect(),
+        _ => Vec::new(),
     }
 }

@@ -6,10 +6,13 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::json::{json_string, text, Index, Str};
-use super::state::{usage_map, Fail, Live, Stream, TextKind, NS_BLOCK, R};
-use super::Input;
+use super::json::{json_string, text, CompactJson, Index, Str};
+use super::state::{usage_map, violation, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
+use super::{Input, Rule};
 use crate::accumulate::ThinkingFragment;
+use crate::blocks::ToolResultBlock;
+
+const FORMAT: &str = "bedrock";
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -58,6 +61,9 @@ struct Payload<'a> {
 struct Start<'a> {
     #[serde(borrow, default)]
     tool_use: Option<ToolUseStart<'a>>,
+    /// The result of a server-side tool (Q27), kept whole as provider state.
+    #[serde(default)]
+    tool_result: Option<CompactJson>,
 }
 
 #[derive(Deserialize)]
@@ -67,6 +73,21 @@ struct ToolUseStart<'a> {
     tool_use_id: Option<Str<'a>>,
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
+    /// `server_tool_use` for a tool the provider runs itself (Nova's code
+    /// interpreter, Q27).
+    #[serde(rename = "type", borrow, default)]
+    kind: Option<Str<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResultStart {
+    #[serde(default)]
+    tool_use_id: Option<String>,
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    status: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -78,6 +99,9 @@ struct Delta<'a> {
     tool_use: Option<ToolUseDelta<'a>>,
     #[serde(borrow, default)]
     reasoning_content: Option<Reasoning<'a>>,
+    /// Output of a server-side tool, streamed into its result block.
+    #[serde(default)]
+    tool_result: Option<CompactJson>,
 }
 
 #[derive(Deserialize)]
@@ -101,7 +125,10 @@ struct Reasoning<'a> {
 const C: i64 = 0;
 
 #[derive(Debug, Clone, Default)]
-pub(crate) struct State;
+pub(crate) struct State {
+    /// `messageStop` came: only `metadata` may follow.
+    stopped: bool,
+}
 
 impl<'a> Payload<'a> {
     /// The wrapped event, if this is the boto3 shape.
@@ -169,22 +196,48 @@ impl State {
             (_, None) => (outer.infer_name(), outer),
         };
         let src = (NS_BLOCK, p.content_block_index.map_or(0, |i| i.0), 0);
+        if self.stopped && name != "metadata" && !name.ends_with("Exception") {
+            return Err(violation(
+                Rule::AfterEnd,
+                Some("the message".to_owned()),
+                format!("{name} arrived after messageStop"),
+            ));
+        }
         match name {
-            "messageStart" => {
-                s.choice(C)?;
-            }
+            "messageStart" => s.start(C)?,
             "contentBlockStart" => {
-                if let Some(tool) = p.start.and_then(|st| st.tool_use) {
-                    s.new_call(
-                        C,
-                        Some(src.1),
-                        Some(src),
-                        text(&tool.tool_use_id),
-                        text(&tool.name),
-                        "",
-                        None,
-                        live,
-                    )?;
+                let Some(start) = p.start else {
+                    return Ok(());
+                };
+                if let Some(tool) = start.tool_use {
+                    let server_side = tool.kind.as_deref() == Some("server_tool_use");
+                    let opening = Opening {
+                        provider_index: Some(src.1),
+                        src: Some(src),
+                        id: text(&tool.tool_use_id),
+                        name: text(&tool.name),
+                        kind: server_side.then_some("server_tool_use"),
+                        server_side,
+                        ..Opening::default()
+                    };
+                    s.new_call(C, opening, live)?;
+                } else if let Some(CompactJson(raw)) = start.tool_result {
+                    let r: ResultStart = serde_json::from_str(&raw).unwrap_or(ResultStart {
+                        tool_use_id: None,
+                        kind: None,
+                        status: None,
+                    });
+                    let result = ToolResultBlock {
+                        tool_use_id: r.tool_use_id.unwrap_or_default(),
+                        content: Vec::new(),
+                        is_error: r.status.as_deref() == Some("error"),
+                        kind: r.kind.unwrap_or_else(|| "tool_result".to_owned()),
+                        provider_state: Some(raw),
+                        provider_state_format: FORMAT.to_owned(),
+                    };
+                    s.tool_result(C, Some(src), result)?;
+                } else {
+                    s.unknown("contentBlockStart");
                 }
             }
             "contentBlockDelta" => {
@@ -195,10 +248,7 @@ impl State {
                     s.text(C, TextKind::Text, Some(src), t, false, live)?;
                 }
                 if let Some(tool) = d.tool_use {
-                    let key = match s.choice(C)?.call_at(src) {
-                        Some(k) => k,
-                        None => s.new_call(C, Some(src.1), Some(src), "", "", "", None, live)?,
-                    };
+                    let key = s.call_for_delta(C, src, live)?;
                     s.add_to_call(C, key, "", "", text(&tool.input), None, live)?;
                 }
                 if let Some(r) = d.reasoning_content {
@@ -207,7 +257,7 @@ impl State {
                     let frag = ThinkingFragment {
                         thinking: text(&r.text),
                         signature,
-                        signature_format: if signature.is_empty() { "" } else { "bedrock" },
+                        signature_format: if signature.is_empty() { "" } else { FORMAT },
                         provider_state: redacted.as_deref(),
                         provider_state_format: if redacted.is_some() {
                             "bedrock-redacted"
@@ -217,16 +267,19 @@ impl State {
                     };
                     s.thinking(C, Some(src), frag, redacted.is_some(), live)?;
                 }
-            }
-            "contentBlockStop" => {
-                if let Some(key) = s.existing(C).and_then(|ch| ch.call_at(src)) {
-                    s.finish_call(C, key, live);
+                if let Some(CompactJson(result)) = d.tool_result {
+                    for piece in result_pieces(&result) {
+                        s.result_text(C, src, &piece)?;
+                    }
                 }
             }
+            "contentBlockStop" => s.stop_block(C, src, live)?,
             "messageStop" => {
                 if let Some(reason) = &p.stop_reason {
                     s.set_finish_reason(C, reason)?;
                 }
+                // Q26: without a stopReason the message ended, but not normally.
+                self.stopped = true;
                 s.end(C, live)?;
             }
             "metadata" => {
@@ -239,10 +292,30 @@ impl State {
                 return Err(Fail::Provider {
                     error_type: n.to_owned(),
                     message: p.message.map(|m| m.0.into_owned()).unwrap_or_default(),
+                    raw: None,
                 });
             }
-            _ => {}
+            "" => s.unknown(event_name.unwrap_or("event")),
+            other => s.unknown(other),
         }
         Ok(())
     }
+}
+
+/// The text of a streamed tool-result delta: a list of `{"text": …}` or
+/// `{"json": …}` pieces (or one of them); JSON pieces are kept as their text.
+fn result_pieces(delta: &str) -> Vec<String> {
+    let value: Value = serde_json::from_str(delta).unwrap_or(Value::Null);
+    let items = match value {
+        Value::Array(items) => items,
+        other => vec![other],
+    };
+    items
+        .iter()
+        .filter_map(|item| match (item.get("text"), item.get("json")) {
+            (Some(Value::String(t)), _) => Some(t.clone()),
+            (_, Some(j)) => Some(j.to_string()),
+            _ => None,
+        })
+        .collect()
 }

@@ -7,14 +7,17 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{text, Index, ObjectOnly, Str};
-use super::state::{usage_map, Live, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
-use super::Input;
+use super::state::{
+    usage_map, violation, Live, Opening, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R,
+};
+use super::{Input, Rule};
 use crate::accumulate::ThinkingFragment;
 
-const HANDLED: [&str; 8] = [
+const HANDLED: [&str; 9] = [
     "message-start",
     "content-start",
     "content-delta",
+    "content-end",
     "tool-plan-delta",
     "tool-call-start",
     "tool-call-delta",
@@ -83,99 +86,121 @@ struct Function<'a> {
 /// One message per stream: choice 0.
 const C: i64 = 0;
 
-pub(crate) fn feed(
-    s: &mut Stream,
-    event_name: Option<&str>,
-    input: Input<'_>,
-    live: &mut Live<'_>,
-) -> R {
-    let ev: Event<'_> = match input.parse() {
-        Ok(ev) => ev,
-        Err(f) => {
-            let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
-            return match kind {
-                Some(k) if !HANDLED.contains(&k.as_str()) => Ok(()),
-                _ => Err(f),
-            };
+/// Events of the dialect that carry nothing toolstitch keeps.
+const IGNORED: [&str; 3] = ["citation-start", "citation-end", "debug"];
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct State {
+    /// `message-end` came: nothing may follow.
+    ended: bool,
+}
+
+impl State {
+    pub(crate) fn feed(
+        &mut self,
+        s: &mut Stream,
+        event_name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        let ev: Event<'_> = match input.parse() {
+            Ok(ev) => ev,
+            Err(f) => {
+                let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
+                return match kind {
+                    Some(k) if !HANDLED.contains(&k.as_str()) => {
+                        s.unknown(&k);
+                        Ok(())
+                    }
+                    _ => Err(f),
+                };
+            }
+        };
+        let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
+        if self.ended {
+            return Err(violation(
+                Rule::AfterEnd,
+                Some("the message".to_owned()),
+                format!("{kind} arrived after message-end"),
+            ));
         }
-    };
-    let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
-    let i = ev.index.map_or(0, |i| i.0);
-    let (message, finish_reason, usage) = match ev.delta {
-        Some(d) => (d.message, d.finish_reason, d.usage),
-        None => (None, None, None),
-    };
-    let (content, plan, call) = match message {
-        Some(m) => (m.content.0, m.tool_plan, m.tool_calls.0),
-        None => (None, None, None),
-    };
-    match kind {
-        "message-start" => {
-            s.choice(C)?;
-        }
-        "content-start" | "content-delta" => {
-            let Some(part) = content else {
-                return Ok(());
-            };
-            let src = (NS_BLOCK, i, 0);
-            let create = kind == "content-start";
-            if part.kind.as_deref() == Some("thinking") || part.thinking.is_some() {
+        let i = ev.index.map_or(0, |i| i.0);
+        let (message, finish_reason, usage) = match ev.delta {
+            Some(d) => (d.message, d.finish_reason, d.usage),
+            None => (None, None, None),
+        };
+        let (content, plan, call) = match message {
+            Some(m) => (m.content.0, m.tool_plan, m.tool_calls.0),
+            None => (None, None, None),
+        };
+        match kind {
+            "message-start" => s.start(C)?,
+            "content-start" | "content-delta" => {
+                let src = (NS_BLOCK, i, 0);
+                let create = kind == "content-start";
+                if create {
+                    s.fresh(C, src)?;
+                }
+                let Some(part) = content else {
+                    return Ok(());
+                };
+                if part.kind.as_deref() == Some("thinking") || part.thinking.is_some() {
+                    let frag = ThinkingFragment {
+                        thinking: text(&part.thinking),
+                        ..ThinkingFragment::default()
+                    };
+                    s.thinking(C, Some(src), frag, create, live)?;
+                } else {
+                    s.text(C, TextKind::Text, Some(src), text(&part.text), create, live)?;
+                }
+            }
+            "content-end" => s.stop_block(C, (NS_BLOCK, i, 0), live)?,
+            "tool-plan-delta" => {
                 let frag = ThinkingFragment {
-                    thinking: text(&part.thinking),
+                    thinking: text(&plan),
                     ..ThinkingFragment::default()
                 };
-                s.thinking(C, Some(src), frag, create, live)?;
-            } else {
-                s.text(C, TextKind::Text, Some(src), text(&part.text), create, live)?;
+                s.thinking(C, Some((NS_PLAN, 0, 0)), frag, false, live)?;
             }
-        }
-        "tool-plan-delta" => {
-            let frag = ThinkingFragment {
-                thinking: text(&plan),
-                ..ThinkingFragment::default()
-            };
-            s.thinking(C, Some((NS_PLAN, 0, 0)), frag, false, live)?;
-        }
-        "tool-call-start" | "tool-call-delta" => {
-            let src = (NS_TOOL, i, 0);
-            let (id, name, args) = call.as_ref().map_or(("", "", ""), |c| {
-                let (n, a) = c
-                    .function
-                    .as_ref()
-                    .map_or(("", ""), |f| (text(&f.name), text(&f.arguments)));
-                (text(&c.id), n, a)
-            });
-            let existing = s.choice(C)?.call_at(src);
-            match existing {
-                Some(key)
-                    if kind == "tool-call-delta"
-                        || !s.existing(C).is_some_and(|ch| {
-                            let current = ch.tools.get(key).map_or("", |b| b.id.as_str());
-                            !id.is_empty() && !current.is_empty() && current != id
-                        }) =>
-                {
-                    s.add_to_call(C, key, id, name, args, None, live)?
-                }
-                _ => {
-                    s.new_call(C, Some(i), Some(src), id, name, args, None, live)?;
+            "tool-call-start" | "tool-call-delta" => {
+                let src = (NS_TOOL, i, 0);
+                let (id, name, args) = call.as_ref().map_or(("", "", ""), |c| {
+                    let (n, a) = c
+                        .function
+                        .as_ref()
+                        .map_or(("", ""), |f| (text(&f.name), text(&f.arguments)));
+                    (text(&c.id), n, a)
+                });
+                if kind == "tool-call-start" {
+                    let opening = Opening {
+                        provider_index: Some(i),
+                        src: Some(src),
+                        id,
+                        name,
+                        input: args,
+                        ..Opening::default()
+                    };
+                    s.new_call(C, opening, live)?;
+                } else {
+                    let key = s.call_for_delta(C, src, live)?;
+                    s.add_to_call(C, key, id, name, args, None, live)?;
                 }
             }
-        }
-        "tool-call-end" => {
-            if let Some(key) = s.existing(C).and_then(|ch| ch.call_at((NS_TOOL, i, 0))) {
-                s.finish_call(C, key, live);
+            "tool-call-end" => s.stop_block(C, (NS_TOOL, i, 0), live)?,
+            "message-end" => {
+                if let Some(reason) = finish_reason {
+                    s.set_finish_reason(C, &reason)?;
+                }
+                if let Some(u) = usage {
+                    s.merge_usage(u);
+                }
+                // Q26: without a finish reason the message ended, but not normally.
+                self.ended = true;
+                s.end(C, live)?;
             }
+            k if IGNORED.contains(&k) => {}
+            other => s.unknown(other),
         }
-        "message-end" => {
-            if let Some(reason) = finish_reason {
-                s.set_finish_reason(C, &reason)?;
-            }
-            if let Some(u) = usage {
-                s.merge_usage(u);
-            }
-            s.end(C, live)?;
-        }
-        _ => {}
+        Ok(())
     }
-    Ok(())
 }

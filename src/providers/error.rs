@@ -33,6 +33,64 @@ pub enum DecodeKind {
     BadValue,
 }
 
+/// Which rule of a dialect's protocol an event broke (QUIRKS Q24–Q26).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Rule {
+    /// Content for a message after its end (finish reason, `message_stop`,
+    /// `messageStop`, `response.completed`, `message-end`).
+    AfterEnd,
+    /// Any event after `[DONE]`.
+    AfterDone,
+    /// Content for a block (or call) after its own stop.
+    AfterStop,
+    /// A block or call opened a second time at the same position.
+    OpenedTwice,
+    /// A message started a second time (a replayed or concatenated stream).
+    StartedTwice,
+    /// Two calls with one id in one message.
+    DuplicateId,
+    /// Content of the wrong kind for its block (a text delta on a tool-use block).
+    WrongBlock,
+    /// A second end of a message that disagrees with the first.
+    EndedTwice,
+}
+
+impl Rule {
+    /// A short name for the rule (`after-end`, `opened-twice`, …), stable for programs.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::AfterEnd => "after-end",
+            Rule::AfterDone => "after-done",
+            Rule::AfterStop => "after-stop",
+            Rule::OpenedTwice => "opened-twice",
+            Rule::StartedTwice => "started-twice",
+            Rule::DuplicateId => "duplicate-id",
+            Rule::WrongBlock => "wrong-block",
+            Rule::EndedTwice => "ended-twice",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Rule::AfterEnd => "content after the message ended",
+            Rule::AfterDone => "an event after [DONE]",
+            Rule::AfterStop => "content after its block stopped",
+            Rule::OpenedTwice => "a block opened twice",
+            Rule::StartedTwice => "a message started twice",
+            Rule::DuplicateId => "two calls with one id",
+            Rule::WrongBlock => "content of the wrong kind for its block",
+            Rule::EndedTwice => "a second end that disagrees with the first",
+        }
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.describe())
+    }
+}
+
 /// Everything an [`Assembler`](super::Assembler) refuses. After any error,
 /// everything accumulated before the offending event (or fragment) stays readable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,6 +110,23 @@ pub enum Error {
         event: EventRef,
         error_type: String,
         message: String,
+        /// The provider's error object as compact JSON, when it sent one.
+        raw: Option<String>,
+    },
+    /// An event that breaks the dialect's protocol (Q24–Q26). It was not applied,
+    /// and every message it concerns carries a problem, so none is executable.
+    Protocol {
+        event: EventRef,
+        rule: Rule,
+        /// The call or block concerned (`tool call toolu_1`, `block 2`), when there is one.
+        target: Option<String>,
+        detail: String,
+    },
+    /// An event of another dialect than the one named (Q32).
+    WrongDialect {
+        event: EventRef,
+        expected: super::Dialect,
+        looks_like: super::Dialect,
     },
     /// A limit would be crossed; the offending fragment was rejected.
     Limit {
@@ -75,6 +150,8 @@ impl Error {
             Error::UnknownDialect { .. } => None,
             Error::Decode { event, .. }
             | Error::Provider { event, .. }
+            | Error::Protocol { event, .. }
+            | Error::WrongDialect { event, .. }
             | Error::Limit { event, .. }
             | Error::UnknownShape { event }
             | Error::Closed { event } => Some(event),
@@ -103,6 +180,7 @@ impl fmt::Display for Error {
                 event,
                 error_type,
                 message,
+                ..
             } => {
                 if error_type.is_empty() {
                     write!(f, "{event}: the provider reported an error: {message}")
@@ -110,6 +188,27 @@ impl fmt::Display for Error {
                     write!(f, "{event}: the provider reported an error ({error_type}): {message}")
                 }
             }
+            Error::Protocol {
+                event,
+                rule,
+                target,
+                detail,
+            } => {
+                write!(f, "{event} breaks the stream's protocol ({rule})")?;
+                if let Some(t) = target {
+                    write!(f, " for {t}")?;
+                }
+                write!(f, ": {detail}; it was not applied and the message is not complete")
+            }
+            Error::WrongDialect {
+                event,
+                expected,
+                looks_like,
+            } => write!(
+                f,
+                "{event} is not a {expected} event: it looks like {looks_like}; name that \
+                 provider, or use \"auto\""
+            ),
             Error::Limit {
                 event,
                 limit,

@@ -20,9 +20,10 @@ use serde_json::{Map, Value};
 use super::error::DecodeKind;
 use super::json::{json_string, present, push_json_string, text, CompactJson, Index, Str};
 use super::openai_chat::provider_error;
-use super::state::{usage_map, Fail, Live, Stream, TextKind, R};
+use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
+use crate::blocks::{Block, ToolResultBlock};
 
 const FORMAT: &str = "gemini";
 /// Path segments in one `jsonPath`.
@@ -78,6 +79,20 @@ struct Part<'a> {
     thought_signature: Option<Str<'a>>,
     #[serde(borrow, default)]
     function_call: Option<FunctionCall<'a>>,
+    /// Code the model ran on the provider's side (Q27).
+    #[serde(default)]
+    executable_code: Option<CompactJson>,
+    /// The output of that code.
+    #[serde(default)]
+    code_execution_result: Option<CompactJson>,
+}
+
+#[derive(Deserialize)]
+struct CodeResult {
+    #[serde(default)]
+    outcome: Option<String>,
+    #[serde(default)]
+    output: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -351,6 +366,8 @@ struct Open {
 pub(crate) struct State {
     /// The streamed call still open, per candidate.
     open: BTreeMap<i64, Open>,
+    /// The last server-side code call per candidate, which its result answers.
+    last_code: BTreeMap<i64, i64>,
 }
 
 impl State {
@@ -358,6 +375,10 @@ impl State {
         let r: Response<'_> = input.parse()?;
         if let Some(err) = r.error.filter(|e| !e.is_null()) {
             return Err(provider_error(&err));
+        }
+        if r.candidates.is_none() && r.usage_metadata.is_none() && r.prompt_feedback.is_none() {
+            s.unknown("chunk");
+            return Ok(());
         }
         let candidates = r.candidates.unwrap_or_default();
         let no_candidates = candidates.is_empty();
@@ -371,6 +392,48 @@ impl State {
                     .filter(|sig| !sig.is_empty());
                 if let Some(fc) = part.function_call {
                     self.function_call(s, c, fc, signature, live)?;
+                    continue;
+                }
+                if let Some(CompactJson(code)) = part.executable_code {
+                    self.close_open(s, c, live)?;
+                    let sig = signature.map(json_string);
+                    let opening = Opening {
+                        name: "code_execution",
+                        input: &code,
+                        state: sig.as_deref().map(|st| (st, FORMAT)),
+                        kind: Some("executable_code"),
+                        server_side: true,
+                        ..Opening::default()
+                    };
+                    let key = s.new_call(c, opening, live)?;
+                    s.finish_call(c, key, live);
+                    self.last_code.insert(c, key);
+                    continue;
+                }
+                if let Some(CompactJson(raw)) = part.code_execution_result {
+                    let r: CodeResult = serde_json::from_str(&raw).unwrap_or(CodeResult {
+                        outcome: None,
+                        output: None,
+                    });
+                    let tool_use_id = self
+                        .last_code
+                        .get(&c)
+                        .map(|&k| s.call_id(c, k))
+                        .unwrap_or_default();
+                    let result = ToolResultBlock {
+                        tool_use_id,
+                        content: r.output.map(Block::Text).into_iter().collect(),
+                        is_error: r.outcome.as_deref().is_some_and(|o| o != "OUTCOME_OK"),
+                        kind: "code_execution_result".to_owned(),
+                        provider_state: Some(raw),
+                        provider_state_format: FORMAT.to_owned(),
+                    };
+                    s.tool_result(c, None, result)?;
+                    continue;
+                }
+                if part.text.is_none() && part.thought.is_none() && signature.is_none() {
+                    // Q29: a part of a kind this version does not read (images, files, …).
+                    s.skip("part");
                     continue;
                 }
                 let thought = part.thought == Some(true);
@@ -451,7 +514,13 @@ impl State {
                 key
             } else {
                 self.close_open(s, c, live)?;
-                let key = s.new_call(c, None, None, id, name, "", state, live)?;
+                let opening = Opening {
+                    id,
+                    name,
+                    state,
+                    ..Opening::default()
+                };
+                let key = s.new_call(c, opening, live)?;
                 self.open.insert(
                     c,
                     Open {
@@ -481,7 +550,14 @@ impl State {
         // A whole call.
         self.close_open(s, c, live)?;
         let input = fc.args.map_or_else(|| "{}".to_owned(), |a| a.0);
-        let key = s.new_call(c, None, None, id, name, &input, state, live)?;
+        let opening = Opening {
+            id,
+            name,
+            input: &input,
+            state,
+            ..Opening::default()
+        };
+        let key = s.new_call(c, opening, live)?;
         s.finish_call(c, key, live);
         Ok(())
     }

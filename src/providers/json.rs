@@ -239,6 +239,65 @@ impl<'de> Visitor<'de> for Writer<'_> {
     }
 }
 
+/// A field that is a string in the events toolstitch reads, and may be any JSON
+/// value in others it does not need (a Responses `tool_search_call` whose
+/// `arguments` is an object, Q27, Q29): strings as text, anything else as its
+/// compact JSON. `null` is `None` (use `Option<Loose>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Loose<'a> {
+    Str(Cow<'a, str>),
+    Json(String),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Loose<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Loose<'de>, E> {
+                Ok(Loose::Str(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Loose<'de>, E> {
+                Ok(Loose::Str(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Loose<'de>, E> {
+                Ok(Loose::Str(Cow::Owned(v)))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Loose<'de>, E> {
+                Ok(Loose::Json(if v { "true" } else { "false" }.to_owned()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Loose<'de>, E> {
+                Ok(Loose::Json(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Loose<'de>, E> {
+                Ok(Loose::Json(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Loose<'de>, E> {
+                let mut out = String::new();
+                Writer { out: &mut out }.visit_f64::<E>(v)?;
+                Ok(Loose::Json(out))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Loose<'de>, E> {
+                Ok(Loose::Json("null".to_owned()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Loose<'de>, A::Error> {
+                let mut out = String::new();
+                Writer { out: &mut out }.visit_seq(seq)?;
+                Ok(Loose::Json(out))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Loose<'de>, A::Error> {
+                let mut out = String::new();
+                Writer { out: &mut out }.visit_map(map)?;
+                Ok(Loose::Json(out))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 /// Appends `s` as a JSON string literal, escaped the way `serde_json` does.
 pub(crate) fn push_json_string(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);

@@ -18,6 +18,7 @@ mod error;
 mod gemini;
 mod json;
 mod openai_chat;
+mod outcome;
 mod responses;
 mod state;
 
@@ -28,7 +29,8 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use error::{DecodeKind, Error, EventRef};
+pub use error::{DecodeKind, Error, EventRef, Rule};
+pub use outcome::{Finish, TokenUsage};
 
 use crate::blocks::{Block, ToolUseBlock};
 use state::{Fail, Live, Stream};
@@ -150,29 +152,55 @@ pub struct ToolUse {
     pub server_side: bool,
 }
 
-/// What can be wrong with one call without failing the stream.
+/// What keeps a message from being complete, besides how it ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProblemKind {
     /// The stream ended and the call never got a name (Q7).
     Unnamed,
+    /// The provider reported an error in the stream.
+    Provider,
+    /// An event broke the dialect's protocol and was refused (Q24–Q26), or two
+    /// calls ended up with one id.
+    Protocol,
+    /// An event could not be applied (unreadable, over a limit, after `close()`,
+    /// of another dialect): something the provider sent is missing (Q30).
+    NotApplied,
+    /// The transport bytes could not be framed: nothing after that point could be read.
+    Unreadable,
+    /// Responses events missing or out of order by `sequence_number` (Q33).
+    Sequence,
 }
 
-/// A problem with one call, found at `close()`.
+/// Something wrong with a message (or, with `choice: None`, with every message of
+/// the stream). A message with any problem is never complete.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallProblem {
-    /// The call's internal key ([`ToolUse::index`]).
-    pub index: i64,
-    /// The call's id (minted when the provider sent none).
-    pub id: String,
+pub struct Problem {
     pub kind: ProblemKind,
+    /// The choice concerned; `None` for the whole stream.
+    pub choice: Option<i64>,
+    /// The call's internal key ([`ToolUse::index`]) when the problem is one call's.
+    pub call: Option<i64>,
+    /// The call's id (minted when the provider sent none), when it is one call's.
+    pub id: String,
+    /// The ordinal of the event concerned, when there is one.
+    pub event: Option<u64>,
     pub message: String,
+}
+
+/// An event skipped for forward compatibility (Q29): of a type, or carrying an
+/// item, block or delta type, that this version does not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub ordinal: u64,
+    pub event_type: String,
 }
 
 /// One message (one choice) as assembled so far.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AssembledMessage {
     pub choice: i64,
-    /// Text, thinking, refusal and tool-use blocks in the order they first appeared.
+    /// Text, thinking, refusal, tool-use and (server-side) tool-result blocks in
+    /// the order they first appeared.
     pub blocks: Vec<Block>,
     /// The calls, in ascending provider index (Q3); calls without one, and
     /// calls sharing one (Q2), in the order they opened.
@@ -182,13 +210,21 @@ pub struct AssembledMessage {
     /// The provider's own finish / stop reason (`tool_calls`, `end_turn`,
     /// `STOP`, `TOOL_CALL`; `completed` / `incomplete`'s reason for Responses).
     pub finish_reason: Option<String>,
+    /// `finish_reason` in one vocabulary for every dialect; `None` before the end.
+    pub finish: Option<Finish>,
     /// The provider's usage object(s) for the stream, top-level keys merged in
     /// arrival order (the same object on every choice).
     pub usage: Option<Map<String, Value>>,
-    /// True only after an explicit end whose reason is a normal one (Q15).
+    /// The token counts of `usage`, mapped from the dialect's shape.
+    pub tokens: TokenUsage,
+    /// True only when every event was applied once, in order, under the
+    /// dialect's protocol, and the message ended with a normal reason (Q15):
+    /// never with a problem.
     pub complete: bool,
-    /// Problems with single calls (Q7), found at `close()`.
-    pub errors: Vec<CallProblem>,
+    /// What keeps the message from being complete or its calls from running.
+    pub problems: Vec<Problem>,
+    /// Events skipped for forward compatibility (the first 10,000).
+    pub skipped: Vec<Skipped>,
 }
 
 /// What changed, for interfaces that render as the stream goes. `index` is the
@@ -309,6 +345,7 @@ pub struct Assembler {
     bedrock: bedrock::State,
     responses: responses::State,
     gemini: gemini::State,
+    cohere: cohere::State,
     events: u64,
 }
 
@@ -321,9 +358,10 @@ impl Assembler {
             dialect,
             stream: Stream::new(limits),
             anthropic: anthropic::State::default(),
-            bedrock: bedrock::State,
+            bedrock: bedrock::State::default(),
             responses: responses::State::default(),
             gemini: gemini::State::default(),
+            cohere: cohere::State::default(),
             events: 0,
         }
     }
@@ -346,10 +384,14 @@ impl Assembler {
         self.events
     }
 
-    /// Feeds one event as JSON text. `[DONE]` and empty payloads are skipped.
+    /// Feeds one event as JSON text. Empty payloads are skipped; `[DONE]` ends
+    /// the stream (any event after it is a protocol error, Q24).
     ///
     /// # Errors
-    /// See [`Error`]; everything accumulated before stays readable.
+    /// See [`Error`]. The event is not applied (or, when it had several parts,
+    /// not past the part that failed), everything accumulated before stays
+    /// readable, and every message of the stream carries a problem, so none is
+    /// complete (Q30).
     pub fn feed_json(
         &mut self,
         event_name: Option<&str>,
@@ -357,8 +399,22 @@ impl Assembler {
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
         self.events += 1;
+        self.stream.ordinal = self.events;
+        let r = self.json_event(event_name, json, live);
+        if let Err(e) = &r {
+            self.record(e);
+        }
+        r
+    }
+
+    fn json_event(
+        &mut self,
+        event_name: Option<&str>,
+        json: &[u8],
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
         let trimmed = json.trim_ascii();
-        if trimmed.is_empty() || trimmed == b"[DONE]" {
+        if trimmed.is_empty() {
             return Ok(());
         }
         let input = Input::Json(json);
@@ -366,6 +422,10 @@ impl Assembler {
             return Err(Error::Closed {
                 event: self.event_ref(event_name, input),
             });
+        }
+        if trimmed == b"[DONE]" {
+            self.stream.done = true;
+            return Ok(());
         }
         let max = self.stream.limits.max_event_bytes;
         if json.len() > max {
@@ -402,7 +462,7 @@ impl Assembler {
     /// keep the key order of the value's map.
     ///
     /// # Errors
-    /// See [`Error`].
+    /// See [`Assembler::feed_json`].
     pub fn feed_value(
         &mut self,
         event_name: Option<&str>,
@@ -410,6 +470,20 @@ impl Assembler {
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
         self.events += 1;
+        self.stream.ordinal = self.events;
+        let r = self.value_event(event_name, value, live);
+        if let Err(e) = &r {
+            self.record(e);
+        }
+        r
+    }
+
+    fn value_event(
+        &mut self,
+        event_name: Option<&str>,
+        value: &Value,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
         let input = Input::Value(value);
         if self.stream.is_closed() {
             return Err(Error::Closed {
@@ -418,6 +492,7 @@ impl Assembler {
         }
         if !value.is_object() {
             if value.as_str().is_some_and(|s| s.trim() == "[DONE]") {
+                self.stream.done = true;
                 return Ok(());
             }
             return Err(Error::Decode {
@@ -429,6 +504,34 @@ impl Assembler {
         self.dispatch(event_name, input, live)
     }
 
+    /// Leaves the problem an error means on every message of the stream.
+    fn record(&mut self, e: &Error) {
+        let kind = match e {
+            Error::Protocol { .. } => ProblemKind::Protocol,
+            Error::Provider { .. } => ProblemKind::Provider,
+            _ => ProblemKind::NotApplied,
+        };
+        self.stream.problem(kind, None, e.to_string());
+    }
+
+    /// Records a provider error reported outside the events (an AWS event-stream
+    /// exception frame in another dialect): no message can be complete.
+    pub fn note_provider_error(&mut self, e: &Error) {
+        self.stream.fail_all();
+        self.record(e);
+    }
+
+    /// Records that the transport bytes after some point could not be read (a
+    /// framing error): no message of the stream can be complete.
+    pub fn note_unreadable(&mut self, why: &str) {
+        self.stream.ordinal = 0;
+        self.stream.problem(
+            ProblemKind::Unreadable,
+            None,
+            format!("the stream could not be read past a framing error: {why}"),
+        );
+    }
+
     fn dispatch(
         &mut self,
         event_name: Option<&str>,
@@ -436,6 +539,14 @@ impl Assembler {
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
         let mut live = Live(live);
+        if self.stream.done {
+            return Err(Error::Protocol {
+                event: self.event_ref(event_name, input),
+                rule: Rule::AfterDone,
+                target: None,
+                detail: "the stream sent [DONE] already".to_owned(),
+            });
+        }
         let dialect = match self.dialect {
             Some(d) => d,
             None => match detect::detect(event_name, input) {
@@ -455,20 +566,37 @@ impl Assembler {
             },
         };
         let s = &mut self.stream;
+        s.dialect = Some(dialect);
+        s.unknown = None;
         let r = match dialect {
-            Dialect::OpenAiChat => openai_chat::feed(s, input, &mut live),
+            Dialect::OpenAiChat => openai_chat::feed(s, event_name, input, &mut live),
             Dialect::Anthropic => self.anthropic.feed(s, event_name, input, &mut live),
             Dialect::Bedrock => self.bedrock.feed(s, event_name, input, &mut live),
             Dialect::OpenAiResponses => self.responses.feed(s, event_name, input, &mut live),
             Dialect::Gemini => self.gemini.feed(s, input, &mut live),
-            Dialect::Cohere => cohere::feed(s, event_name, input, &mut live),
+            Dialect::Cohere => self.cohere.feed(s, event_name, input, &mut live),
         };
-        r.map_err(|f| {
+        if let Err(f) = r {
             if matches!(f, Fail::Provider { .. }) {
                 self.stream.fail_all();
             }
-            self.wrap(f, event_name, input)
-        })
+            return Err(self.wrap(f, event_name, input));
+        }
+        if let Some(event_type) = self.stream.unknown.take() {
+            // Q32: an event this dialect cannot read that another dialect reads.
+            if let detect::Detected::Dialect(other) = detect::detect(event_name, input) {
+                if other != dialect {
+                    return Err(Error::WrongDialect {
+                        event: self.event_ref(event_name, input),
+                        expected: dialect,
+                        looks_like: other,
+                    });
+                }
+            }
+            // Q29: forward compatible: skipped and counted.
+            self.stream.skip(&event_type);
+        }
+        Ok(())
     }
 
     fn event_ref(&self, event_name: Option<&str>, input: Input<'_>) -> EventRef {
@@ -501,14 +629,18 @@ impl Assembler {
             return Ok(());
         }
         let r = self.gemini.close_all(&mut self.stream, &mut live);
-        self.stream.close(&mut live);
-        r.map_err(|f| {
+        let r = r.map_err(|f| {
             let event = EventRef {
                 ordinal: self.events,
                 event_type: "end of stream".to_owned(),
             };
             f.into_error(event)
-        })
+        });
+        if let Err(e) = &r {
+            self.record(e);
+        }
+        self.stream.close(&mut live);
+        r
     }
 
     /// One message per choice, in ascending choice index (an empty message for

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{text, Index, Str};
-use super::state::{usage_map, Fail, Live, Stream, TextKind, R};
+use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
 
@@ -18,8 +18,17 @@ struct Chunk<'a> {
     choices: Option<Vec<ChatChoice<'a>>>,
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
+    /// Groq repeats usage here (Q34); read only when `usage` never comes.
+    #[serde(default)]
+    x_groq: Option<XGroq>,
     #[serde(default)]
     error: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct XGroq {
+    #[serde(default, deserialize_with = "usage_map")]
+    usage: Option<Map<String, Value>>,
 }
 
 #[derive(Deserialize)]
@@ -69,10 +78,32 @@ struct Function<'a> {
     arguments: Option<Str<'a>>,
 }
 
-pub(crate) fn feed(s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
+pub(crate) fn feed(
+    s: &mut Stream,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    live: &mut Live<'_>,
+) -> R {
+    if event_name == Some("error") {
+        // Q35: an SSE `error` event: its data is the error, or wraps it.
+        let body: Value = input.parse()?;
+        let err = body.get("error").filter(|e| e.is_object()).unwrap_or(&body);
+        return Err(provider_error(err));
+    }
     let chunk: Chunk<'_> = input.parse()?;
     if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
         return Err(provider_error(&err));
+    }
+    if chunk.choices.is_none() && chunk.usage.is_none() {
+        match chunk.x_groq.and_then(|x| x.usage) {
+            Some(u) => {
+                if !s.has_usage() {
+                    s.merge_usage(u);
+                }
+            }
+            None => s.unknown(event_name.unwrap_or("chunk")),
+        }
+        return Ok(());
     }
     for (pos, choice) in (0_i64..).zip(chunk.choices.unwrap_or_default()) {
         let c = choice.index.map_or(pos, |i| i.0);
@@ -122,8 +153,10 @@ pub(crate) fn feed(s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
             s.end(c, live)?;
         }
     }
-    if let Some(usage) = chunk.usage {
-        s.merge_usage(usage);
+    match (chunk.usage, chunk.x_groq.and_then(|x| x.usage)) {
+        (Some(usage), _) => s.merge_usage(usage),
+        (None, Some(groq)) if !s.has_usage() => s.merge_usage(groq),
+        _ => {}
     }
     Ok(())
 }
@@ -157,28 +190,46 @@ pub(crate) fn fragment(
     });
     match target {
         Some(k) => s.add_to_call(c, k, id, name, args, None, live),
-        None => s
-            .new_call(c, index, None, id, name, args, None, live)
-            .map(|_| ()),
+        None => {
+            let opening = Opening {
+                provider_index: index,
+                id,
+                name,
+                input: args,
+                ..Opening::default()
+            };
+            s.new_call(c, opening, live).map(|_| ())
+        }
     }
 }
 
-/// `{"error": {...}}` chunks (OpenAI-compatible servers, OpenRouter, vLLM).
+/// `{"error": {...}}` chunks (OpenAI-compatible servers, OpenRouter, vLLM,
+/// Groq), Anthropic and Responses error events. Q35: the error's type is the
+/// most specific one sent: a string `code` (`tool_use_failed`) before the
+/// `type` (`invalid_request_error`), a numeric code (an HTTP status) after it.
 pub(crate) fn provider_error(err: &Value) -> Fail {
     let field = |k: &str| -> Option<String> {
         err.get(k).and_then(|v| match v {
+            Value::String(s) if s.is_empty() => None,
             Value::String(s) => Some(s.clone()),
             Value::Null => None,
             other => Some(other.to_string()),
         })
     };
+    let string_code = err
+        .get("code")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned);
     let message = field("message").unwrap_or_else(|| err.to_string());
-    let error_type = field("type")
+    let error_type = string_code
+        .or_else(|| field("type"))
         .or_else(|| field("code"))
         .or_else(|| field("status"))
         .unwrap_or_default();
     Fail::Provider {
         error_type,
         message,
+        raw: (!err.is_null()).then(|| err.to_string()),
     }
 }

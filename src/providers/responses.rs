@@ -3,23 +3,38 @@
 //! call's id is its `call_id`, and the item id is kept as provider state (Q23).
 //! The `done` events restate the arguments: they check the deltas and win on
 //! a mismatch (Q10).
+//!
+//! Every kind of output item is accounted for (Q27, Q28): function calls and
+//! the client tools that are not JSON functions (`custom_tool_call`, whose
+//! input is free-form text, `computer_call`, `local_shell_call`, `shell_call`,
+//! `apply_patch_call`, `mcp_approval_request`) are calls for the client; the
+//! built-in tools the provider runs (`web_search_call`, `file_search_call`,
+//! `code_interpreter_call`, `image_generation_call`, `mcp_call`,
+//! `mcp_list_tools`, `tool_search_call`, `program`, …) are server-side calls,
+//! with their results as tool-result blocks. Events carry a `sequence_number`:
+//! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::json::{json_string, text, Index, Str};
+use super::error::Rule;
+use super::json::{json_string, text, Index, Loose, Str};
 use super::openai_chat::provider_error;
 use super::state::{
-    usage_map, Fail, Live, Src, Stream, TextKind, NS_REASONING, NS_REFUSAL, NS_TEXT, NS_TOOL, R,
+    usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING, NS_REFUSAL,
+    NS_TEXT, NS_TOOL, R,
 };
-use super::Input;
+use super::{Input, ProblemKind};
 use crate::accumulate::ThinkingFragment;
+use crate::blocks::{Block, ToolResultBlock, CUSTOM};
 
 const FORMAT: &str = "openai-responses";
+/// The provider state of a non-function call: the whole output item.
+const ITEM_FORMAT: &str = "openai-responses-item";
 
-const HANDLED: [&str; 16] = [
+const HANDLED: [&str; 18] = [
     "response.created",
     "response.in_progress",
     "response.queued",
@@ -27,6 +42,8 @@ const HANDLED: [&str; 16] = [
     "response.output_item.done",
     "response.function_call_arguments.delta",
     "response.function_call_arguments.done",
+    "response.custom_tool_call_input.delta",
+    "response.custom_tool_call_input.done",
     "response.output_text.delta",
     "response.refusal.delta",
     "response.reasoning_summary_text.delta",
@@ -38,10 +55,43 @@ const HANDLED: [&str; 16] = [
     "response.error",
 ];
 
+/// Client tools that are not JSON functions (Q28), by item type.
+const CLIENT_ITEMS: [&str; 6] = [
+    "computer_call",
+    "local_shell_call",
+    "shell_call",
+    "apply_patch_call",
+    "mcp_approval_request",
+    CUSTOM,
+];
+
+/// Built-in tools the provider runs itself (Q27), by item type.
+const SERVER_ITEMS: [&str; 9] = [
+    "web_search_call",
+    "file_search_call",
+    "code_interpreter_call",
+    "image_generation_call",
+    "mcp_call",
+    "mcp_list_tools",
+    "tool_search_call",
+    "program",
+    "web_fetch_call",
+];
+
+/// Item fields that are the call's result rather than its input.
+const RESULT_FIELDS: [&str; 6] = ["result", "results", "output", "outputs", "tools", "error"];
+/// Item fields that are neither input nor result.
+const BOOKKEEPING: [&str; 4] = ["type", "id", "call_id", "status"];
+
+/// At most this many missing sequence numbers are remembered.
+const MAX_MISSING: u64 = 4096;
+
 #[derive(Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
+    #[serde(default)]
+    sequence_number: Option<u64>,
     #[serde(default)]
     output_index: Option<Index>,
     #[serde(default)]
@@ -54,6 +104,8 @@ struct Event<'a> {
     delta: Option<Str<'a>>,
     #[serde(borrow, default)]
     arguments: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    input: Option<Str<'a>>,
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
     #[serde(borrow, default)]
@@ -76,10 +128,21 @@ struct Item<'a> {
     call_id: Option<Str<'a>>,
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
+    /// A string for function calls; an object in `tool_search_call` (Q27).
     #[serde(borrow, default)]
-    arguments: Option<Str<'a>>,
+    arguments: Option<Loose<'a>>,
+    /// The free-form input of a `custom_tool_call` (Q28).
+    #[serde(borrow, default)]
+    input: Option<Loose<'a>>,
     #[serde(borrow, default)]
     encrypted_content: Option<Str<'a>>,
+}
+
+/// An output item as a map, for the item kinds kept whole (cold path).
+#[derive(Deserialize)]
+struct RawItem {
+    #[serde(default)]
+    item: Option<Map<String, Value>>,
 }
 
 #[derive(Deserialize)]
@@ -109,6 +172,40 @@ pub(crate) struct State {
     items: BTreeMap<String, i64>,
     /// The last summary part seen per reasoning item (parts are joined by a blank line).
     summary_part: BTreeMap<i64, i64>,
+    /// The highest `sequence_number` seen (Q33).
+    last_seq: Option<u64>,
+    /// Sequence numbers skipped over by a gap, not seen yet.
+    missing: BTreeSet<u64>,
+    /// `response.completed` / `incomplete` / `failed` came: nothing may follow.
+    ended: bool,
+}
+
+/// True for the progress events of hosted tools and other events that carry
+/// nothing toolstitch keeps (`response.content_part.added`,
+/// `response.web_search_call.searching`, …).
+fn is_progress(kind: &str) -> bool {
+    const KNOWN: [&str; 9] = [
+        "response.content_part.added",
+        "response.content_part.done",
+        "response.output_text.done",
+        "response.output_text.annotation.added",
+        "response.refusal.done",
+        "response.reasoning_summary_part.added",
+        "response.reasoning_summary_part.done",
+        "response.reasoning_summary_text.done",
+        "response.reasoning_text.done",
+    ];
+    if KNOWN.contains(&kind) {
+        return true;
+    }
+    let Some(rest) = kind.strip_prefix("response.") else {
+        return false;
+    };
+    let family = rest.split('.').next().unwrap_or_default();
+    family.ends_with("_call")
+        || family.contains("_call_")
+        || family.starts_with("mcp_")
+        || family == "program"
 }
 
 impl State {
@@ -128,6 +225,7 @@ impl State {
         oi: Option<i64>,
         item_id: &str,
         (id, name): (&str, &str),
+        kind: Option<&str>,
         live: &mut Live<'_>,
     ) -> R<i64> {
         let oi = oi.unwrap_or(-1);
@@ -147,7 +245,56 @@ impl State {
             }
             return Ok(k);
         }
-        s.new_call(C, Some(oi), Some(src), id, name, "", state, live)
+        let opening = Opening {
+            provider_index: Some(oi),
+            src: Some(src),
+            id,
+            name,
+            state,
+            kind,
+            ..Opening::default()
+        };
+        s.new_call(C, opening, live)
+    }
+
+    /// Q33: `true` when the event is to be applied; a resent one is
+    /// skipped, a gap or a late arrival leaves a problem.
+    fn in_sequence(&mut self, s: &mut Stream, kind: &str, n: u64) -> bool {
+        match self.last_seq {
+            Some(last) if n <= last => {
+                if self.missing.remove(&n) {
+                    s.problem(
+                        ProblemKind::Sequence,
+                        Some(C),
+                        format!(
+                            "the event with sequence_number {n} arrived after {last}: out of \
+                             order, so it was not applied"
+                        ),
+                    );
+                } else {
+                    s.skip(&format!("{kind} (resent, sequence_number {n})"));
+                }
+                false
+            }
+            Some(last) if n > last.saturating_add(1) => {
+                s.problem(
+                    ProblemKind::Sequence,
+                    Some(C),
+                    format!(
+                        "sequence_number jumped from {last} to {n}: {} events are missing",
+                        n - last - 1
+                    ),
+                );
+                let first = last.saturating_add(1).max(n.saturating_sub(MAX_MISSING));
+                self.missing.extend(first..n);
+                self.last_seq = Some(n);
+                true
+            }
+            _ => {
+                self.last_seq = Some(n);
+                true
+            }
+        }
     }
 
     pub(crate) fn feed(
@@ -162,74 +309,66 @@ impl State {
             Err(f) => {
                 let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
                 return match kind {
-                    Some(k) if !HANDLED.contains(&k.as_str()) => Ok(()),
+                    Some(k) if !HANDLED.contains(&k.as_str()) => {
+                        if !is_progress(&k) {
+                            s.unknown(&k);
+                        }
+                        Ok(())
+                    }
                     _ => Err(f),
                 };
             }
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
+        if let Some(n) = ev.sequence_number {
+            if !self.in_sequence(s, kind, n) {
+                return Ok(());
+            }
+        }
+        if self.ended {
+            return Err(violation(
+                Rule::AfterEnd,
+                Some("the response".to_owned()),
+                "an event arrived after the response's final event",
+            ));
+        }
         let oi = self.output_index(&ev);
         let ci = ev.content_index.map_or(0, |i| i.0);
         match kind {
-            "response.created" | "response.in_progress" | "response.queued" => {
+            "response.created" => s.start(C)?,
+            "response.in_progress" | "response.queued" => {
                 s.choice(C)?;
             }
             "response.output_item.added" | "response.output_item.done" => {
                 let Some(item) = ev.item else {
                     return Ok(());
                 };
-                let item_id = text(&item.id);
-                let oi = oi.or_else(|| self.items.get(item_id).copied());
-                match item.kind.as_deref().unwrap_or_default() {
-                    "function_call" => {
-                        let key = self.call(
-                            s,
-                            oi,
-                            item_id,
-                            (text(&item.call_id), text(&item.name)),
-                            live,
-                        )?;
-                        if kind == "response.output_item.done" {
-                            if let Some(args) = &item.arguments {
-                                s.replace_input(C, key, args, live)?;
-                            }
-                            s.finish_call(C, key, live);
-                        } else if let Some(args) = &item.arguments {
-                            s.add_to_call(C, key, "", "", args, None, live)?;
-                        }
-                    }
-                    "reasoning" if kind == "response.output_item.done" => {
-                        let signature = text(&item.encrypted_content);
-                        let state = (!item_id.is_empty()).then(|| json_string(item_id));
-                        let frag = ThinkingFragment {
-                            signature,
-                            signature_format: if signature.is_empty() { "" } else { FORMAT },
-                            provider_state: state.as_deref(),
-                            provider_state_format: FORMAT,
-                            ..ThinkingFragment::default()
-                        };
-                        let src = (NS_REASONING, oi.unwrap_or(-1), 0);
-                        // Only an item with something to keep becomes a block.
-                        let create = !signature.is_empty() || s.choice(C)?.has_src(src);
-                        if create {
-                            s.thinking(C, Some(src), frag, true, live)?;
-                        }
-                    }
-                    _ => {}
-                }
-                if !item_id.is_empty() {
-                    if let Some(oi) = oi {
-                        self.items.insert(item_id.to_owned(), oi);
-                    }
-                }
+                self.item(s, kind, oi, &item, input, live)?;
             }
-            "response.function_call_arguments.delta" => {
-                let key = self.call(s, oi, text(&ev.item_id), ("", ""), live)?;
+            "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
+                let custom = kind.starts_with("response.custom");
+                let key = self.call(
+                    s,
+                    oi,
+                    text(&ev.item_id),
+                    ("", ""),
+                    custom.then_some(CUSTOM),
+                    live,
+                )?;
                 s.add_to_call(C, key, "", "", text(&ev.delta), None, live)?;
             }
-            "response.function_call_arguments.done" => {
-                let key = self.call(s, oi, text(&ev.item_id), ("", text(&ev.name)), live)?;
-                if let Some(args) = &ev.arguments {
+            "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
+                let custom = kind.starts_with("response.custom");
+                let key = self.call(
+                    s,
+                    oi,
+                    text(&ev.item_id),
+                    ("", text(&ev.name)),
+                    custom.then_some(CUSTOM),
+                    live,
+                )?;
+                let restated = if custom { &ev.input } else { &ev.arguments };
+                if let Some(args) = restated {
                     s.replace_input(C, key, args, live)?;
                 }
                 s.finish_call(C, key, live);
@@ -267,6 +406,7 @@ impl State {
                 s.thinking(C, Some((NS_REASONING, oi, 0)), frag, false, live)?;
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
+                self.ended = true;
                 let response = ev.response;
                 let (status, usage, reason, error) = match response {
                     Some(r) => (
@@ -311,7 +451,185 @@ impl State {
                 }
                 return Err(provider_error(&Value::Object(err)));
             }
-            _ => {}
+            other if is_progress(other) => {}
+            other => s.unknown(other),
+        }
+        Ok(())
+    }
+
+    fn item(
+        &mut self,
+        s: &mut Stream,
+        kind: &str,
+        oi: Option<i64>,
+        item: &Item<'_>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        let done = kind == "response.output_item.done";
+        let item_id = text(&item.id);
+        let oi = oi.or_else(|| self.items.get(item_id).copied());
+        if !item_id.is_empty() {
+            if let Some(oi) = oi {
+                self.items.insert(item_id.to_owned(), oi);
+            }
+        }
+        let item_type = item.kind.as_deref().unwrap_or_default();
+        match item_type {
+            "function_call" | CUSTOM => {
+                let custom = item_type == CUSTOM;
+                let key = self.call(
+                    s,
+                    oi,
+                    item_id,
+                    (text(&item.call_id), text(&item.name)),
+                    custom.then_some(CUSTOM),
+                    live,
+                )?;
+                let given = if custom { &item.input } else { &item.arguments };
+                let given = match given {
+                    Some(Loose::Str(t)) => Some(t.as_ref()),
+                    Some(Loose::Json(_)) => {
+                        return Err(Fail::Bad {
+                            kind: super::DecodeKind::WrongType,
+                            detail: format!(
+                                "field `item.{}`: a {item_type} item's {} must be a string",
+                                if custom { "input" } else { "arguments" },
+                                if custom { "input" } else { "arguments" },
+                            ),
+                        })
+                    }
+                    None => None,
+                };
+                if done {
+                    if let Some(args) = given {
+                        s.replace_input(C, key, args, live)?;
+                    }
+                    s.finish_call(C, key, live);
+                } else if let Some(args) = given {
+                    s.add_to_call(C, key, "", "", args, None, live)?;
+                }
+            }
+            t if CLIENT_ITEMS.contains(&t) || SERVER_ITEMS.contains(&t) => {
+                self.whole_item(s, t, done, oi, input, live)?;
+            }
+            "reasoning" if done => {
+                let signature = text(&item.encrypted_content);
+                let state = (!item_id.is_empty()).then(|| json_string(item_id));
+                let frag = ThinkingFragment {
+                    signature,
+                    signature_format: if signature.is_empty() { "" } else { FORMAT },
+                    provider_state: state.as_deref(),
+                    provider_state_format: FORMAT,
+                    ..ThinkingFragment::default()
+                };
+                let src = (NS_REASONING, oi.unwrap_or(-1), 0);
+                // Only an item with something to keep becomes a block.
+                let create = !signature.is_empty() || s.choice(C)?.has_src(src);
+                if create {
+                    s.thinking(C, Some(src), frag, true, live)?;
+                }
+            }
+            "reasoning" | "message" => {}
+            other => s.unknown(&format!("{kind}:{other}")),
+        }
+        Ok(())
+    }
+
+    /// A call kept whole as its item (client tools that are not JSON functions,
+    /// and the provider's own tools): the input is the item's own fields as a
+    /// JSON object, the provider state the whole item; a server-side item's
+    /// result fields become a tool-result block when it is done.
+    fn whole_item(
+        &mut self,
+        s: &mut Stream,
+        item_type: &str,
+        done: bool,
+        oi: Option<i64>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        let server_side = SERVER_ITEMS.contains(&item_type);
+        let raw = input.parse::<RawItem>()?.item.unwrap_or_default();
+        let field = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or_default();
+        let id = [field("call_id"), field("id")]
+            .into_iter()
+            .find(|i| !i.is_empty())
+            .unwrap_or_default();
+        let name = match field("name") {
+            "" => item_type.strip_suffix("_call").unwrap_or(item_type),
+            n => n,
+        };
+        let mut args = Map::new();
+        let mut result = Map::new();
+        for (k, v) in &raw {
+            if BOOKKEEPING.contains(&k.as_str()) {
+                continue;
+            }
+            if server_side && RESULT_FIELDS.contains(&k.as_str()) {
+                if !v.is_null() {
+                    result.insert(k.clone(), v.clone());
+                }
+            } else {
+                args.insert(k.clone(), v.clone());
+            }
+        }
+        let args = Value::Object(args).to_string();
+        // The item without its result (kept once, in the result block).
+        let whole: Map<String, Value> = raw
+            .iter()
+            .filter(|(k, _)| !(server_side && RESULT_FIELDS.contains(&k.as_str())))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let whole = Value::Object(whole).to_string();
+        let oi_key = oi.unwrap_or(-1);
+        let src: Src = (NS_TOOL, oi_key, 0);
+        let existing = s.choice(C)?.call_at(src);
+        let key = match existing {
+            Some(k) => {
+                if done {
+                    s.replace_input(C, k, &args, live)?;
+                    s.add_to_call(C, k, id, "", "", Some((&whole, ITEM_FORMAT)), live)?;
+                }
+                k
+            }
+            None => {
+                let opening = Opening {
+                    provider_index: Some(oi_key),
+                    src: Some(src),
+                    id,
+                    name,
+                    input: &args,
+                    state: Some((&whole, ITEM_FORMAT)),
+                    kind: Some(item_type),
+                    server_side,
+                    ..Opening::default()
+                };
+                s.new_call(C, opening, live)?
+            }
+        };
+        if !done {
+            return Ok(());
+        }
+        s.finish_call(C, key, live);
+        if server_side && !result.is_empty() {
+            let text = ["output", "result"]
+                .into_iter()
+                .filter_map(|k| result.get(k).and_then(Value::as_str))
+                .filter(|t| item_type != "image_generation_call" || t.is_empty())
+                .map(|t| Block::Text(t.to_owned()))
+                .collect();
+            let is_error =
+                result.get("error").is_some_and(|e| !e.is_null()) || field("status") == "failed";
+            let block = ToolResultBlock {
+                tool_use_id: s.call_id(C, key),
+                content: text,
+                is_error,
+                kind: item_type.to_owned(),
+                provider_state: Some(Value::Object(result).to_string()),
+                provider_state_format: FORMAT.to_owned(),
+            };
+            s.tool_result(C, None, block)?;
         }
         Ok(())
     }

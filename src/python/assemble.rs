@@ -41,9 +41,11 @@ enum Class {
     MessageDone,
     AssembledMessage,
     EventJson,
+    SkippedEvent,
+    TokenUsage,
 }
 
-static NAMES: Imports<PyAny, 9> = Imports::new(
+static NAMES: Imports<PyAny, 11> = Imports::new(
     "toolstitch.assemble",
     [
         "ToolCallStarted",
@@ -55,6 +57,8 @@ static NAMES: Imports<PyAny, 9> = Imports::new(
         "MessageDone",
         "AssembledMessage",
         "_event_json",
+        "SkippedEvent",
+        "TokenUsage",
     ],
 );
 
@@ -228,7 +232,7 @@ fn message_to_py<'py>(
         .iter()
         .map(|t| tool_use_to_py(py, &t.block))
         .collect::<PyResult<Vec<_>>>()?;
-    let problems: Vec<&str> = m.errors.iter().map(|p| p.message.as_str()).collect();
+    let problems: Vec<&str> = m.problems.iter().map(|p| p.message.as_str()).collect();
     let minted: Vec<&str> = m
         .tool_uses
         .iter()
@@ -245,18 +249,39 @@ fn message_to_py<'py>(
         Some(u) => map_to_py(py, u)?.into_any(),
         None => py.None().into_bound(py),
     };
-    class(py, Class::AssembledMessage)?.call1((
-        m.choice,
-        PyTuple::new(py, blocks)?,
-        PyTuple::new(py, tool_uses)?,
-        &m.text,
-        m.finish_reason.as_deref(),
-        usage,
-        m.complete,
-        PyTuple::new(py, problems)?,
-        PyFrozenSet::new(py, minted)?,
-        PyFrozenSet::new(py, server_side)?,
-    ))
+    let skipped_class = class(py, Class::SkippedEvent)?;
+    let skipped = m
+        .skipped
+        .iter()
+        .map(|s| skipped_class.call1((s.ordinal, &s.event_type)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let t = &m.tokens;
+    let tokens = class(py, Class::TokenUsage)?.call1((
+        t.input_tokens,
+        t.output_tokens,
+        t.total_tokens,
+        t.reasoning_tokens,
+        t.cached_input_tokens,
+    ))?;
+    let more = PyDict::new(py);
+    more.set_item("skipped", PyTuple::new(py, skipped)?)?;
+    more.set_item("finish", m.finish.map(providers::Finish::name))?;
+    more.set_item("tokens", tokens)?;
+    class(py, Class::AssembledMessage)?.call(
+        (
+            m.choice,
+            PyTuple::new(py, blocks)?,
+            PyTuple::new(py, tool_uses)?,
+            &m.text,
+            m.finish_reason.as_deref(),
+            usage,
+            m.complete,
+            PyTuple::new(py, problems)?,
+            PyFrozenSet::new(py, minted)?,
+            PyFrozenSet::new(py, server_side)?,
+        ),
+        Some(&more),
+    )
 }
 
 // ------------------------------------------------------------------ the state
@@ -274,6 +299,8 @@ struct State {
     framing_limits: FramingLimits,
     closed: bool,
     partials: BTreeMap<(i64, i64), Partial>,
+    /// The last framing error recorded as a problem.
+    last_framing_error: Option<String>,
 }
 
 /// Why a batch of bytes failed.
@@ -326,7 +353,8 @@ impl State {
             .unwrap_or("error")
             .to_owned();
         let message = exception_message(m);
-        if matches!(self.core.dialect(), None | Some(Dialect::Bedrock)) {
+        let via_core = matches!(self.core.dialect(), None | Some(Dialect::Bedrock));
+        if via_core {
             let name = if error_type.ends_with("Exception") {
                 error_type.clone()
             } else {
@@ -343,40 +371,63 @@ impl State {
                 }
             }
         }
-        Failure::Core(providers::Error::Provider {
+        let e = providers::Error::Provider {
             event: EventRef {
                 ordinal: self.core.events_seen().max(1),
                 event_type: error_type.clone(),
             },
             error_type,
             message,
-        })
+            raw: None,
+        };
+        if !via_core {
+            self.core.note_provider_error(&e);
+        }
+        Failure::Core(e)
     }
 
+    /// Feeds every frame, in order. An event that fails is not applied, but the
+    /// ones after it in the same read still are (Q30): nothing the read holds is
+    /// dropped because of one bad event. The first error is returned; every
+    /// failure has left a problem on the messages, so none is complete.
     fn feed_frames(&mut self, frames: Vec<Frame>, mut live: Sink<'_>) -> Result<(), Failure> {
+        let mut first: Option<Failure> = None;
         for frame in frames {
-            match frame {
-                Frame::Sse(ev) => {
-                    self.core.feed_json(
-                        ev.event.as_deref(),
-                        ev.data.as_bytes(),
-                        live.as_deref_mut(),
-                    )?;
-                }
-                Frame::Line(line) => {
-                    self.core
-                        .feed_json(None, line.as_bytes(), live.as_deref_mut())?;
-                }
+            let fed = match frame {
+                Frame::Sse(ev) => self
+                    .core
+                    .feed_json(ev.event.as_deref(), ev.data.as_bytes(), live.as_deref_mut())
+                    .map_err(Failure::Core),
+                Frame::Line(line) => self
+                    .core
+                    .feed_json(None, line.as_bytes(), live.as_deref_mut())
+                    .map_err(Failure::Core),
                 Frame::EventStream(m) => {
                     if matches!(m.message_type(), Some("exception" | "error")) {
-                        return Err(self.exception_frame(&m, live.as_deref_mut()));
+                        Err(self.exception_frame(&m, live.as_deref_mut()))
+                    } else {
+                        self.core
+                            .feed_json(m.event_type(), &m.payload, live.as_deref_mut())
+                            .map_err(Failure::Core)
                     }
-                    self.core
-                        .feed_json(m.event_type(), &m.payload, live.as_deref_mut())?;
                 }
+            };
+            if let Err(e) = fed {
+                first.get_or_insert(e);
             }
         }
-        Ok(())
+        first.map_or(Ok(()), Err)
+    }
+
+    /// A framing error: the bytes from there on could not be read, so no
+    /// message of the stream is complete (recorded once per distinct error).
+    fn framing_failed(&mut self, e: framing::Error) -> Failure {
+        let why = e.to_string();
+        if self.last_framing_error.as_deref() != Some(why.as_str()) {
+            self.core.note_unreadable(&why);
+            self.last_framing_error = Some(why);
+        }
+        Failure::Framing(e)
     }
 
     /// Decodes `bytes` and feeds every whole event. Events completed before bad
@@ -388,8 +439,9 @@ impl State {
             .get_or_insert_with(|| framing::Decoder::new(limits));
         let mut frames = Vec::new();
         let framed = decoder.push(bytes, &mut frames);
-        self.feed_frames(frames, live)?;
-        framed.map_err(Failure::Framing)
+        let fed = self.feed_frames(frames, live);
+        let framed = framed.map_err(|e| self.framing_failed(e));
+        fed.and(framed)
     }
 
     /// Ends the stream: flushes the framing, then closes the core whatever
@@ -405,10 +457,11 @@ impl State {
             None => Ok(()),
         };
         let fed = self.feed_frames(frames, live.as_deref_mut());
+        let framed = framed.map_err(|e| self.framing_failed(e));
         let closed = self.core.close(live);
         self.partials.clear();
         fed?;
-        framed.map_err(Failure::Framing)?;
+        framed?;
         closed.map_err(Failure::Core)
     }
 
@@ -523,6 +576,7 @@ impl PyAssembler {
                 framing_limits,
                 closed: false,
                 partials: BTreeMap::new(),
+                last_framing_error: None,
             }),
             live,
         })

@@ -79,6 +79,8 @@ pub(crate) fn tool_use_to_py<'py>(
         &b.input,
         state(py, b.provider_state.as_deref()),
         &b.provider_state_format,
+        &b.kind,
+        b.server_side,
     ))
 }
 
@@ -136,6 +138,9 @@ pub(crate) fn block_to_py<'py>(py: Python<'py>, block: &Block) -> PyResult<Bound
             &r.tool_use_id,
             blocks_to_py(py, &r.content)?,
             r.is_error,
+            &r.kind,
+            state(py, r.provider_state.as_deref()),
+            &r.provider_state_format,
         )),
     }
 }
@@ -248,11 +253,16 @@ pub(crate) fn block_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Block> {
             input: str_attr(obj, "input")?,
             provider_state: opt_str_attr(obj, "provider_state")?,
             provider_state_format: str_attr(obj, "provider_state_format")?,
+            kind: str_attr(obj, "kind")?,
+            server_side: bool_attr(obj, "server_side")?,
         }),
         Class::ToolResult => Block::ToolResult(ToolResultBlock {
             tool_use_id: str_attr(obj, "tool_use_id")?,
             content: blocks_attr(obj, "content")?,
             is_error: bool_attr(obj, "is_error")?,
+            kind: str_attr(obj, "kind")?,
+            provider_state: opt_str_attr(obj, "provider_state")?,
+            provider_state_format: str_attr(obj, "provider_state_format")?,
         }),
         Class::Message | Class::ToolResultMessage => {
             return Err(PyTypeError::new_err(

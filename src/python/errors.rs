@@ -25,9 +25,11 @@ pub(crate) enum Kind {
     Framing,
     Crc,
     StreamClosed,
+    Protocol,
+    DialectMismatch,
 }
 
-static CLASSES: Imports<PyType, 15> = Imports::new(
+static CLASSES: Imports<PyType, 17> = Imports::new(
     "toolstitch.errors",
     [
         "LimitError",
@@ -45,6 +47,8 @@ static CLASSES: Imports<PyType, 15> = Imports::new(
         "FramingError",
         "CrcError",
         "StreamClosedError",
+        "ProtocolError",
+        "DialectMismatchError",
     ],
 );
 
@@ -140,16 +144,47 @@ pub(crate) fn from_providers(py: Python<'_>, e: &crate::providers::Error) -> PyE
             );
             error_instance(py, Kind::StreamDecode, (message,), kwargs.as_ref())
         }
-        E::Provider { error_type, .. } => {
+        E::Provider {
+            error_type, raw, ..
+        } => {
             let kwargs = error_kwargs(
                 py,
                 &[
                     ("event_index", py_int(py, ordinal)),
                     ("event_type", py_str(py, event_type)),
                     ("error_type", py_str(py, error_type)),
+                    ("raw", py_str(py, raw.as_deref().unwrap_or_default())),
                 ],
             );
             error_instance(py, Kind::Provider, (message,), kwargs.as_ref())
+        }
+        E::Protocol { rule, target, .. } => {
+            let kwargs = error_kwargs(
+                py,
+                &[
+                    ("event_index", py_int(py, ordinal)),
+                    ("event_type", py_str(py, event_type)),
+                    ("rule", py_str(py, rule.name())),
+                    ("target", py_str(py, target.as_deref().unwrap_or_default())),
+                ],
+            );
+            error_instance(py, Kind::Protocol, (message,), kwargs.as_ref())
+        }
+        E::WrongDialect {
+            expected,
+            looks_like,
+            ..
+        } => {
+            let kwargs = error_kwargs(
+                py,
+                &[
+                    ("event_index", py_int(py, ordinal)),
+                    ("event_type", py_str(py, event_type)),
+                    ("expected", py_str(py, expected.name())),
+                    ("looks_like", py_str(py, looks_like.name())),
+                ],
+            );
+            error_instance(py, Kind::DialectMismatch, (message,), kwargs.as_ref())
         }
     }
 }

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 
 use crate::blocks::{
     AnyMessage, AudioBlock, Block, DocumentBlock, ImageBlock, Message, ThinkingBlock,
-    ToolResultBlock, ToolResultMessage, ToolUseBlock,
+    ToolResultBlock, ToolResultMessage, ToolUseBlock, CUSTOM, FUNCTION,
 };
 
 /// The largest block, in bytes, that is encoded or decoded.
@@ -162,7 +162,10 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
             push_field(out, "id", &t.id);
             push_field(out, "name", &t.name);
             out.push_str(",\"input\":");
-            if t.input.is_empty() {
+            if t.is_text_input() {
+                // Free-form input (a custom tool) is text, carried as a JSON string.
+                push_json_str(out, &t.input);
+            } else if t.input.is_empty() {
                 out.push_str("null");
             } else {
                 check_raw_json(&t.input, at.trim_start(), "its input")?;
@@ -183,9 +186,22 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
                 &t.provider_state_format,
                 at.trim_start(),
             )?;
+            if t.kind != FUNCTION {
+                push_field(out, "kind", &t.kind);
+            }
+            if t.server_side {
+                out.push_str(",\"server_side\":true");
+            }
         }
         Block::ToolResult(r) => {
             push_field(out, "tool_use_id", &r.tool_use_id);
+            push_optional(out, "kind", &r.kind);
+            push_state(
+                out,
+                r.provider_state.as_deref(),
+                &r.provider_state_format,
+                at.trim_start(),
+            )?;
             out.push_str(",\"content\":[");
             for (i, inner) in r.content.iter().enumerate() {
                 if i > 0 {
@@ -481,17 +497,35 @@ impl Decoder {
                 data: f.string("data")?,
                 title: f.string("title")?,
             }),
-            "tooluse" => Block::ToolUse(ToolUseBlock {
-                id: f.string("id")?,
-                name: f.string("name")?,
-                input: f.raw_text("input").unwrap_or_default(),
-                provider_state: f.raw_present("providerstate"),
-                provider_state_format: f.string("providerstateformat")?,
-            }),
+            "tooluse" => {
+                let kind = f.string("kind")?;
+                let kind = if kind.is_empty() {
+                    FUNCTION.to_owned()
+                } else {
+                    kind
+                };
+                let input = if kind == CUSTOM {
+                    f.string("input")?
+                } else {
+                    f.raw_text("input").unwrap_or_default()
+                };
+                Block::ToolUse(ToolUseBlock {
+                    id: f.string("id")?,
+                    name: f.string("name")?,
+                    input,
+                    provider_state: f.raw_present("providerstate"),
+                    provider_state_format: f.string("providerstateformat")?,
+                    kind,
+                    server_side: f.boolean("serverside")?,
+                })
+            }
             "toolresult" => Block::ToolResult(ToolResultBlock {
                 tool_use_id: f.string("tooluseid")?,
                 content: self.content(&f, "content", at)?,
                 is_error: f.boolean("iserror")?,
+                kind: f.string("kind")?,
+                provider_state: f.raw_present("providerstate"),
+                provider_state_format: f.string("providerstateformat")?,
             }),
             "" => {
                 return Err(Error::UnknownType {
@@ -731,16 +765,57 @@ mod tests {
     }
 
     #[test]
+    fn every_call_kind_round_trips() {
+        let custom = Block::ToolUse(ToolUseBlock {
+            id: "c".into(),
+            name: "sql".into(),
+            input: "SELECT \"a\" FROM t -- not JSON {".into(),
+            kind: CUSTOM.into(),
+            ..ToolUseBlock::default()
+        });
+        let wire = marshal_block(&custom).unwrap_or_default();
+        assert!(wire.contains("\"kind\":\"custom_tool_call\""), "{wire}");
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(custom));
+        let hosted = Block::ToolUse(ToolUseBlock {
+            id: "ws_1".into(),
+            name: "web_search".into(),
+            input: "{\"action\":{\"type\":\"search\"}}".into(),
+            provider_state: Some("{\"id\":\"ws_1\"}".into()),
+            provider_state_format: "openai-responses-item".into(),
+            kind: "web_search_call".into(),
+            server_side: true,
+        });
+        let wire = marshal_block(&hosted).unwrap_or_default();
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(hosted));
+        let result = Block::ToolResult(ToolResultBlock {
+            tool_use_id: "srv_1".into(),
+            content: vec![Block::Text("hello".into())],
+            is_error: false,
+            kind: "mcp_tool_result".into(),
+            provider_state: Some("{\"type\":\"mcp_tool_result\"}".into()),
+            provider_state_format: "anthropic".into(),
+        });
+        let wire = marshal_block(&result).unwrap_or_default();
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(result));
+        // A function call's wire carries no kind.
+        assert!(!marshal_block(&tool("{}"))
+            .unwrap_or_default()
+            .contains("kind"));
+    }
+
+    #[test]
     fn nested_tool_results_and_messages_round_trip() {
         let inner = Block::ToolResult(ToolResultBlock {
             tool_use_id: "a".into(),
             content: vec![Block::Text("x\n\u{1}é".into()), tool("[1,2]")],
             is_error: true,
+            ..ToolResultBlock::default()
         });
         let outer = Block::ToolResult(ToolResultBlock {
             tool_use_id: "b".into(),
             content: vec![inner],
             is_error: false,
+            ..ToolResultBlock::default()
         });
         let wire = marshal_block(&outer).unwrap_or_default();
         assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(outer.clone()));
