@@ -33,14 +33,14 @@ __all__ = [
     "AssembledMessage",
     "Assembler",
     "Finish",
-    "SkippedEvent",
-    "TokenUsage",
     "LiveEvent",
     "LiveEvents",
     "MessageDone",
     "RefusalDelta",
+    "SkippedEvent",
     "TextDelta",
     "ThinkingDelta",
+    "TokenUsage",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolInputDelta",
@@ -154,7 +154,6 @@ class TokenUsage:
     total_tokens: int | None = None
     reasoning_tokens: int | None = None
     cached_input_tokens: int | None = None
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,7 +148,17 @@ impl State {
             Err(f) => {
                 let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
                 return match kind {
-                    Some(k) if HANDLED.contains(&k.as_str()) => Err(f),
+                    Some(k) if HANDLED.contains(&k.as_str()) => {
+                        // A block or delta of a type this version does not read may
+                        // carry fields of any type (Q29): skipped, not an error.
+                        match self.unknown_part(input) {
+                            Some(what) => {
+                                s.unknown(&format!("{k}:{what}"));
+                                Ok(())
+                            }
+                            None => Err(f),
+                        }
+                    }
                     Some(k) => {
                         s.unknown(&k);
                         Ok(())
@@ -259,6 +269,50 @@ impl State {
             other => s.unknown(other),
         }
         Ok(())
+    }
+
+    /// The type of the block or delta an unreadable event carries, when it is
+    /// one this version does not read (cold path); a block's position is
+    /// remembered so that its deltas and stop are skipped too.
+    fn unknown_part(&mut self, input: Input<'_>) -> Option<String> {
+        #[derive(Deserialize)]
+        struct Typed {
+            #[serde(rename = "type")]
+            kind: String,
+        }
+        #[derive(Deserialize)]
+        struct Probe {
+            index: Option<Index>,
+            content_block: Option<Typed>,
+            delta: Option<Typed>,
+        }
+        const BLOCKS: [&str; 6] = [
+            "text",
+            "thinking",
+            "redacted_thinking",
+            "tool_use",
+            "server_tool_use",
+            "mcp_tool_use",
+        ];
+        const DELTAS: [&str; 5] = [
+            "text_delta",
+            "input_json_delta",
+            "thinking_delta",
+            "signature_delta",
+            "citations_delta",
+        ];
+        let probe: Probe = input.parse().ok()?;
+        if let Some(b) = probe.content_block {
+            if BLOCKS.contains(&b.kind.as_str()) || b.kind.ends_with("_tool_result") {
+                return None;
+            }
+            if let Some(i) = probe.index {
+                self.skipped_blocks.insert(i.0);
+            }
+            return Some(b.kind);
+        }
+        let d = probe.delta?;
+        (!DELTAS.contains(&d.kind.as_str())).then_some(d.kind)
     }
 
     fn block_start(

@@ -514,6 +514,12 @@ impl Assembler {
         self.stream.problem(kind, None, e.to_string());
     }
 
+    /// Records an error raised outside the events (a feed after `close()`): the
+    /// messages carry it as a problem.
+    pub fn note_not_applied(&mut self, e: &Error) {
+        self.record(e);
+    }
+
     /// Records a provider error reported outside the events (an AWS event-stream
     /// exception frame in another dialect): no message can be complete.
     pub fn note_provider_error(&mut self, e: &Error) {

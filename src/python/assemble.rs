@@ -457,7 +457,11 @@ impl State {
             None => Ok(()),
         };
         let fed = self.feed_frames(frames, live.as_deref_mut());
-        let framed = framed.map_err(|e| self.framing_failed(e));
+        // A framing error already reported by a feed is not reported again.
+        let framed = match framed {
+            Err(e) if self.last_framing_error.as_deref() == Some(e.to_string().as_str()) => Ok(()),
+            other => other.map_err(|e| self.framing_failed(e)),
+        };
         let closed = self.core.close(live);
         self.partials.clear();
         fed?;
@@ -465,13 +469,16 @@ impl State {
         closed.map_err(Failure::Core)
     }
 
-    fn closed_error(&self) -> providers::Error {
-        providers::Error::Closed {
+    /// The error for a feed after `close()`, left as a problem on the messages.
+    fn closed_error(&mut self) -> providers::Error {
+        let e = providers::Error::Closed {
             event: EventRef {
                 ordinal: self.core.events_seen().saturating_add(1),
                 event_type: String::new(),
             },
-        }
+        };
+        self.core.note_not_applied(&e);
+        e
     }
 }
 
@@ -518,7 +525,8 @@ impl PyAssembler {
             let mut events = Vec::new();
             let mut st = locked(&self.state);
             if st.closed {
-                return (Err(Failure::Core(st.closed_error())), events);
+                let e = st.closed_error();
+                return (Err(Failure::Core(e)), events);
             }
             let sink = if live { Some(&mut events) } else { None };
             (st.feed_bytes(bytes, sink), events)
