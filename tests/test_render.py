@@ -14,6 +14,7 @@ import collections.abc
 import json
 import types
 import typing
+from pathlib import Path
 from typing import Any
 
 import pydantic
@@ -22,6 +23,7 @@ import typing_extensions as te
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toolstitch import (
+    Assembler,
     ImageBlock,
     Message,
     RefusalBlock,
@@ -538,3 +540,159 @@ def test_rendered_calls_match_the_input(args: dict[str, Any], indent: int | None
     assert rendered == args and list(rendered) == list(args)
     assert render_assistant("bedrock", [block])[0]["content"][0]["toolUse"]["input"] == args
     assert render_assistant("gemini", [block])[0]["parts"][0]["functionCall"]["args"] == args
+
+
+# ------------------------------------- every kind of call goes back (Q27, Q28)
+
+VERCEL = Path(__file__).resolve().parent / "fixtures" / "real" / "vercel-ai"
+
+
+def assembled(name: str, provider: str = "auto") -> Any:
+    import gzip
+
+    raw = (VERCEL / name).read_bytes()
+    if name.endswith(".gz"):
+        raw = gzip.decompress(raw)
+    asm = Assembler(provider)
+    for line in raw.decode().splitlines():
+        if line.strip():
+            asm.feed(line)
+    asm.close()
+    m = asm.message()
+    assert m.complete, m.problems
+    return m
+
+
+def test_q27_anthropic_server_tools_and_their_results_render_back_as_they_came() -> None:
+    for name in (
+        "anthropic-web-search-tool.1.chunks.txt",
+        "anthropic-mcp.1.chunks.txt",
+        "anthropic-code-execution-20250825.1.chunks.txt.gz",
+    ):
+        m = assembled(name)
+        out = render_turn("anthropic", m, [])  # the provider ran them: no client results
+        assert len(out) == 2 and out[1] == {"role": "user", "content": []}
+        content = out[0]["content"]
+        uses = [c for c in content if c["type"] in ("server_tool_use", "mcp_tool_use")]
+        results = [c for c in content if c["type"].endswith("_tool_result")]
+        assert uses and len(results) == len(uses), name
+        for use, call in zip(uses, [b for b in m.tool_uses if b.server_side], strict=True):
+            assert use["id"] == call.id and use["input"] == json.loads(call.input)
+        if "mcp" in name:
+            # MCP blocks are in the SDK's beta request types.
+            from anthropic.types.beta import BetaMessageParam
+
+            assert uses[0]["server_name"] == "echo"
+            check_sdk(BetaMessageParam, out[:1])
+        else:
+            check_sdk(anthropic_type(), out[:1])
+
+
+def test_q27_responses_hosted_items_render_back_with_their_results() -> None:
+    m = assembled("azure-image-generation-tool.1.chunks.txt")
+    items = render_assistant("openai-responses", m)
+    (image,) = [i for i in items if i["type"] == "image_generation_call"]
+    assert image["id"].startswith("ig_") and image["result"].startswith("iVBOR")
+    m = assembled("openai-file-search-tool.1.chunks.txt")
+    items = render_assistant("openai-responses", m)
+    (search,) = [i for i in items if i["type"] == "file_search_call"]
+    assert search["queries"] and search["status"] == "completed"
+    check_sdk(openai_responses_type(), [search, image])
+
+
+def test_q28_custom_tool_calls_render_back_and_are_answered_in_kind() -> None:
+    m = assembled("openai-custom-tool.1.chunks.txt")
+    (call,) = m.tool_uses
+    out = render_turn("openai-responses", m, [ToolResultBlock(call.id, (TextBlock("3 rows"),))])
+    assert out == [
+        {
+            "type": "custom_tool_call",
+            "call_id": "call_custom_sql_001",
+            "name": "write_sql",
+            "input": "SELECT * FROM users WHERE age > 25",
+            "id": "ct_abc123def456",
+        },
+        {"type": "custom_tool_call_output", "call_id": "call_custom_sql_001", "output": "3 rows"},
+    ]
+    check_sdk(openai_responses_type(), out)
+    chat = Assembler("openai-chat")
+    chat.feed(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": "call_1",
+                                "type": "custom",
+                                "custom": {"name": "sql", "input": "SELECT 1"},
+                            }
+                        ]
+                    },
+                }
+            ]
+        }
+    )
+    chat.feed({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    cm = chat.message()
+    assert cm.complete and cm.tool_uses[0].kind == "custom_tool_call"
+    out = render_turn("openai-chat", cm, [ToolResultBlock("call_1", (TextBlock("1"),))])
+    assert out[0]["tool_calls"] == [
+        {"id": "call_1", "type": "custom", "custom": {"name": "sql", "input": "SELECT 1"}}
+    ]
+    check_sdk(openai_chat_type(), out)
+
+
+def test_q28_other_client_tools_render_back_as_their_items_and_outputs() -> None:
+    asm = Assembler("openai-responses")
+    item = {
+        "type": "shell_call",
+        "id": "sh_1",
+        "call_id": "call_s",
+        "status": "completed",
+        "action": {"commands": ["ls"], "timeout_ms": None, "max_output_length": None},
+    }
+    for e in (
+        {"type": "response.created", "response": {}},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": {"status": "completed"}},
+    ):
+        asm.feed(e)
+    m = asm.message()
+    out = render_turn("openai-responses", m, [ToolResultBlock("call_s", (TextBlock("a.txt"),))])
+    assert out[0] == item
+    assert out[1] == {"type": "shell_call_output", "call_id": "call_s", "output": "a.txt"}
+    # Chat Completions has no form for it.
+    with pytest.raises(RenderError):
+        render_assistant("openai-chat", m)
+
+
+def test_q27_gemini_code_execution_renders_back_as_parts() -> None:
+    asm = Assembler("gemini")
+    asm.feed(
+        {
+            "candidates": [
+                {
+                    "content": {
+                        "role": "model",
+                        "parts": [
+                            {"executableCode": {"language": "PYTHON", "code": "print(2)"}},
+                            {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "2\n"}},
+                            {"text": "2"},
+                        ],
+                    },
+                    "finishReason": "STOP",
+                }
+            ]
+        }
+    )
+    asm.close()
+    (turn,) = render_assistant("gemini", asm.message())
+    assert turn["parts"] == [
+        {"executableCode": {"language": "PYTHON", "code": "print(2)"}},
+        {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "2\n"}},
+        {"text": "2"},
+    ]
+    assert render_results("gemini", [], calls=asm.message()) == [{"role": "user", "parts": []}]

@@ -17,7 +17,16 @@ Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
   ``"openai-responses"``).
 - Results are tied to their calls by ``tool_use_id``. ``render_results`` checks
   that tie when it is given the turn's ``calls=``; ``render_turn`` always does.
-  See ``docs/tool-loop.md`` for every choice made where providers differ.
+  Calls the provider ran itself (``server_side``) need no result from the client.
+- Every kind of call goes back in the form it came, where the format has one:
+  hosted tools and their results (Anthropic ``server_tool_use`` / ``mcp_tool_use``
+  and ``*_tool_result`` blocks, Responses built-in items, Gemini
+  ``executableCode`` / ``codeExecutionResult``, Bedrock server tools) from the
+  provider state they were assembled with; custom tools (free-form input) as
+  ``custom_tool_call`` items or ``custom`` tool calls; other Responses client
+  tools (``computer_call``, ``shell_call``, ...) as their items, answered by
+  their own ``*_output`` items. OpenAI chat has no form for hosted tools: they
+  are left out of a chat turn.
 """
 
 from __future__ import annotations
@@ -87,8 +96,10 @@ def render_results(
     _check(provider)
     answers = _results(results)
     names: dict[str, str] | None = None
+    kinds: dict[str, str] = {}
     if calls is not None:
         names = _tool_names(calls)
+        kinds = _tool_kinds(calls)
         answers = _correlate(answers, names)
     if provider == "openai-chat":
         return [
@@ -96,14 +107,7 @@ def render_results(
             for r in answers
         ]
     if provider == "openai-responses":
-        return [
-            {
-                "type": "function_call_output",
-                "call_id": r.tool_use_id,
-                "output": _responses_output(r),
-            }
-            for r in answers
-        ]
+        return [_responses_result(r, kinds.get(r.tool_use_id, "function")) for r in answers]
     if provider == "anthropic":
         return [{"role": "user", "content": [_anthropic_result(r) for r in answers]}]
     if provider == "bedrock":
@@ -162,19 +166,33 @@ def _results(results: Iterable[Any] | Result | Message) -> list[Result]:
     return out
 
 
-def _tool_names(calls: Any) -> dict[str, str]:
-    """Call id -> tool name for the calls of the turn being answered."""
+def _client_calls(calls: Any) -> list[Any]:
+    """The calls of the turn being answered that the client runs (not server-side)."""
     tool_uses = getattr(calls, "tool_uses", None)
     blocks: list[Any] = list(tool_uses) if tool_uses is not None else _blocks(calls)
+    return [
+        b
+        for b in blocks
+        if (isinstance(b, ToolUseBlock) or (hasattr(b, "arguments") and hasattr(b, "id")))
+        and not getattr(b, "server_side", False)
+    ]
+
+
+def _tool_names(calls: Any) -> dict[str, str]:
+    """Call id -> tool name for the client calls of the turn being answered."""
     names: dict[str, str] = {}
-    for b in blocks:
-        if isinstance(b, ToolUseBlock) or (hasattr(b, "arguments") and hasattr(b, "id")):
-            if not b.id:
-                raise ToolResultError(
-                    f"the call of {b.name!r} has no id: results are tied to calls by id"
-                )
-            names[b.id] = b.name
+    for b in _client_calls(calls):
+        if not b.id:
+            raise ToolResultError(
+                f"the call of {b.name!r} has no id: results are tied to calls by id"
+            )
+        names[b.id] = b.name
     return names
+
+
+def _tool_kinds(calls: Any) -> dict[str, str]:
+    """Call id -> the call's kind (``"function"``, ``"custom_tool_call"``, ...)."""
+    return {b.id: getattr(b, "kind", "function") for b in _client_calls(calls)}
 
 
 def _correlate(results: list[Result], names: dict[str, str]) -> list[Result]:
@@ -215,7 +233,7 @@ def _arguments(b: ToolUseBlock) -> Any:
         ) from None
 
 
-def _state(block: ToolUseBlock | ThinkingBlock, form: str) -> Any:
+def _state(block: ToolUseBlock | ThinkingBlock | ToolResultBlock, form: str) -> Any:
     """The block's provider state when it is of format ``form``, parsed; else ``None``."""
     if not block.provider_state or block.provider_state_format != form:
         return None
@@ -254,7 +272,18 @@ def _chat_assistant(blocks: list[Block]) -> Item:
             text.append(b.text)
         elif isinstance(b, RefusalBlock):
             refusal.append(b.text)
+        elif isinstance(b, ToolUseBlock) and b.server_side:
+            continue  # Chat Completions has no form for a hosted tool's call
+        elif isinstance(b, ToolUseBlock) and b.kind == "custom_tool_call":
+            calls.append(
+                {"id": b.id, "type": "custom", "custom": {"name": b.name, "input": b.input}}
+            )
         elif isinstance(b, ToolUseBlock):
+            if b.kind != "function":
+                raise RenderError(
+                    f"openai-chat cannot carry call {b.id!r} of kind {b.kind!r}: only function "
+                    f"and custom tool calls"
+                )
             calls.append(
                 {
                     "id": b.id,
@@ -262,6 +291,8 @@ def _chat_assistant(blocks: list[Block]) -> Item:
                     "function": {"name": b.name, "arguments": b.input or "{}"},
                 }
             )
+        elif isinstance(b, ToolResultBlock) and b.kind:
+            continue  # the result of a hosted tool: no form in Chat Completions either
         elif not isinstance(b, ThinkingBlock):
             raise _unsupported("openai-chat", b, "an assistant message")
     joined = "".join(text)
@@ -291,19 +322,84 @@ def _responses_assistant(blocks: list[Block]) -> list[Item]:
             if reasoning is not None:
                 items.append(reasoning)
         elif isinstance(b, ToolUseBlock):
-            item: Item = {
-                "type": "function_call",
-                "call_id": b.id,
-                "name": b.name,
-                "arguments": b.input or "{}",
-            }
+            whole = _state(b, "openai-responses-item")
+            if isinstance(whole, dict):
+                # A built-in tool's item, or a client tool that is not a function:
+                # back as it came (its result fields are merged in below).
+                items.append(dict(whole))
+                continue
+            item: Item
+            if b.kind == "custom_tool_call":
+                item = {
+                    "type": "custom_tool_call",
+                    "call_id": b.id,
+                    "name": b.name,
+                    "input": b.input,
+                }
+            elif b.kind == "function":
+                item = {
+                    "type": "function_call",
+                    "call_id": b.id,
+                    "name": b.name,
+                    "arguments": b.input or "{}",
+                }
+            else:
+                raise RenderError(
+                    f"openai-responses cannot render call {b.id!r} of kind {b.kind!r} "
+                    f"without the item it came in (its provider state)"
+                )
             item_id = _responses_item_id(_state(b, "openai-responses"))
             if item_id:
                 item["id"] = item_id
             items.append(item)
+        elif isinstance(b, ToolResultBlock) and b.provider_state_format == "openai-responses":
+            fields = _state(b, "openai-responses")
+            target = next(
+                (i for i in reversed(items) if b.tool_use_id in (i.get("call_id"), i.get("id"))),
+                None,
+            )
+            if target is None or not isinstance(fields, dict):
+                raise RenderError(
+                    f"the result of hosted call {b.tool_use_id!r} has no item before it"
+                )
+            target.update(fields)
         else:
             raise _unsupported("openai-responses", b, "the assistant turn")
     return items
+
+
+_RESPONSES_OUTPUTS = {
+    "function": "function_call_output",
+    "custom_tool_call": "custom_tool_call_output",
+    "computer_call": "computer_call_output",
+    "local_shell_call": "local_shell_call_output",
+    "shell_call": "shell_call_output",
+    "apply_patch_call": "apply_patch_call_output",
+}
+
+
+def _responses_result(r: Result, kind: str) -> Item:
+    """The output item answering a call of ``kind`` (``function_call_output`` for a
+    function call, ``custom_tool_call_output`` for a custom tool, ...)."""
+    output_type = _RESPONSES_OUTPUTS.get(kind)
+    if output_type is None:
+        raise RenderError(
+            f"openai-responses has no output item for a call of kind {kind!r} "
+            f"(call {r.tool_use_id!r})"
+        )
+    if kind == "computer_call":
+        images = [b for b in _content(r) if isinstance(b, ImageBlock)]
+        if len(images) != 1:
+            raise RenderError(
+                f"the result of computer call {r.tool_use_id!r} must be one screenshot "
+                f"(an ImageBlock)"
+            )
+        return {
+            "type": output_type,
+            "call_id": r.tool_use_id,
+            "output": {"type": "computer_screenshot", "image_url": _data_url(images[0])},
+        }
+    return {"type": output_type, "call_id": r.tool_use_id, "output": _responses_output(r)}
 
 
 def _responses_item_id(state: Any) -> str | None:
@@ -373,7 +469,21 @@ def _anthropic_assistant(blocks: list[Block]) -> list[Item]:
                     {"type": "thinking", "thinking": b.thinking, "signature": b.signature}
                 )
         elif isinstance(b, ToolUseBlock):
-            content.append({"type": "tool_use", "id": b.id, "name": b.name, "input": _arguments(b)})
+            start = _state(b, "anthropic")
+            if b.server_side and isinstance(start, dict):
+                # A server tool's call, as its start block came (the MCP server name ...).
+                content.append({**start, "id": b.id, "name": b.name, "input": _arguments(b)})
+            elif b.server_side:
+                content.append({"type": b.kind, "id": b.id, "name": b.name, "input": _arguments(b)})
+            else:
+                content.append(
+                    {"type": "tool_use", "id": b.id, "name": b.name, "input": _arguments(b)}
+                )
+        elif isinstance(b, ToolResultBlock) and b.provider_state_format == "anthropic":
+            raw = _state(b, "anthropic")
+            if not isinstance(raw, dict):
+                raise RenderError(f"the result of server call {b.tool_use_id!r} is not an object")
+            content.append(raw)
         else:
             raise _unsupported("anthropic", b, "an assistant message")
     return content
@@ -435,7 +545,16 @@ def _bedrock_assistant(blocks: list[Block]) -> list[Item]:
                     }
                 )
         elif isinstance(b, ToolUseBlock):
-            content.append({"toolUse": {"toolUseId": b.id, "name": b.name, "input": _arguments(b)}})
+            use: Item = {"toolUseId": b.id, "name": b.name, "input": _arguments(b)}
+            if b.server_side:
+                use["type"] = b.kind
+            content.append({"toolUse": use})
+        elif isinstance(b, ToolResultBlock) and b.provider_state_format == "bedrock":
+            start = _state(b, "bedrock")
+            result: Item = dict(start) if isinstance(start, dict) else {}
+            result["toolUseId"] = b.tool_use_id
+            result["content"] = [{"text": t.text} for t in b.content if isinstance(t, TextBlock)]
+            content.append({"toolResult": result})
         else:
             raise _unsupported("bedrock", b, "an assistant message")
     return content
@@ -525,11 +644,15 @@ def _gemini_assistant(blocks: list[Block]) -> list[Item]:
             part = _gemini_signature(part, b)
             if b.thinking or "thoughtSignature" in part:
                 parts.append(part)
+        elif isinstance(b, ToolUseBlock) and b.kind == "executable_code":
+            parts.append(_gemini_signature({"executableCode": _arguments(b)}, b))
         elif isinstance(b, ToolUseBlock):
             call: Item = {"name": b.name, "args": _arguments(b)}
             if b.id:
                 call["id"] = b.id
             parts.append(_gemini_signature({"functionCall": call}, b))
+        elif isinstance(b, ToolResultBlock) and b.provider_state_format == "gemini":
+            parts.append({"codeExecutionResult": _state(b, "gemini")})
         else:
             raise _unsupported("gemini", b, "a model turn")
     return parts

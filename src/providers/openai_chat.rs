@@ -11,6 +11,7 @@ use super::json::{text, Index, Str};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
+use crate::blocks::CUSTOM;
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -68,6 +69,17 @@ struct ToolCall<'a> {
     id: Option<Str<'a>>,
     #[serde(borrow, default)]
     function: Option<Function<'a>>,
+    /// A custom tool's call (Q28): free-form text `input`, not JSON arguments.
+    #[serde(borrow, default)]
+    custom: Option<Custom<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Custom<'a> {
+    #[serde(borrow, default)]
+    name: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    input: Option<Str<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -130,22 +142,17 @@ pub(crate) fn feed(
                 live,
             )?;
             for call in delta.tool_calls.unwrap_or_default() {
-                let (name, args) = call
-                    .function
-                    .as_ref()
-                    .map_or(("", ""), |f| (text(&f.name), text(&f.arguments)));
-                fragment(
-                    s,
-                    c,
-                    call.index.map(|i| i.0),
-                    text(&call.id),
-                    name,
-                    args,
-                    live,
-                )?;
+                let (name, args, kind) = match (&call.function, &call.custom) {
+                    (_, Some(cu)) => (text(&cu.name), text(&cu.input), Some(CUSTOM)),
+                    (Some(f), None) => (text(&f.name), text(&f.arguments), None),
+                    (None, None) => ("", "", None),
+                };
+                let index = call.index.map(|i| i.0);
+                fragment(s, c, index, text(&call.id), (name, args), kind, live)?;
             }
             if let Some(f) = delta.function_call {
-                fragment(s, c, None, "", text(&f.name), text(&f.arguments), live)?;
+                let piece = (text(&f.name), text(&f.arguments));
+                fragment(s, c, None, "", piece, None, live)?;
             }
         }
         if let Some(reason) = choice.finish_reason {
@@ -167,8 +174,8 @@ pub(crate) fn fragment(
     c: i64,
     index: Option<i64>,
     id: &str,
-    name: &str,
-    args: &str,
+    (name, args): (&str, &str),
+    kind: Option<&str>,
     live: &mut Live<'_>,
 ) -> R {
     let ch = s.choice(c)?;
@@ -196,6 +203,7 @@ pub(crate) fn fragment(
                 id,
                 name,
                 input: args,
+                kind,
                 ..Opening::default()
             };
             s.new_call(c, opening, live).map(|_| ())
