@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toolstitch import (
+    Assembler,
     IncompleteMessageError,
     SchemaFailure,
     TextBlock,
@@ -24,6 +26,8 @@ from toolstitch import (
     UnknownToolError,
     ValidatedCall,
 )
+
+REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
 WEATHER = {
     "type": "object",
@@ -176,8 +180,7 @@ def test_openai_function_without_parameters() -> None:
     [
         ("weather", "not str"),
         (42, "not int"),
-        ([{"type": "web_search_preview"}], "known form"),
-        ([{"type": "bash_20250124", "name": "bash"}], "provider's own"),
+        ([{"type": "searchable_thing"}], "known form"),
         ([{"foo": "bar"}], "known form"),
         ([["weather"]], "must be a dict"),
         ({"weather": "not a schema"}, "known form"),
@@ -490,3 +493,145 @@ def test_large_inputs_are_parsed_without_the_gil_and_still_checked(tools: Toolse
     assert err.value.offset == len(big) + 12
     with pytest.raises(ToolSchemaError):
         tools.validate(call(input=json.dumps({"city": 1, "pad": big})))
+
+
+# ------------------------------------------------ tools that are not JSON functions (Q28)
+
+SQL_REGEX = r"SELECT .+ FROM \w+( WHERE .+)?"
+
+
+def custom_call(text: str, name: str = "write_sql", id: str = "call_1") -> ToolUseBlock:
+    return ToolUseBlock(id, name, text, kind="custom_tool_call")
+
+
+def test_q28_a_custom_tools_call_is_validated_as_text_against_its_regex_grammar() -> None:
+    tools = Toolset(
+        [
+            {
+                "type": "custom",
+                "name": "write_sql",
+                "description": "SQL",
+                "format": {"type": "grammar", "syntax": "regex", "definition": SQL_REGEX},
+            }
+        ]
+    )
+    assert tools.definition("write_sql").kind == "custom_tool_call"
+    call = tools.validate(custom_call("SELECT * FROM users WHERE age > 25"))
+    assert (call.kind, call.text, call.arguments) == (
+        "custom_tool_call",
+        "SELECT * FROM users WHERE age > 25",
+        {},
+    )
+    with pytest.raises(ToolSchemaError, match="regex grammar") as err:
+        tools.validate(custom_call("DROP TABLE users"))
+    assert err.value.call_id == "call_1"
+    # A function call of a custom tool, or a custom call of a function, is refused.
+    with pytest.raises(UnknownToolError):
+        tools.validate(ToolUseBlock("c", "write_sql", '{"q": 1}'))
+    with pytest.raises(UnknownToolError):
+        Toolset({"write_sql": {"type": "object"}}).validate(custom_call("SELECT 1 FROM t"))
+
+
+def test_q28_the_assembled_custom_tool_call_validates() -> None:
+    asm = Assembler("auto")
+    data = (REAL / "vercel-ai" / "openai-custom-tool.1.chunks.txt").read_bytes()
+    asm.feed_bytes(data)
+    asm.close()
+    tools = Toolset(
+        [
+            {
+                "type": "custom",
+                "name": "write_sql",
+                "format": {"type": "grammar", "syntax": "regex", "definition": SQL_REGEX},
+            }
+        ]
+    )
+    (call,) = asm.message().validated(tools)
+    assert call.text == "SELECT * FROM users WHERE age > 25"
+
+
+def test_q28_chat_custom_tools_text_format_and_lark_grammars() -> None:
+    tools = Toolset(
+        [
+            {"type": "custom", "custom": {"name": "free", "format": {"type": "text"}}},
+            {
+                "type": "custom",
+                "custom": {
+                    "name": "math",
+                    "format": {
+                        "type": "grammar",
+                        "grammar": {
+                            "syntax": "lark",
+                            "definition": 'start: NUMBER "+" NUMBER\n%import common.NUMBER\n',
+                        },
+                    },
+                },
+            },
+        ]
+    )
+    assert tools.validate(custom_call("anything { at all", "free")).text == "anything { at all"
+    assert tools.validate(custom_call("1+2", "math")).text == "1+2"
+    with pytest.raises(ToolSchemaError, match="lark grammar"):
+        tools.validate(custom_call("1+", "math"))
+    with pytest.raises(ToolDefinitionError, match="regex grammar does not compile"):
+        Toolset(
+            [
+                {
+                    "type": "custom",
+                    "name": "x",
+                    "format": {"type": "grammar", "syntax": "regex", "definition": "("},
+                }
+            ]
+        )
+
+
+def test_q28_a_lark_grammar_without_the_lark_package_is_refused_loudly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "lark", None)
+    with pytest.raises(ToolDefinitionError, match=r"toolstitch\[grammar\]"):
+        Toolset(
+            [
+                {
+                    "type": "custom",
+                    "name": "x",
+                    "format": {"type": "grammar", "syntax": "lark", "definition": 'start: "a"'},
+                }
+            ]
+        )
+
+
+def test_q28_responses_client_tools_are_matched_by_kind() -> None:
+    tools = Toolset([{"type": "shell"}, {"type": "computer_use_preview", "display_width": 1024}])
+    shell = ToolUseBlock("call_s", "shell", '{"action": {"commands": ["ls"]}}', kind="shell_call")
+    call = tools.validate(shell)
+    assert (call.kind, call.arguments) == ("shell_call", {"action": {"commands": ["ls"]}})
+    patch = ToolUseBlock("call_p", "apply_patch", '{"operation": {}}', kind="apply_patch_call")
+    with pytest.raises(UnknownToolError, match="no tool of that type"):
+        tools.validate(patch)
+
+
+def test_q27_hosted_tools_are_accepted_and_their_calls_never_validated() -> None:
+    tools = Toolset(
+        [
+            {"type": "web_search_preview"},
+            {"type": "web_search_20250305", "name": "web_search", "max_uses": 3},
+            {"type": "bash_20250124", "name": "bash"},
+            {"type": "function", "name": "f", "parameters": {"type": "object"}},
+        ]
+    )
+    assert tools.definition("web_search").kind == "hosted"
+    assert tools.definition("bash").kind == "function"
+    assert tools.validate(ToolUseBlock("t", "bash", '{"command": "ls"}')).arguments == {
+        "command": "ls"
+    }
+    hosted = ToolUseBlock(
+        "s", "web_search", '{"query": "x"}', kind="server_tool_use", server_side=True
+    )
+    with pytest.raises(UnknownToolError, match="run by the provider"):
+        tools.validate(hosted)
+    assert tools.validate_all([hosted, ToolUseBlock("c", "f", "{}")]) == [
+        ValidatedCall("c", "f", {})
+    ]

@@ -231,6 +231,10 @@ class _CompiledSchema:
         self, input: str | bytes | bytearray, *, call_id: str = "", tool_name: str = ""
     ) -> Any: ...
 
+class _RegexGrammar:
+    def __init__(self, pattern: str) -> None: ...
+    def matches(self, text: str) -> bool: ...
+
 # --- provider streams (src/python/assemble.rs; dataclasses in toolstitch.assemble) ---
 
 @final

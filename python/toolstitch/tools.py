@@ -12,6 +12,16 @@ json_schema}`` dict), compiles each schema once, and checks calls strictly:
 - the arguments must be a JSON object satisfying the tool's JSON Schema
   (``ToolSchemaError`` listing every failing path).
 
+Tools that are not JSON functions are read too (quirk Q28): a custom tool (free-form
+text input, OpenAI chat and Responses ``"type": "custom"``) validates its call's
+text against its grammar (``regex`` with the Rust ``regex`` crate, whose syntax it
+is; ``lark`` with the ``lark`` package, the ``grammar`` extra; ``text`` accepts any
+text); the Responses client tools that are not functions (``computer_use_preview``,
+``shell``, ``local_shell``, ``apply_patch``, ``mcp`` approvals) are matched by the
+kind of call; tools the provider runs itself (web search, file search, code
+execution, ...) are accepted in the list and never validated: their calls are
+``server_side``.
+
 Parsing and checking run in Rust (the ``jsonschema`` crate, drafts 4 to 2020-12,
 2020-12 when ``$schema`` is absent); this module only recognises definitions.
 """
@@ -22,7 +32,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolstitch._toolstitch import _CompiledSchema, _parse_strict
+from toolstitch._toolstitch import _CompiledSchema, _parse_strict, _RegexGrammar
 from toolstitch.blocks import ToolUseBlock
 from toolstitch.errors import (
     IncompleteMessageError,
@@ -45,23 +55,37 @@ class ValidatedCall:
     """A call that passed validation: safe to hand to the tool.
 
     ``arguments`` is the strictly parsed input (a ``dict``, members in the order
-    they arrived; ``{}`` for an empty input).
+    they arrived; ``{}`` for an empty input). ``kind`` is the call's kind
+    (``"function"``, ``"custom_tool_call"``, ``"computer_call"``, ...). A custom
+    tool's call carries its free-form input as ``text`` (checked against the tool's
+    grammar) and ``{}`` as ``arguments``.
     """
 
     id: str
     name: str
     arguments: dict[str, Any]
+    kind: str = "function"
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class ToolDefinition:
     """One declared tool as the toolset understood it: its JSON Schema (Gemini's
     OpenAPI subset already normalised) and the form it was given in (``"openai-chat"``,
-    ``"openai-responses"``, ``"anthropic"``, ``"gemini"``, ``"bedrock"`` or ``"schema"``)."""
+    ``"openai-responses"``, ``"anthropic"``, ``"gemini"``, ``"bedrock"`` or ``"schema"``).
+
+    ``kind`` is the kind of call the tool answers: ``"function"`` (a JSON Schema),
+    ``"custom_tool_call"`` (free-form text; ``grammar`` is ``(syntax, definition)``
+    with syntax ``"text"``, ``"regex"`` or ``"lark"``), a Responses client tool's
+    call kind (``"computer_call"``, ``"shell_call"``, ``"local_shell_call"``,
+    ``"apply_patch_call"``, ``"mcp_approval_request"``), or ``"hosted"`` for a tool
+    the provider runs itself (never validated here)."""
 
     name: str
     schema: Any
     form: str
+    kind: str = "function"
+    grammar: tuple[str, str] | None = None
 
 
 class Toolset:
@@ -76,21 +100,26 @@ class Toolset:
     A toolset is immutable and safe to share between threads.
     """
 
-    __slots__ = ("_definitions", "_schemas")
+    __slots__ = ("_definitions", "_grammars", "_schemas")
 
     def __init__(self, tools: Any) -> None:
         definitions: dict[str, ToolDefinition] = {}
         schemas: dict[str, _CompiledSchema] = {}
+        grammars: dict[str, _Grammar] = {}
         for definition in _definitions(tools):
             if definition.name in definitions:
                 raise ToolDefinitionError(f"tool {definition.name!r} is declared twice")
             try:
-                schemas[definition.name] = _CompiledSchema(definition.schema)
+                if definition.kind == "custom_tool_call":
+                    grammars[definition.name] = _grammar(definition)
+                elif definition.kind != "hosted":
+                    schemas[definition.name] = _CompiledSchema(definition.schema)
             except ToolDefinitionError as e:
                 raise ToolDefinitionError(f"tool {definition.name!r}: {e}") from None
             definitions[definition.name] = definition
         self._definitions = definitions
         self._schemas = schemas
+        self._grammars = grammars
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -121,18 +150,71 @@ class Toolset:
         ``ToolUseBlock`` or any object with ``id``, ``name`` and ``input``.
         """
         call_id, name, raw = _call_parts(block)
-        schema = self._schemas.get(name)
-        if schema is None:
-            declared = ", ".join(repr(n) for n in self._definitions) or "none"
-            who = f"tool call {call_id!r}" if call_id else "a tool call"
+        kind = getattr(block, "kind", "function")
+        who = f"tool call {call_id!r}" if call_id else "a tool call"
+        if getattr(block, "server_side", False):
             raise UnknownToolError(
-                f"{who} names the undeclared tool {name!r} (declared: {declared})",
+                f"{who} ({name!r}, {kind}) was run by the provider itself: it is not for "
+                f"the client to execute",
                 call_id=call_id,
                 tool_name=name,
                 declared=self._definitions,
             )
-        arguments = schema.parse_and_validate(raw, call_id=call_id, tool_name=name)
+        if kind not in ("function", "custom_tool_call"):
+            return self._validate_builtin(block, call_id, name, raw, kind)
+        definition = self._definitions.get(name)
+        if definition is None or definition.kind not in ("function", kind):
+            declared = ", ".join(repr(n) for n in self._definitions) or "none"
+            what = (
+                f"the undeclared tool {name!r} (declared: {declared})"
+                if definition is None
+                else f"the tool {name!r}, which is declared as a {definition.kind} tool"
+            )
+            raise UnknownToolError(
+                f"{who} ({kind}) names {what}",
+                call_id=call_id,
+                tool_name=name,
+                declared=self._definitions,
+            )
+        if kind == "custom_tool_call" or definition.kind == "custom_tool_call":
+            if kind != definition.kind:
+                raise UnknownToolError(
+                    f"{who} is a {kind} call of {name!r}, a {definition.kind} tool",
+                    call_id=call_id,
+                    tool_name=name,
+                    declared=self._definitions,
+                )
+            text = raw.decode("utf-8", "strict") if isinstance(raw, bytes) else raw
+            self._grammars[name].check(text, call_id=call_id, tool_name=name)
+            return ValidatedCall(call_id, name, {}, kind, text)
+        arguments = self._schemas[name].parse_and_validate(raw, call_id=call_id, tool_name=name)
         return ValidatedCall(call_id, name, arguments)
+
+    def _validate_builtin(
+        self, block: Any, call_id: str, name: str, raw: str | bytes, kind: str
+    ) -> ValidatedCall:
+        """A Responses client tool that is not a function: declared by its type."""
+        declared = [d for d in self._definitions.values() if d.kind == kind]
+        arguments = _parse_strict(raw)
+        if kind == "mcp_approval_request":
+            label = arguments.get("server_label") if isinstance(arguments, dict) else None
+            declared = [d for d in declared if d.name == label]
+        if not declared:
+            raise UnknownToolError(
+                f"tool call {call_id!r} is a {kind} ({name!r}), and no tool of that type is "
+                f"declared",
+                call_id=call_id,
+                tool_name=name,
+                declared=self._definitions,
+            )
+        if not isinstance(arguments, dict):
+            raise ToolSchemaError(
+                f"tool call {call_id!r} ({kind}): its input must be a JSON object",
+                [("", "the input must be a JSON object")],
+                call_id=call_id,
+                tool_name=name,
+            )
+        return ValidatedCall(call_id, name, arguments, kind)
 
     def validate_all(self, blocks: Iterable[Any]) -> list[ValidatedCall]:
         """Validate every call of a turn; ``ToolUseBlock``s among other blocks are picked out.
@@ -145,6 +227,8 @@ class Toolset:
         for block in blocks:
             if not isinstance(block, ToolUseBlock):
                 continue
+            if getattr(block, "server_side", False):
+                continue  # the provider ran it: nothing to execute
             try:
                 calls.append(self.validate(block))
             except (UnknownToolError, ToolInputError, ToolSchemaError) as e:
@@ -259,8 +343,59 @@ def _keys(d: Mapping[Any, Any]) -> str:
     return ", ".join(repr(k) for k in list(d)[:8]) or "none"
 
 
+# Responses client tools that are not functions: declaration type -> (call kind, name).
+_CLIENT_TOOL_TYPES = {
+    "computer_use_preview": ("computer_call", "computer"),
+    "computer_use": ("computer_call", "computer"),
+    "computer": ("computer_call", "computer"),
+    "local_shell": ("local_shell_call", "local_shell"),
+    "shell": ("shell_call", "shell"),
+    "apply_patch": ("apply_patch_call", "apply_patch"),
+}
+
+# Tools the provider runs itself, by declaration type (Responses), or by the stem of an
+# Anthropic versioned type (``web_search_20250305``).
+_HOSTED_TYPES = frozenset(
+    {
+        "web_search",
+        "web_search_preview",
+        "file_search",
+        "code_interpreter",
+        "image_generation",
+        "tool_search",
+        "programmatic_tool_calling",
+        "web_fetch",
+        "code_execution",
+    }
+)
+# Anthropic client tools defined by type (the client runs them; their calls are
+# ordinary tool_use blocks with JSON input): ``bash_20250124``, ...
+_ANTHROPIC_CLIENT_STEMS = frozenset({"bash", "text_editor", "computer", "memory"})
+
+
+def _type_stem(kind: str) -> str:
+    """``web_search_20250305`` -> ``web_search``."""
+    head, _, tail = kind.rpartition("_")
+    return head if head and tail.isdigit() else kind
+
+
 def _form(d: Mapping[str, Any]) -> str | None:
     """The provider form of one definition, or ``None``."""
+    kind = d.get("type")
+    if kind == "custom" and "input_schema" not in d:  # Anthropic's own tools are "custom" too
+        return "openai-chat-custom" if isinstance(d.get("custom"), Mapping) else "openai-custom"
+    if isinstance(kind, str) and kind in _CLIENT_TOOL_TYPES:
+        return "openai-client-tool"
+    if kind == "mcp" and isinstance(d.get("server_label"), str):
+        return "openai-mcp"
+    if isinstance(kind, str) and _type_stem(kind) in _HOSTED_TYPES:
+        return "hosted"
+    if (
+        isinstance(kind, str)
+        and _type_stem(kind) in _ANTHROPIC_CLIENT_STEMS
+        and isinstance(d.get("name"), str)
+    ):
+        return "anthropic-client-tool"
     if isinstance(d.get("toolSpec"), Mapping):
         return "bedrock"
     if set(d) == {"cachePoint"}:
@@ -332,18 +467,107 @@ def _from_definition(d: Any) -> Iterator[ToolDefinition]:
             yield _gemini(declaration)
     elif form == "gemini":
         yield _gemini(d)
+    elif form in ("openai-custom", "openai-chat-custom"):
+        spec = d["custom"] if form == "openai-chat-custom" else d
+        yield _custom(spec, form)
+    elif form == "openai-client-tool":
+        kind, name = _CLIENT_TOOL_TYPES[d["type"]]
+        yield ToolDefinition(name, _NO_PARAMETERS, form, kind)
+    elif form == "openai-mcp":
+        # The MCP server's calls run on the provider's side; approvals come to the client.
+        yield ToolDefinition(d["server_label"], _NO_PARAMETERS, form, "mcp_approval_request")
+    elif form == "hosted":
+        yield ToolDefinition(str(d.get("name") or d["type"]), None, form, "hosted")
+    elif form == "anthropic-client-tool":
+        yield _definition(d["name"], d.get("input_schema"), form)
     else:
-        kind = d.get("type")
+        declared_type = d.get("type")
         hint = (
-            f" (a {kind!r} tool is the provider's own: declare its schema with "
+            f" (a {declared_type!r} tool is the provider's own: declare its schema with "
             f"{{name: json_schema}} to validate its calls here)"
-            if isinstance(kind, str) and kind not in ("function", "custom")
+            if isinstance(declared_type, str) and declared_type not in ("function", "custom")
             else ""
         )
         raise ToolDefinitionError(
             f"not a tool definition in any known form (OpenAI chat or Responses, "
             f"Anthropic, Gemini, Bedrock): keys {_keys(d)}{hint}"
         )
+
+
+def _custom(spec: Mapping[str, Any], form: str) -> ToolDefinition:
+    """A custom tool: free-form text input, under a grammar when it declares one.
+
+    Responses: ``format: {"type": "grammar", "syntax": ..., "definition": ...}``; OpenAI
+    chat: ``format: {"type": "grammar", "grammar": {"syntax": ..., "definition": ...}}``;
+    ``{"type": "text"}`` or no format: any text.
+    """
+    name = spec.get("name")
+    if not isinstance(name, str) or not name:
+        raise ToolDefinitionError(f"a custom tool definition has no name (got {name!r})")
+    fmt = spec.get("format")
+    if fmt is None or (isinstance(fmt, Mapping) and fmt.get("type") == "text"):
+        return ToolDefinition(name, None, form, "custom_tool_call", ("text", ""))
+    grammar = fmt.get("grammar", fmt) if isinstance(fmt, Mapping) else None
+    if not isinstance(fmt, Mapping) or fmt.get("type") != "grammar" or not isinstance(
+        grammar, Mapping
+    ):
+        raise ToolDefinitionError(f"custom tool {name!r}: unknown format {fmt!r:.200}")
+    syntax, definition = grammar.get("syntax"), grammar.get("definition")
+    if syntax not in ("regex", "lark") or not isinstance(definition, str):
+        raise ToolDefinitionError(
+            f"custom tool {name!r}: a grammar needs syntax 'regex' or 'lark' and a "
+            f"definition string (got syntax {syntax!r})"
+        )
+    return ToolDefinition(name, None, form, "custom_tool_call", (syntax, definition))
+
+
+class _Grammar:
+    """Checks a custom tool's free-form input against its grammar."""
+
+    __slots__ = ("_check", "_syntax")
+
+    def __init__(self, syntax: str, check: Any) -> None:
+        self._syntax = syntax
+        self._check = check
+
+    def check(self, text: str, *, call_id: str, tool_name: str) -> None:
+        if self._check is None or self._check(text):
+            return
+        raise ToolSchemaError(
+            f"tool call {call_id!r} ({tool_name}): its input does not match the tool's "
+            f"{self._syntax} grammar",
+            [("", f"the input does not match the {self._syntax} grammar")],
+            call_id=call_id,
+            tool_name=tool_name,
+        )
+
+
+def _grammar(definition: ToolDefinition) -> _Grammar:
+    syntax, text = definition.grammar or ("text", "")
+    if syntax == "text":
+        return _Grammar(syntax, None)
+    if syntax == "regex":
+        return _Grammar(syntax, _RegexGrammar(text).matches)
+    try:
+        import lark  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise ToolDefinitionError(
+            "its lark grammar can only be checked with the 'lark' package: install "
+            "toolstitch[grammar]"
+        ) from None
+    try:
+        parser = lark.Lark(text, start="start", parser="earley")
+    except lark.exceptions.LarkError as e:
+        raise ToolDefinitionError(f"the lark grammar does not load: {e}") from None
+
+    def matches(candidate: str) -> bool:
+        try:
+            parser.parse(candidate)
+        except lark.exceptions.LarkError:
+            return False
+        return True
+
+    return _Grammar(syntax, matches)
 
 
 def _gemini(d: Mapping[str, Any]) -> ToolDefinition:

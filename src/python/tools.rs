@@ -356,6 +356,29 @@ impl PyCompiledSchema {
     }
 }
 
+// ------------------------------------------------------------- regex grammar
+
+/// A custom tool's regex grammar, compiled once; `matches(text)` checks a whole input.
+#[pyclass(module = "toolstitch", name = "_RegexGrammar", frozen)]
+pub struct PyRegexGrammar {
+    grammar: crate::validate::RegexGrammar,
+}
+
+#[pymethods]
+impl PyRegexGrammar {
+    #[new]
+    fn new(py: Python<'_>, pattern: &str) -> PyResult<Self> {
+        crate::validate::RegexGrammar::compile(pattern)
+            .map(|grammar| Self { grammar })
+            .map_err(|e| error(py, Kind::ToolDefinition, e.to_string()))
+    }
+
+    /// True when the whole of `text` matches the grammar.
+    fn matches(&self, py: Python<'_>, text: &str) -> bool {
+        maybe_detach(py, text.len(), || self.grammar.matches(text))
+    }
+}
+
 // ----------------------------------------------------------------- PartialJson
 
 /// Best-effort values of incomplete JSON for live display; never for execution.
@@ -463,6 +486,7 @@ fn parse_partial<'py>(
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PartialJson>()?;
     m.add_class::<PyCompiledSchema>()?;
+    m.add_class::<PyRegexGrammar>()?;
     m.add_function(wrap_pyfunction!(parse_partial, m)?)?;
     m.add_function(wrap_pyfunction!(parse_strict, m)?)?;
     Ok(())

@@ -31,8 +31,10 @@
 //! it, so a schema `$ref` to a remote URL fails to compile with a clear error
 //! and nothing is ever fetched. Known meta-schemas are bundled in the crate.
 
+mod grammar;
 mod schema;
 mod strict;
 
+pub use grammar::{GrammarError, RegexGrammar};
 pub use schema::{CompiledSchema, SchemaCompileError, SchemaFailure};
 pub use strict::{parse_strict, parse_strict_bytes, InputError, MAX_DEPTH};
