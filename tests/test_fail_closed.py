@@ -358,6 +358,36 @@ def test_q25_two_calls_with_one_id_are_refused() -> None:
     refused(m)
 
 
+def test_q25_a_duplicated_responses_output_item_added_is_refused() -> None:
+    added = {
+        "type": "response.output_item.added",
+        "output_index": 0,
+        "item": {
+            "type": "function_call",
+            "id": "fc_1",
+            "call_id": "call_1",
+            "name": "f",
+            "arguments": "",
+        },
+    }
+    other = {**added, "item": {**added["item"], "call_id": "call_2", "name": "g"}}
+    asm = Assembler("openai-responses")
+    errors = feed_all(
+        asm,
+        [
+            {"type": "response.created", "response": {}},
+            added,
+            {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": "{}"},
+            other,
+            {"type": "response.completed", "response": {"status": "completed"}},
+        ],
+    )
+    assert [e.rule for e in errors if isinstance(e, ProtocolError)] == ["opened-twice"]
+    m = asm.message()
+    assert [(b.id, b.name, b.input) for b in m.tool_uses] == [("call_1", "f", "{}")]
+    refused(m)
+
+
 def test_q25_responses_done_restatements_after_the_stop_stay_legitimate() -> None:
     asm = Assembler("auto")
     assert not feed_all(asm, lines(VERCEL / "azure-tool-call.1.chunks.txt"))

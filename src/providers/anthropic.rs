@@ -168,7 +168,7 @@ impl State {
             }
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
-        if self.stopped && kind != "ping" {
+        if self.stopped && kind != "ping" && kind != "error" {
             return Err(violation(
                 Rule::AfterEnd,
                 Some("the message".to_owned()),

@@ -217,8 +217,11 @@ impl State {
         })
     }
 
-    /// The call at an output index, opened if no item announced it yet; `id`
-    /// (the `call_id`) and `name` are added when given.
+    /// The call at an output index; `id` (the `call_id`) and `name` are added
+    /// when given. `start` is an `output_item.added` event: it opens the call, a
+    /// second time is a block opened twice (Q25). Any other event for a call no
+    /// item announced yet opens it implicitly (its `added` may still come).
+    #[allow(clippy::too_many_arguments)]
     fn call(
         &mut self,
         s: &mut Stream,
@@ -226,6 +229,7 @@ impl State {
         item_id: &str,
         (id, name): (&str, &str),
         kind: Option<&str>,
+        start: bool,
         live: &mut Live<'_>,
     ) -> R<i64> {
         let oi = oi.unwrap_or(-1);
@@ -239,22 +243,27 @@ impl State {
         if !item_id.is_empty() && !self.items.contains_key(item_id) {
             self.items.insert(item_id.to_owned(), oi);
         }
-        if let Some(k) = existing {
-            if !id.is_empty() || !name.is_empty() || state.is_some() {
-                s.add_to_call(C, k, id, name, "", state, live)?;
+        match existing {
+            Some(k) if !start => {
+                if !id.is_empty() || !name.is_empty() || state.is_some() {
+                    s.add_to_call(C, k, id, name, "", state, live)?;
+                }
+                Ok(k)
             }
-            return Ok(k);
+            _ => {
+                let opening = Opening {
+                    provider_index: Some(oi),
+                    src: Some(src),
+                    id,
+                    name,
+                    state,
+                    kind,
+                    implicit: !start,
+                    ..Opening::default()
+                };
+                s.new_call(C, opening, live)
+            }
         }
-        let opening = Opening {
-            provider_index: Some(oi),
-            src: Some(src),
-            id,
-            name,
-            state,
-            kind,
-            ..Opening::default()
-        };
-        s.new_call(C, opening, live)
     }
 
     /// Q33: `true` when the event is to be applied; a resent one is
@@ -353,6 +362,7 @@ impl State {
                     text(&ev.item_id),
                     ("", ""),
                     custom.then_some(CUSTOM),
+                    false,
                     live,
                 )?;
                 s.add_to_call(C, key, "", "", text(&ev.delta), None, live)?;
@@ -365,6 +375,7 @@ impl State {
                     text(&ev.item_id),
                     ("", text(&ev.name)),
                     custom.then_some(CUSTOM),
+                    false,
                     live,
                 )?;
                 let restated = if custom { &ev.input } else { &ev.arguments };
@@ -484,6 +495,7 @@ impl State {
                     item_id,
                     (text(&item.call_id), text(&item.name)),
                     custom.then_some(CUSTOM),
+                    !done,
                     live,
                 )?;
                 let given = if custom { &item.input } else { &item.arguments };
@@ -584,13 +596,11 @@ impl State {
         let whole = Value::Object(whole).to_string();
         let oi_key = oi.unwrap_or(-1);
         let src: Src = (NS_TOOL, oi_key, 0);
-        let existing = s.choice(C)?.call_at(src);
+        let existing = s.choice(C)?.call_at(src).filter(|_| done);
         let key = match existing {
             Some(k) => {
-                if done {
-                    s.replace_input(C, k, &args, live)?;
-                    s.add_to_call(C, k, id, "", "", Some((&whole, ITEM_FORMAT)), live)?;
-                }
+                s.replace_input(C, k, &args, live)?;
+                s.add_to_call(C, k, id, "", "", Some((&whole, ITEM_FORMAT)), live)?;
                 k
             }
             None => {
