@@ -332,6 +332,12 @@ def _open_response(source: object, response: Any, asynchronous: bool) -> _Opened
             "aassemble(), aiter_events() or await Assembler.afeed_all()"
         )
     close = _closer(source, response, asynchronous)
+    if asynchronous:
+        return _Opened(_aread_body(source, response), close)
+    return _Opened(_read_body(source, response), close)
+
+
+def _check_unread(source: object, response: Any) -> None:
     if (response.is_stream_consumed or response.is_closed) and not _body_cached(response):
         what = "read" if response.is_stream_consumed else "closed"
         raise StreamConsumedError(
@@ -341,9 +347,6 @@ def _open_response(source: object, response: Any, asynchronous: bool) -> _Opened
             "message. Pass it before reading from it, or feed each event to an Assembler "
             "as you read it"
         )
-    if asynchronous:
-        return _Opened(_aread_body(response), close)
-    return _Opened(_read_body(response), close)
 
 
 def _status_error(response: Any, body: bytes) -> ProviderError:
@@ -357,13 +360,18 @@ def _status_error(response: Any, body: bytes) -> ProviderError:
     )
 
 
-def _read_body(response: Any) -> Iterator[bytes]:
+# The checks run when reading starts, inside the block that closes the source.
+
+
+def _read_body(source: object, response: Any) -> Iterator[bytes]:
+    _check_unread(source, response)
     if response.status_code >= 400:
         raise _status_error(response, response.read())
     yield from response.iter_bytes()
 
 
-async def _aread_body(response: Any) -> AsyncIterator[bytes]:
+async def _aread_body(source: object, response: Any) -> AsyncIterator[bytes]:
+    _check_unread(source, response)
     if response.status_code >= 400:
         raise _status_error(response, await response.aread())
     async for chunk in response.aiter_bytes():
