@@ -97,6 +97,7 @@ ROUTES = {
     "/cut/v1/messages": Recording(CUT_ANTHROPIC),
     "/error/v1/messages": Recording(ERROR_ANTHROPIC),
     "/overloaded": Recording(OVERLOADED, "application/json"),
+    "/huge-error": Recording(b"<html>" + b"x" * 50_000, "text/html"),
 }
 
 # Each recording served over HTTP, and what it must assemble to (test_real_recordings).
@@ -502,6 +503,25 @@ def test_httpx_errors_are_named_and_the_response_is_closed(
             for _ in stream:
                 pass
         assert response.is_closed and not stream.finished
+
+
+def test_http_status_error_reads_only_the_start_of_the_body(server: RecordingServer) -> None:
+    with post(server, "/status/502/huge-error") as response:
+        with pytest.raises(ProviderError, match="HTTP 502 Bad Gateway: <html>xxx") as info:
+            toolstitch.assemble(response)
+        assert response.is_closed
+    assert len(str(info.value)) < 4200
+
+
+@pytest.mark.anyio
+async def test_async_http_status_error_reads_only_the_start_of_the_body(
+    server: RecordingServer,
+) -> None:
+    async with apost(server, "/status/502/huge-error") as response:
+        with pytest.raises(ProviderError, match="HTTP 502") as info:
+            await toolstitch.aassemble(response)
+        assert response.is_closed
+    assert len(str(info.value)) < 4200
 
 
 def test_http_status_error_carries_the_status(server: RecordingServer) -> None:

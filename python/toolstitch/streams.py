@@ -32,7 +32,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
-from contextlib import suppress
+from contextlib import aclosing, suppress
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, cast
 
@@ -349,9 +349,13 @@ def _check_unread(source: object, response: Any) -> None:
         )
 
 
-def _status_error(response: Any, body: bytes) -> ProviderError:
+# An error body is read only this far: enough for the provider's message.
+_ERROR_BODY_BYTES = 4096
+
+
+def _status_error(response: Any, head: bytes) -> ProviderError:
     status = int(response.status_code)
-    text = body[:2000].decode("utf-8", "replace").strip()
+    text = head[:_ERROR_BODY_BYTES].decode("utf-8", "replace").strip()
     reason = getattr(response, "reason_phrase", "") or ""
     return ProviderError(
         f"the provider answered HTTP {status} {reason}".rstrip()
@@ -366,14 +370,25 @@ def _status_error(response: Any, body: bytes) -> ProviderError:
 def _read_body(source: object, response: Any) -> Iterator[bytes]:
     _check_unread(source, response)
     if response.status_code >= 400:
-        raise _status_error(response, response.read())
+        head = b""
+        for chunk in response.iter_bytes():
+            head += chunk
+            if len(head) >= _ERROR_BODY_BYTES:
+                break
+        raise _status_error(response, head)
     yield from response.iter_bytes()
 
 
 async def _aread_body(source: object, response: Any) -> AsyncIterator[bytes]:
     _check_unread(source, response)
     if response.status_code >= 400:
-        raise _status_error(response, await response.aread())
+        head = b""
+        async with aclosing(response.aiter_bytes()) as chunks:
+            async for chunk in chunks:
+                head += chunk
+                if len(head) >= _ERROR_BODY_BYTES:
+                    break
+        raise _status_error(response, head)
     async for chunk in response.aiter_bytes():
         yield chunk
 
