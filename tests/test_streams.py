@@ -686,6 +686,35 @@ def test_openai_sdk_events_are_the_fallback(server: RecordingServer) -> None:
         assert asm.reads == 0 and asm.events == OPENAI_CHAT.count(b"data: {")
 
 
+def test_openai_helper_streams(server: RecordingServer) -> None:
+    with openai_client(server) as client:
+        # chat.completions.stream() yields derived events: refused, with the way out.
+        with client.chat.completions.stream(
+            model=CHAT_REQUEST["model"], messages=CHAT_REQUEST["messages"]
+        ) as helper:
+            with pytest.raises(TypeError, match=r"create\(\.\.\., stream=True\)"):
+                toolstitch.assemble(helper)
+            with pytest.raises(TypeError, match="derived events"):
+                toolstitch.iter_events(helper, "openai-chat")
+        # responses.stream() yields the wire events (with snapshots): fed as SDK objects.
+        with client.responses.stream(model="gpt-4o-2024-08-06", input="capital?") as events:
+            asm = CountingAssembler()
+            check_responses(only(asm.feed_all(events)))
+            assert asm.reads == 0 and asm.events > 10
+
+
+@pytest.mark.anyio
+async def test_openai_async_chat_helper_is_refused(server: RecordingServer) -> None:
+    async with (
+        async_openai_client(server) as client,
+        client.chat.completions.stream(
+            model=CHAT_REQUEST["model"], messages=CHAT_REQUEST["messages"]
+        ) as helper,
+    ):
+        with pytest.raises(TypeError, match="derived events"):
+            await toolstitch.aassemble(helper)
+
+
 def test_openai_stream_already_iterated_is_refused(server: RecordingServer) -> None:
     with openai_client(server) as client:
         stream = client.chat.completions.create(**CHAT_REQUEST)

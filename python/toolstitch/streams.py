@@ -304,6 +304,16 @@ def _open(source: object, *, asynchronous: bool) -> _Opened:
     response = _http_response(source)
     if response is not None:
         return _open_response(source, response, asynchronous)
+    cls = type(source)
+    if hasattr(cls, "current_completion_snapshot") and hasattr(cls, "get_final_completion"):
+        # openai's chat.completions.stream() helper: its response is private and it
+        # yields derived events (`chunk`, `content.delta`, ...), not wire events, after
+        # running the SDK's own accumulator on every chunk.
+        raise TypeError(
+            f"{cls.__name__} (openai's chat.completions.stream() helper) yields its own "
+            "derived events, not the provider's: pass the stream of "
+            "client.chat.completions.create(..., stream=True) instead"
+        )
     if asynchronous and isinstance(source, AsyncIterable):
         return _Opened(source, None)
     if isinstance(source, Iterable):
