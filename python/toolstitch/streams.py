@@ -484,7 +484,9 @@ def assemble(
     - any other iterable: each bytes-like item goes to ``feed_bytes`` (transport bytes cut
       anywhere), anything else to ``feed`` (a dict, the JSON text of one event, an SDK
       event object). This is the fallback for SDK objects whose bytes are not reachable:
-      ``iter(stream)`` or a generator of SDK events is fed event by event.
+      ``iter(stream)``, a generator of SDK events, openai's ``responses.stream()`` helper
+      are fed event by event. openai's ``chat.completions.stream()`` helper is a
+      ``TypeError``: it yields derived events, not the provider's.
 
     A response or SDK object is closed when reading ends, also when an error is raised.
     One whose body was already read, in part or whole (an SDK stream already iterated),
@@ -585,16 +587,20 @@ class LiveStream:
 
     @property
     def assembler(self) -> Assembler:
+        """The ``Assembler`` being fed (``partial_calls()`` for display)."""
         return self._assembler
 
     @property
     def finished(self) -> bool:
+        """Whether the iteration ran to its end (source read, assembler closed)."""
         return self._finished
 
     def messages(self) -> list[AssembledMessage]:
+        """One ``AssembledMessage`` per choice: final once the iteration ended."""
         return self._assembler.messages()
 
     def message(self, choice: int = 0) -> AssembledMessage:
+        """The ``AssembledMessage`` of one choice (``KeyError`` for one never seen)."""
         return self._assembler.message(choice)
 
 
@@ -662,16 +668,20 @@ class AsyncLiveStream:
 
     @property
     def assembler(self) -> Assembler:
+        """The ``Assembler`` being fed (``partial_calls()`` for display)."""
         return self._assembler
 
     @property
     def finished(self) -> bool:
+        """Whether the iteration ran to its end (source read, assembler closed)."""
         return self._finished
 
     def messages(self) -> list[AssembledMessage]:
+        """One ``AssembledMessage`` per choice: final once the iteration ended."""
         return self._assembler.messages()
 
     def message(self, choice: int = 0) -> AssembledMessage:
+        """The ``AssembledMessage`` of one choice (``KeyError`` for one never seen)."""
         return self._assembler.message(choice)
 
 
