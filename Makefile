@@ -33,6 +33,7 @@ bench: release
 	$(PY) benches/bench_accumulate.py
 	$(PY) benches/bench_partial_json.py
 	$(PY) benches/bench_stream.py
+	$(PY) benches/bench_assembler_subclass.py
 
 clean:
 	rm -rf target $(VENV)

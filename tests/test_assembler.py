@@ -71,7 +71,7 @@ def tc(
 END = chunk({}, "tool_calls")
 
 
-def run(events: list[Any], provider: str = "openai-chat") -> Assembler:
+def run(events: list[Any], provider: ts.Provider = "openai-chat") -> Assembler:
     asm = Assembler(provider)
     for e in events:
         asm.feed(e)
@@ -472,14 +472,14 @@ def test_q23_responses_call_id_is_the_id_and_item_id_is_provider_state() -> None
 
 def test_unknown_provider_names_the_valid_ones() -> None:
     with pytest.raises(UnknownProviderError, match="openai-responses") as info:
-        Assembler("openai")
+        Assembler("openai")  # type: ignore[arg-type]
     assert isinstance(info.value, ToolstitchError)
 
 
 @pytest.mark.parametrize(
     "provider", ["openai-chat", "openai-responses", "anthropic", "bedrock", "gemini", "cohere"]
 )
-def test_every_dialect_name_is_accepted(provider: str) -> None:
+def test_every_dialect_name_is_accepted(provider: ts.Provider) -> None:
     assert Assembler(provider).dialect == provider
 
 

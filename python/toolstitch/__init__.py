@@ -4,6 +4,11 @@ The core (``ToolUses`` and its siblings) accumulates fragments by the provider's
 index in Rust; blocks come out as immutable dataclasses; the wire codec writes
 and reads them as exact JSON. Execute a tool call only after the stream is
 complete and the call is validated.
+
+``assemble(source)`` / ``await aassemble(source)`` give the finished messages of one
+streamed response from any source (bytes, an iterable of chunks or events, an httpx
+response, an openai or anthropic stream); ``iter_events`` / ``aiter_events`` give its
+live events as they happen.
 """
 
 from __future__ import annotations
@@ -73,6 +78,7 @@ from toolstitch.errors import (
     RenderError,
     SchemaFailure,
     StreamClosedError,
+    StreamConsumedError,
     StreamDecodeError,
     ToolDefinitionError,
     ToolInputError,
@@ -85,11 +91,26 @@ from toolstitch.errors import (
     UnknownToolError,
 )
 from toolstitch.render import render_assistant, render_results, render_turn
+
+# After toolstitch.assemble (the module of AssembledMessage and the live events, which
+# stays importable as before): from here on the package's ``assemble`` is the function.
+from toolstitch.streams import (
+    AssemblerLimits,
+    AsyncLiveStream,
+    LiveStream,
+    Provider,
+    aassemble,
+    aiter_events,
+    assemble,
+    iter_events,
+)
 from toolstitch.tools import ToolDefinition, Toolset, ValidatedCall
 
 __all__ = [
     "AssembledMessage",
     "Assembler",
+    "AssemblerLimits",
+    "AsyncLiveStream",
     "AudioBlock",
     "Block",
     "BlockDecodeError",
@@ -108,10 +129,12 @@ __all__ = [
     "LimitError",
     "LiveEvent",
     "LiveEvents",
+    "LiveStream",
     "Message",
     "MessageDone",
     "PartialJson",
     "ProtocolError",
+    "Provider",
     "ProviderError",
     "Refusal",
     "RefusalBlock",
@@ -121,6 +144,7 @@ __all__ = [
     "SchemaFailure",
     "SkippedEvent",
     "StreamClosedError",
+    "StreamConsumedError",
     "StreamDecodeError",
     "Text",
     "TextBlock",
@@ -152,6 +176,10 @@ __all__ = [
     "UnknownToolError",
     "ValidatedCall",
     "__version__",
+    "aassemble",
+    "aiter_events",
+    "assemble",
+    "iter_events",
     "marshal_block",
     "marshal_blocks",
     "marshal_message",

@@ -2,7 +2,10 @@
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, SupportsIndex, final, overload
 
+from typing_extensions import Self
+
 import toolstitch.assemble as _assemble
+import toolstitch.streams as _streams
 from toolstitch.blocks import (
     Block,
     ImageBlock,
@@ -15,6 +18,7 @@ from toolstitch.blocks import (
 )
 
 __version__: str
+_ASSEMBLER_DEFAULTS: dict[str, int]
 
 @final
 class ToolUseChunk:
@@ -238,7 +242,6 @@ class _RegexGrammar:
 # --- provider streams (src/python/assemble.rs; dataclasses in toolstitch.assemble) ---
 
 @final
-@final
 class LiveEvents(Sequence[_assemble.LiveEvent]):
     """The live events of one feed, converted to objects only when read; equals the
     tuple of the same events."""
@@ -253,11 +256,12 @@ class LiveEvents(Sequence[_assemble.LiveEvent]):
     def __radd__(self, other: Iterable[_assemble.LiveEvent]) -> tuple[_assemble.LiveEvent, ...]: ...
 
 class Assembler:
-    """Assembles one streamed provider response into one message per choice."""
+    """Assembles one streamed provider response into one message per choice (the Rust
+    class; ``toolstitch.Assembler`` is its Python subclass)."""
 
-    def __init__(
-        self,
-        provider: str = "auto",
+    def __new__(
+        cls,
+        provider: _streams.Provider = "auto",
         *,
         live: bool = True,
         max_calls: int = 4096,
@@ -266,7 +270,7 @@ class Assembler:
         max_event_bytes: int = 16777216,
         max_choices: int = 128,
         max_line_bytes: int = 16777216,
-    ) -> None: ...
+    ) -> Self: ...
     def feed(self, event: object, *, event_type: str | None = None) -> LiveEvents | tuple[()]: ...
     def feed_bytes(self, data: bytes | bytearray | memoryview) -> LiveEvents | tuple[()]: ...
     def close(self) -> LiveEvents | tuple[()]: ...

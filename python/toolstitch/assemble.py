@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
-from toolstitch._toolstitch import Assembler, LiveEvents
+from toolstitch._toolstitch import LiveEvents
 from toolstitch.blocks import Block, Message, ToolUseBlock
 from toolstitch.errors import IncompleteMessageError, StreamDecodeError
 
@@ -280,3 +280,8 @@ def _event_json(event: object, ordinal: int) -> str:
         raise StreamDecodeError(
             f"event #{ordinal} cannot be written as JSON: {e}", event_index=ordinal
         ) from None
+
+
+# The public Assembler is the Python subclass (context manager, feed_all, afeed_all); it
+# is imported last because toolstitch.streams reads nothing of this module at import time.
+from toolstitch.streams import Assembler  # noqa: E402

@@ -25,6 +25,7 @@ __all__ = [
     "RenderError",
     "SchemaFailure",
     "StreamClosedError",
+    "StreamConsumedError",
     "StreamDecodeError",
     "ToolDefinitionError",
     "ToolInputError",
@@ -250,3 +251,10 @@ class CrcError(FramingError):
 
 class StreamClosedError(ToolstitchError):
     """An event or bytes fed after ``close()``; start a new Assembler for a new stream."""
+
+
+class StreamConsumedError(ToolstitchError):
+    """A response or SDK stream whose body was already read, in part or whole, before it was
+    passed to ``assemble`` (or ``feed_all``, ``iter_events``): the events read before are gone,
+    so assembling the rest could give a plausible but wrong message. Pass it before reading
+    from it, or feed each event to an ``Assembler`` as you read it."""

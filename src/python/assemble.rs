@@ -510,8 +510,15 @@ fn with_event_bytes<T>(
     Ok(None)
 }
 
-/// Assembles one streamed provider response (see `toolstitch.assemble`).
-#[pyclass(module = "toolstitch", name = "Assembler", frozen)]
+/// Assembles one streamed provider response. `toolstitch.Assembler` is the Python
+/// subclass users see (`python/toolstitch/streams.py`): it adds the context manager,
+/// `feed_all` and `afeed_all`, and a signature whose defaults are these.
+#[pyclass(
+    module = "toolstitch._toolstitch",
+    name = "Assembler",
+    frozen,
+    subclass
+)]
 pub struct PyAssembler {
     state: Mutex<State>,
     live: bool,
@@ -547,7 +554,7 @@ impl PyAssembler {
         max_input_bytes = crate::accumulate::DEFAULT_MAX_INPUT_BYTES,
         max_total_bytes = crate::accumulate::DEFAULT_MAX_TOTAL_BYTES,
         max_event_bytes = framing::DEFAULT_MAX_EVENT_BYTES,
-        max_choices = 128,
+        max_choices = DEFAULT_MAX_CHOICES,
         max_line_bytes = framing::DEFAULT_MAX_LINE_BYTES,
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -763,8 +770,31 @@ impl PyAssembler {
     }
 }
 
+/// Choices (n > 1) / candidates one stream may have unless told otherwise.
+const DEFAULT_MAX_CHOICES: usize = 128;
+
+/// The default of every limit keyword of `Assembler`, by name: the Python subclass
+/// writes them into its own signature, so `help()` shows the values.
+fn defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("max_calls", crate::accumulate::DEFAULT_MAX_ENTRIES)?;
+    d.set_item(
+        "max_input_bytes",
+        crate::accumulate::DEFAULT_MAX_INPUT_BYTES,
+    )?;
+    d.set_item(
+        "max_total_bytes",
+        crate::accumulate::DEFAULT_MAX_TOTAL_BYTES,
+    )?;
+    d.set_item("max_event_bytes", framing::DEFAULT_MAX_EVENT_BYTES)?;
+    d.set_item("max_choices", DEFAULT_MAX_CHOICES)?;
+    d.set_item("max_line_bytes", framing::DEFAULT_MAX_LINE_BYTES)?;
+    Ok(d)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyAssembler>()?;
+    m.add("_ASSEMBLER_DEFAULTS", defaults(m.py())?)?;
     m.add_class::<LiveEvents>()?;
     Ok(())
 }
