@@ -213,7 +213,9 @@ def test_q24_frames_after_message_stop_are_refused_but_metadata_is_not() -> None
         ("anthropic_messages-text-then-tool-use.sse", "auto"),
     ],
 )
-def test_q24_a_whole_recording_fed_twice_never_doubles_an_input(name: str, provider: str) -> None:
+def test_q24_a_whole_recording_fed_twice_never_doubles_an_input(
+    name: str, provider: ts.Provider
+) -> None:
     once = Assembler(provider)
     data = (REAL / name).read_bytes()
     once.feed_bytes(data)
@@ -359,7 +361,7 @@ def test_q25_two_calls_with_one_id_are_refused() -> None:
 
 
 def test_q25_a_duplicated_responses_output_item_added_is_refused() -> None:
-    added = {
+    added: dict[str, Any] = {
         "type": "response.output_item.added",
         "output_index": 0,
         "item": {
@@ -863,7 +865,7 @@ def test_q32_anthropic_events_into_openai_chat_name_the_dialect() -> None:
     ],
 )
 def test_q32_every_dialect_names_the_one_a_foreign_event_looks_like(
-    provider: str, event: dict[str, Any], looks_like: str
+    provider: ts.Provider, event: dict[str, Any], looks_like: str
 ) -> None:
     with pytest.raises(DialectMismatchError) as err:
         Assembler(provider).feed(event)

@@ -547,13 +547,13 @@ def test_rendered_calls_match_the_input(args: dict[str, Any], indent: int | None
 VERCEL = Path(__file__).resolve().parent / "fixtures" / "real" / "vercel-ai"
 
 
-def assembled(name: str, provider: str = "auto") -> Any:
+def assembled(name: str) -> Any:
     import gzip
 
     raw = (VERCEL / name).read_bytes()
     if name.endswith(".gz"):
         raw = gzip.decompress(raw)
-    asm = Assembler(provider)
+    asm = Assembler("auto")
     for line in raw.decode().splitlines():
         if line.strip():
             asm.feed(line)
