@@ -16,8 +16,13 @@ Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
   ``"gemini"``), the Responses ``function_call`` item ``id`` (format
   ``"openai-responses"``).
 - Results are tied to their calls by ``tool_use_id``. ``render_results`` checks
-  that tie when it is given the turn's ``calls=``; ``render_turn`` always does.
-  See ``docs/tool-loop.md`` for every choice made where providers differ.
+  that tie when it is given the turn's ``calls=``; ``render_turn`` always does:
+  a result for an unknown call, two results for one call, or a call left
+  without a result is a ``ToolResultError``.
+- Dropped on purpose: reasoning a provider cannot take back (any thinking in
+  OpenAI chat; thinking without a signature of that provider's format) and empty
+  text blocks. OpenAI chat and Gemini results take text only; a block a format
+  cannot carry, or an unknown provider, is a ``RenderError``.
 """
 
 from __future__ import annotations
