@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from toolstitch import AssembledMessage, Assembler, ToolCallStarted, ToolInputDelta
+from toolstitch import AssembledMessage, Assembler, Provider, ToolCallStarted, ToolInputDelta
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
@@ -36,7 +36,7 @@ def cuts(data: bytes, sizes: list[int]) -> Iterator[bytes]:
         i += 1
 
 
-def assemble_bytes(data: bytes, sizes: list[int], provider: str = "auto") -> AssembledMessage:
+def assemble_bytes(data: bytes, sizes: list[int], provider: Provider = "auto") -> AssembledMessage:
     asm = Assembler(provider)
     for piece in cuts(data, sizes):
         asm.feed_bytes(piece)
@@ -44,7 +44,7 @@ def assemble_bytes(data: bytes, sizes: list[int], provider: str = "auto") -> Ass
     return asm.message()
 
 
-def assemble_lines(text: str, provider: str = "auto") -> AssembledMessage:
+def assemble_lines(text: str, provider: Provider = "auto") -> AssembledMessage:
     asm = Assembler(provider)
     for line in text.splitlines():
         if line.strip():

@@ -79,7 +79,10 @@ class _Checked:
                 raise TypeError(f"{cls.__name__}.{name}: no argument check for {annotation!r}")
         namespace: dict[str, Any] = {}
         exec("\n".join([*lines, "    pass"]), globals(), namespace)
-        cls.__post_init__ = namespace["__post_init__"]  # type: ignore[attr-defined]
+        cls.__post_init__ = namespace["__post_init__"]  # type: ignore[method-assign]
+
+    def __post_init__(self) -> None:
+        """Checks the field types (each class gets its own, generated from its fields)."""
 
 
 def _wrong(block: object, name: str, expected: str, value: object) -> None:
