@@ -53,6 +53,7 @@ bench: release
 	$(PY) benches/bench_accumulate.py
 	$(PY) benches/bench_partial_json.py
 	$(PY) benches/bench_stream.py
+	$(PY) benches/bench_blocks.py
 
 # Release tooling for `make dist`: the dependency group `dist` (ziglang, auditwheel).
 $(VENV)/.dist-tools-installed: pyproject.toml $(TOOLS)

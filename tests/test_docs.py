@@ -60,10 +60,11 @@ def snippets(path: Path) -> list[Snippet]:
             i += 1
             continue
         start, ticks, info = i, m.group("ticks"), m.group("info").strip()
+        indent = len(m.group("indent"))  # a fence inside a list item is indented
         body: list[str] = []
         i += 1
         while i < len(lines) and not lines[i].strip().startswith(ticks):
-            body.append(lines[i])
+            body.append(lines[i][indent:] if lines[i][:indent].isspace() else lines[i])
             i += 1
         i += 1  # the closing fence
         code = "\n".join(body) + "\n"
