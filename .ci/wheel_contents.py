@@ -32,11 +32,11 @@ def check(wheel: Path) -> list[str]:
     names = {i.filename for i in infos}
     problems = [f"not part of the package: {n}" for n in sorted(names) if not ALLOWED.fullmatch(n)]
     for source in sorted(PACKAGE.iterdir()):
-        if source.suffix in (".py", ".pyi") or source.name == "py.typed":
-            if f"toolstitch/{source.name}" not in names:
-                problems.append(f"missing from the wheel: toolstitch/{source.name}")
+        wanted = source.suffix in (".py", ".pyi") or source.name == "py.typed"
+        if wanted and f"toolstitch/{source.name}" not in names:
+            problems.append(f"missing from the wheel: toolstitch/{source.name}")
     if not any(n.startswith("toolstitch/_toolstitch.") and n.endswith(".so") for n in names):
-        problems.append("missing from the wheel: the compiled extension toolstitch/_toolstitch.*.so")
+        problems.append("missing from the wheel: the compiled extension (_toolstitch.*.so)")
     print(f"{wheel.name}: {wheel.stat().st_size:,} bytes, {len(infos)} files")
     for i in infos:
         print(f"  {i.file_size:>10,}  {i.filename}")
