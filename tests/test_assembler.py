@@ -1,4 +1,4 @@
-"""The Python Assembler: every QUIRKS.md row (test_qN_...), live events, partial calls,
+"""The Python Assembler: every docs/quirks.md row (test_qN_...), live events, partial calls,
 input coercion, errors and limits."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ ANTHROPIC_TOOL: list[dict[str, Any]] = [
     {"type": "message_stop"},
 ]
 
-# ---------------------------------------------------------------- QUIRKS.md
+# ---------------------------------------------------------------- docs/quirks.md
 
 
 def test_q1_index_missing_matches_by_id_or_continues_latest() -> None:
