@@ -1,21 +1,40 @@
 # The README's commands, and the checks CI runs.
+#
+# The machine needs only cargo and python3 (with venv). Everything else lives in
+# .venv, which the first target that needs it creates: pip is upgraded there
+# (dependency groups need pip >= 25.1) and maturin is installed there, so every
+# build below runs .venv/bin/maturin, never one found on PATH.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+MATURIN := $(VENV)/bin/maturin
+TOOLS := $(VENV)/.tools-installed
 
-.PHONY: run test lint bench develop release clean
+.PHONY: run test lint bench extension develop release dist dist-check clean
 
 $(PY):
 	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet "maturin>=1.9,<2"
 
-# Builds the extension into the virtualenv with the test (and lint, bench) extras.
-develop: $(PY)
-	$(VENV)/bin/maturin develop --quiet --extras test,lint,bench
+# Redone when this Makefile changes, so an older .venv gets a recent pip too.
+$(TOOLS): Makefile | $(PY)
+	$(PY) -m pip install --quiet --upgrade "pip>=25.1" "maturin>=1.9,<2"
+	touch $@
 
-release: $(PY)
-	$(VENV)/bin/maturin develop --quiet --release --extras test,lint,bench
+# The extension alone (debug build), installed editable into .venv with no
+# development tools: all the main job needs. (pip rather than `maturin develop`,
+# which also installs pyproject.toml's `dev` dependency group by default.)
+extension: $(TOOLS)
+	MATURIN_PEP517_ARGS="--profile dev" $(PY) -m pip install --quiet \
+		--no-build-isolation --editable .
 
-run: develop
+# The extension (debug) and the development tools: pyproject.toml's dependency
+# group `dev` (the groups test, lint and bench).
+develop: $(TOOLS)
+	$(MATURIN) develop --quiet --group dev
+
+release: $(TOOLS)
+	$(MATURIN) develop --quiet --release --group dev
+
+run: extension
 	$(PY) examples/quickstart.py
 
 test: develop
@@ -24,16 +43,40 @@ test: develop
 
 lint: develop
 	cargo fmt --check
-	cargo clippy --all-targets --features python -- -D warnings
-	$(VENV)/bin/ruff check python tests benches examples
-	$(VENV)/bin/ruff format --check python tests benches examples
-	$(VENV)/bin/mypy python tests benches examples
+	cargo clippy --quiet --all-targets --features python -- -D warnings
+	$(VENV)/bin/ruff check python tests benches examples .ci
+	$(VENV)/bin/ruff format --check python tests benches examples .ci
+	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py
+	$(PY) -m mypy.stubtest toolstitch._toolstitch --mypy-config-file pyproject.toml
 
 bench: release
 	$(PY) benches/bench_accumulate.py
 	$(PY) benches/bench_partial_json.py
 	$(PY) benches/bench_stream.py
 	$(PY) benches/bench_assembler_subclass.py
+	$(PY) benches/bench_blocks.py
+
+# Release tooling for `make dist`: the dependency group `dist` (ziglang, auditwheel).
+$(VENV)/.dist-tools-installed: pyproject.toml $(TOOLS)
+	$(PY) -m pip install --quiet --group dist
+	touch $@
+
+# An sdist and a stripped release wheel for manylinux2014 (glibc 2.17 and later;
+# abi3: CPython 3.10 and later) in dist/. zig is the linker, so the wheel really
+# is built against glibc 2.17 whatever this machine has; auditwheel then reads
+# the platform tag back from the symbols the wheel uses, and .ci/wheel_contents.py
+# checks that the wheel carries the package and nothing else.
+dist: $(VENV)/.dist-tools-installed
+	rm -rf dist
+	$(MATURIN) sdist --out dist
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(MATURIN) build --release --strip \
+		--zig --compatibility manylinux2014 --out dist
+	$(VENV)/bin/auditwheel show dist/*.whl
+	$(PY) .ci/wheel_contents.py dist/*.whl
+
+# The sdist alone builds a working wheel from scratch (see .ci/dist-check).
+dist-check: $(TOOLS)
+	.ci/dist-check
 
 clean:
-	rm -rf target $(VENV)
+	rm -rf target dist $(VENV)

@@ -1,8 +1,8 @@
 """Side-by-side: one OpenAI chat stream, raw SSE bytes to finished tool calls.
 
-The stream is the shape PERFORMANCE.md describes: ~68k tool-call fragments of
-1-8 characters (4 parallel calls, arguments with escapes and non-ASCII), one SSE
-event per fragment, fed in 64 KiB network reads. Contenders, in one process:
+The stream: ~68k tool-call fragments of 1-8 characters (4 parallel calls,
+arguments with escapes and non-ASCII), one SSE event per fragment, fed in 64 KiB
+network reads. Contenders, in one process:
 
 - toolstitch ``Assembler.feed_bytes`` (framing, decoding and accumulation in
   Rust, GIL released), without and with live events;

@@ -1,4 +1,4 @@
-//! Provider adapters: every QUIRKS.md row (a test named after it), each dialect's
+//! Provider adapters: every docs/quirks.md row (a test named after it), each dialect's
 //! happy path, completeness (Q15), errors, and the real recordings in
 //! `tests/fixtures/real`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
@@ -282,7 +282,7 @@ fn real_vercel_ai_recordings_match_expected() {
     }
 }
 
-// ---------------------------------------------------------------- QUIRKS.md rows
+// ---------------------------------------------------------------- docs/quirks.md rows
 
 #[test]
 fn q1_index_missing_matches_by_id_or_continues_latest() {

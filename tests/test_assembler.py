@@ -1,4 +1,4 @@
-"""The Python Assembler: every QUIRKS.md row (test_qN_...), live events, partial calls,
+"""The Python Assembler: every docs/quirks.md row (test_qN_...), live events, partial calls,
 input coercion, errors and limits."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import json
 import struct
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import toolstitch as ts
@@ -23,6 +23,7 @@ from toolstitch import (
     LimitError,
     Message,
     MessageDone,
+    Provider,
     ProviderError,
     RefusalDelta,
     StreamClosedError,
@@ -71,7 +72,7 @@ def tc(
 END = chunk({}, "tool_calls")
 
 
-def run(events: list[Any], provider: ts.Provider = "openai-chat") -> Assembler:
+def run(events: list[Any], provider: Provider = "openai-chat") -> Assembler:
     asm = Assembler(provider)
     for e in events:
         asm.feed(e)
@@ -134,7 +135,7 @@ ANTHROPIC_TOOL: list[dict[str, Any]] = [
     {"type": "message_stop"},
 ]
 
-# ---------------------------------------------------------------- QUIRKS.md
+# ---------------------------------------------------------------- docs/quirks.md
 
 
 def test_q1_index_missing_matches_by_id_or_continues_latest() -> None:
@@ -474,13 +475,19 @@ def test_unknown_provider_names_the_valid_ones() -> None:
     with pytest.raises(UnknownProviderError, match="openai-responses") as info:
         Assembler("openai")  # type: ignore[arg-type]
     assert isinstance(info.value, ToolstitchError)
+    # The names it lists are exactly the ones the Provider type allows.
+    listed = set(
+        json.loads("[" + str(info.value).split(": expected one of ")[1].replace(" or ", ", ") + "]")
+    )
+    assert listed == set(get_args(Provider))
 
 
 @pytest.mark.parametrize(
     "provider", ["openai-chat", "openai-responses", "anthropic", "bedrock", "gemini", "cohere"]
 )
-def test_every_dialect_name_is_accepted(provider: ts.Provider) -> None:
+def test_every_dialect_name_is_accepted(provider: Provider) -> None:
     assert Assembler(provider).dialect == provider
+    assert provider in get_args(Provider)
 
 
 def test_auto_decides_from_the_first_event() -> None:

@@ -6,6 +6,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -18,6 +19,8 @@ from toolstitch import (
     TextBlock,
     ToolDefinitionError,
     ToolInputError,
+    ToolResultBlock,
+    ToolResultError,
     ToolSchemaError,
     Toolset,
     ToolstitchError,
@@ -25,6 +28,7 @@ from toolstitch import (
     ToolValidationError,
     UnknownToolError,
     ValidatedCall,
+    render_turn,
 )
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
@@ -292,9 +296,11 @@ def test_offsets_count_utf8_bytes(tools: Toolset) -> None:
 
 
 def test_invalid_utf8_in_bytes_input_is_an_error(tools: Toolset) -> None:
-    block = ToolUseBlock(id="c1", name="weather", input=b'{"city": "Z\xffrich"}')  # type: ignore[arg-type]
+    # validate() takes any object with id, name and input; a ToolUseBlock's input is
+    # always str, so raw bytes come in a plain namespace.
+    block = SimpleNamespace(id="c1", name="weather", input=b'{"city": "Z\xffrich"}')
     with pytest.raises(ToolInputError) as err:
-        tools.validate(block)
+        tools.validate(block)  # type: ignore[arg-type]
     assert err.value.offset == 11
 
 
@@ -401,6 +407,38 @@ def test_validate_all_reports_every_failing_call(tools: Toolset) -> None:
     assert "3 tool calls fail" in str(err.value)
     for call_id in ("'u'", "'i'", "'s'"):
         assert call_id in str(err.value)
+
+
+def test_validation_error_results_answer_each_failing_call(tools: Toolset) -> None:
+    blocks = [
+        call(id="ok"),
+        call("nope", "{}", id="u"),
+        call(input='{"city": "a"} x', id="i"),
+        call(input='{"city": 1}', id="s"),
+    ]
+    with pytest.raises(ToolValidationError) as err:
+        tools.validate_all(blocks)
+    assert err.value.calls == (ValidatedCall("ok", "weather", {"city": "Paris"}),)
+    results = err.value.results()
+    assert [r.tool_use_id for r in results] == ["u", "i", "s"]
+    assert all(r.is_error for r in results)
+    texts = [r.content[0].text for r in results]  # type: ignore[union-attr]
+    assert texts == [str(e) for e in err.value.errors]
+    assert "undeclared tool 'nope'" in texts[0]
+    assert "at byte 14" in texts[1]
+    assert "/city" in texts[2]
+    # With a result for the call that passed, the turn renders for the next request.
+    answered = [ToolResultBlock.text("ok", "sunny"), *results]
+    rendered = render_turn("openai-chat", blocks, answered)
+    assert [m["tool_call_id"] for m in rendered[1:]] == ["ok", "u", "i", "s"]
+    assert rendered[2]["content"] == texts[0]
+
+
+def test_validation_error_results_refuse_a_call_without_id(tools: Toolset) -> None:
+    with pytest.raises(ToolValidationError) as err:
+        tools.validate_all([call("nope", "{}", id="")])
+    with pytest.raises(ToolResultError, match="no id"):
+        err.value.results()
 
 
 # ------------------------------------------------------ validate_message

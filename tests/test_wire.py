@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from typing import TypeVar
 
 import pytest
 from toolstitch import (
@@ -30,6 +32,7 @@ from toolstitch import (
 )
 
 MIB = 1024 * 1024
+T = TypeVar("T")
 
 
 def test_tool_use_is_shaped_like_anthropic() -> None:
@@ -250,11 +253,20 @@ def test_every_codec_error_is_a_toolstitch_value_error() -> None:
         assert issubclass(cls, ValueError)
 
 
+def _forced(cls: type[T], **fields: object) -> T:
+    """A block whose fields skipped the constructor's checks (as ``object.__setattr__``
+    allows): the codec must still refuse wrong types on its own."""
+    block = cls.__new__(cls)
+    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
+        object.__setattr__(block, f.name, fields.get(f.name, f.default))
+    return block
+
+
 def test_wrong_field_types_in_a_block_refuse_to_marshal() -> None:
     with pytest.raises(BlockEncodeError, match="text"):
-        marshal_block(TextBlock(5))  # type: ignore[arg-type]
+        marshal_block(_forced(TextBlock, text=5))
     with pytest.raises(BlockEncodeError, match="is_error"):
-        marshal_block(ToolResultBlock("x", (), "yes"))  # type: ignore[arg-type]
+        marshal_block(_forced(ToolResultBlock, tool_use_id="x", content=(), is_error="yes"))
     with pytest.raises(TypeError):
         marshal_block(None)  # type: ignore[arg-type]
 

@@ -41,6 +41,7 @@ from toolstitch.assemble import (
     LiveEvent,
     LiveEvents,
     MessageDone,
+    Provider,
     RefusalDelta,
     SkippedEvent,
     TextDelta,

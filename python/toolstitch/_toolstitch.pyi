@@ -1,4 +1,6 @@
 # Stubs for the Rust extension module (hand-written; keep in step with src/python/).
+# `make lint` checks them against the built module with mypy.stubtest. PyO3
+# classes are built by `__new__` (they have no `__init__` of their own).
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, SupportsIndex, final, overload
 
@@ -16,6 +18,33 @@ from toolstitch.blocks import (
     ToolResultMessage,
     ToolUseBlock,
 )
+
+__all__ = [
+    "Assembler",
+    "ImageChunk",
+    "Images",
+    "LiveEvents",
+    "PartialJson",
+    "Refusal",
+    "RefusalChunk",
+    "Text",
+    "TextChunk",
+    "Thinking",
+    "ThinkingChunk",
+    "ToolUseChunk",
+    "ToolUses",
+    "_CompiledSchema",
+    "_RegexGrammar",
+    "__version__",
+    "_parse_strict",
+    "marshal_block",
+    "marshal_blocks",
+    "marshal_message",
+    "parse_partial",
+    "unmarshal_block",
+    "unmarshal_blocks",
+    "unmarshal_message",
+]
 
 __version__: str
 _ASSEMBLER_DEFAULTS: dict[str, int]
@@ -36,25 +65,25 @@ class ToolUseChunk:
     def provider_state(self) -> str | None: ...
     @property
     def provider_state_format(self) -> str: ...
-    def __init__(
-        self,
+    def __new__(
+        cls,
         index: SupportsIndex,
         id: str | None = None,
         name: str | None = None,
         input_json: str | None = None,
         provider_state: str | None = None,
         provider_state_format: str | None = None,
-    ) -> None: ...
-    def __eq__(self, other: object) -> bool: ...
+    ) -> ToolUseChunk: ...
+    def __eq__(self, value: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 @final
 class ToolUses:
-    """Accumulates tool-call fragments by the provider's index (the seed contract)."""
+    """Accumulates tool-call fragments by the provider's index into ToolUseBlocks."""
 
-    def __init__(
-        self, max_calls: int = 4096, max_input_bytes: int = 8388608, max_total_bytes: int = 67108864
-    ) -> None: ...
+    def __new__(
+        cls, max_calls: int = 4096, max_input_bytes: int = 8388608, max_total_bytes: int = 67108864
+    ) -> ToolUses: ...
     def add(self, chunk: ToolUseChunk) -> None: ...
     def add_fragment(
         self,
@@ -82,15 +111,17 @@ class ToolUses:
 
 @final
 class TextChunk:
+    """One fragment of text."""
+
     @property
     def text(self) -> str: ...
-    def __init__(self, text: str | None = None) -> None: ...
+    def __new__(cls, text: str | None = None) -> TextChunk: ...
 
 @final
 class Text:
     """Appends text into one TextBlock; ``block()`` is None until the first add."""
 
-    def __init__(self, max_bytes: int = 67108864) -> None: ...
+    def __new__(cls, max_bytes: int = 67108864) -> Text: ...
     def add(self, chunk: TextChunk) -> None: ...
     def add_fragment(self, text: str) -> None: ...
     def extend(self, chunks: Iterable[TextChunk]) -> None: ...
@@ -105,15 +136,17 @@ class Text:
 
 @final
 class RefusalChunk:
+    """One fragment of refusal."""
+
     @property
     def text(self) -> str: ...
-    def __init__(self, text: str | None = None) -> None: ...
+    def __new__(cls, text: str | None = None) -> RefusalChunk: ...
 
 @final
 class Refusal:
     """Appends refusal text into one RefusalBlock; ``block()`` is None until the first add."""
 
-    def __init__(self, max_bytes: int = 67108864) -> None: ...
+    def __new__(cls, max_bytes: int = 67108864) -> Refusal: ...
     def add(self, chunk: RefusalChunk) -> None: ...
     def add_fragment(self, text: str) -> None: ...
     def extend(self, chunks: Iterable[RefusalChunk]) -> None: ...
@@ -128,6 +161,8 @@ class Refusal:
 
 @final
 class ThinkingChunk:
+    """One fragment of reasoning at ``index``."""
+
     @property
     def index(self) -> int: ...
     @property
@@ -140,21 +175,21 @@ class ThinkingChunk:
     def provider_state(self) -> str | None: ...
     @property
     def provider_state_format(self) -> str: ...
-    def __init__(
-        self,
+    def __new__(
+        cls,
         index: SupportsIndex,
         thinking: str | None = None,
         signature: str | None = None,
         signature_format: str | None = None,
         provider_state: str | None = None,
         provider_state_format: str | None = None,
-    ) -> None: ...
+    ) -> ThinkingChunk: ...
 
 @final
 class Thinking:
     """Accumulates reasoning by index into ThinkingBlocks."""
 
-    def __init__(self, max_blocks: int = 4096, max_bytes: int = 67108864) -> None: ...
+    def __new__(cls, max_blocks: int = 4096, max_bytes: int = 67108864) -> Thinking: ...
     def add(self, chunk: ThinkingChunk) -> None: ...
     def extend(self, chunks: Iterable[ThinkingChunk]) -> None: ...
     def blocks(self) -> list[ThinkingBlock]: ...
@@ -166,6 +201,8 @@ class Thinking:
 
 @final
 class ImageChunk:
+    """One fragment of the image at ``index``."""
+
     @property
     def index(self) -> int: ...
     @property
@@ -174,19 +211,19 @@ class ImageChunk:
     def url(self) -> str: ...
     @property
     def data(self) -> str: ...
-    def __init__(
-        self,
+    def __new__(
+        cls,
         index: SupportsIndex,
         media_type: str | None = None,
         url: str | None = None,
         data: str | None = None,
-    ) -> None: ...
+    ) -> ImageChunk: ...
 
 @final
 class Images:
     """Accumulates images by index into ImageBlocks."""
 
-    def __init__(self, max_images: int = 4096, max_bytes: int = 268435456) -> None: ...
+    def __new__(cls, max_images: int = 4096, max_bytes: int = 268435456) -> Images: ...
     def add(self, chunk: ImageChunk) -> None: ...
     def extend(self, chunks: Iterable[ImageChunk]) -> None: ...
     def blocks(self) -> list[ImageBlock]: ...
@@ -209,9 +246,9 @@ def unmarshal_message(data: str | bytes) -> Message | ToolResultMessage: ...
 class PartialJson:
     """Best-effort values of incomplete JSON for live display; never for execution."""
 
-    def __init__(
-        self, *, partial_strings: bool = True, max_depth: int = 128, max_bytes: int = 67108864
-    ) -> None: ...
+    def __new__(
+        cls, *, partial_strings: bool = True, max_depth: int = 128, max_bytes: int = 67108864
+    ) -> PartialJson: ...
     def feed(self, fragment: str | bytes | bytearray) -> None: ...
     def value(self) -> Any: ...
     @property
@@ -227,7 +264,7 @@ def _parse_strict(text: str | bytes | bytearray) -> Any: ...
 
 @final
 class _CompiledSchema:
-    def __init__(self, schema: Any) -> None: ...
+    def __new__(cls, schema: Any) -> _CompiledSchema: ...
     @property
     def draft(self) -> str: ...
     def validate(self, value: Any, *, call_id: str = "", tool_name: str = "") -> None: ...
@@ -247,13 +284,17 @@ class LiveEvents(Sequence[_assemble.LiveEvent]):
     tuple of the same events."""
 
     @overload
-    def __getitem__(self, index: int) -> _assemble.LiveEvent: ...
+    def __getitem__(self, key: int, /) -> _assemble.LiveEvent: ...
     @overload
-    def __getitem__(self, index: slice) -> tuple[_assemble.LiveEvent, ...]: ...
+    def __getitem__(self, key: slice, /) -> tuple[_assemble.LiveEvent, ...]: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[_assemble.LiveEvent]: ...
-    def __add__(self, other: Iterable[_assemble.LiveEvent]) -> tuple[_assemble.LiveEvent, ...]: ...
-    def __radd__(self, other: Iterable[_assemble.LiveEvent]) -> tuple[_assemble.LiveEvent, ...]: ...
+    def __add__(
+        self, value: Iterable[_assemble.LiveEvent], /
+    ) -> tuple[_assemble.LiveEvent, ...]: ...
+    def __radd__(
+        self, value: Iterable[_assemble.LiveEvent], /
+    ) -> tuple[_assemble.LiveEvent, ...]: ...
 
 class Assembler:
     """Assembles one streamed provider response into one message per choice (the Rust

@@ -7,9 +7,16 @@ returns the live events it caused (``ToolCallStarted``, ``ToolInputDelta``,
 ``ToolCallFinished``, ``TextDelta``, ``ThinkingDelta``, ``RefusalDelta``,
 ``MessageDone``) for interfaces that render as the stream goes: a lazy
 ``LiveEvents`` sequence whose objects are built only when it is read (``()`` when
-nothing changed), so callers that ignore it pay for no objects. See
-``docs/providers.md`` for the dialects, the quirks each one survives and every
-choice made here.
+nothing changed), so callers that ignore it pay for no objects.
+
+Dialects: ``"openai-chat"`` (Chat Completions and every compatible server),
+``"openai-responses"``, ``"anthropic"``, ``"bedrock"`` (ConverseStream),
+``"gemini"`` (Gemini API and Vertex), ``"cohere"`` (v2), or ``"auto"`` (decided from
+the first event that identifies itself). Each survives the provider quirks the
+project numbers Q1-Q35: missing, repeated, sparse or string indexes; ids sent
+late, empty or never (minted ``call_<choice>_<n>``); names after the arguments;
+resent arguments; several choices; split UTF-8 and escapes; and more. A message
+is ``complete`` only after the provider's explicit end with a normal reason.
 
 Execute a call only when its message is ``complete`` and the call validates:
 ``message.validated(toolset)`` does both.
@@ -36,6 +43,7 @@ __all__ = [
     "LiveEvent",
     "LiveEvents",
     "MessageDone",
+    "Provider",
     "RefusalDelta",
     "SkippedEvent",
     "TextDelta",
@@ -55,7 +63,7 @@ class ToolCallStarted:
     """A call opened. ``index`` is toolstitch's own key for the call within its choice
     (0, 1, 2, ... in the order calls opened), not the provider's index. ``id`` is minted
     (``call_<choice>_<index>``) when the provider sent none. Sent a second time, once,
-    when a call opened without a name and the name came later (QUIRKS Q7)."""
+    when a call opened without a name and the name came later (quirk Q7)."""
 
     choice: int
     index: int
@@ -284,4 +292,4 @@ def _event_json(event: object, ordinal: int) -> str:
 
 # The public Assembler is the Python subclass (context manager, feed_all, afeed_all); it
 # is imported last because toolstitch.streams reads nothing of this module at import time.
-from toolstitch.streams import Assembler  # noqa: E402
+from toolstitch.streams import Assembler, Provider  # noqa: E402

@@ -8,7 +8,12 @@ call, which byte and which limit.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+from toolstitch.blocks import ToolResultBlock
+
+if TYPE_CHECKING:
+    from toolstitch.tools import ValidatedCall
 
 __all__ = [
     "BlockDecodeError",
@@ -40,7 +45,10 @@ __all__ = [
 
 
 class ToolstitchError(ValueError):
-    """Base class of every toolstitch error."""
+    """Base class of every toolstitch error; ``str(error)`` says what went wrong and where."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
 
 
 class LimitError(ToolstitchError):
@@ -134,12 +142,44 @@ class IncompleteMessageError(ToolstitchError):
 
 
 class ToolValidationError(ToolstitchError):
-    """One or more calls of a turn failed validation; ``errors`` holds one error per failing
-    call (``UnknownToolError``, ``ToolInputError`` or ``ToolSchemaError``), in call order."""
+    """One or more calls of a turn failed validation.
 
-    def __init__(self, message: str, errors: Iterable[ToolstitchError] = ()) -> None:
+    ``errors`` holds one error per failing call (``UnknownToolError``,
+    ``ToolInputError`` or ``ToolSchemaError``, each with ``call_id`` and
+    ``tool_name``), in call order; ``calls`` holds the ``ValidatedCall`` of every
+    call that passed. ``results()`` turns the failures into error results to send
+    back to the model, so that it can correct its calls.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        errors: Iterable[ToolstitchError] = (),
+        calls: Iterable[ValidatedCall] = (),
+    ) -> None:
         super().__init__(message)
         self.errors = tuple(errors)
+        self.calls = tuple(calls)
+
+    def results(self) -> tuple[ToolResultBlock, ...]:
+        """One ``ToolResultBlock(call_id, (TextBlock(message),), is_error=True)`` per failing
+        call, in call order; the message is the error's own text (which call, which tool,
+        and what is wrong: the undeclared name, the byte where the JSON breaks, each schema
+        failure's path).
+
+        A turn needs a result for every call: answer the calls in ``calls`` too (run them,
+        or refuse them with ``ToolResultBlock.error``). A failing call without an id cannot
+        be answered: ``ToolResultError``.
+        """
+        results = []
+        for error in self.errors:
+            call_id = getattr(error, "call_id", "")
+            if not call_id:
+                raise ToolResultError(
+                    f"a failing call has no id, so no result can answer it: {error}"
+                )
+            results.append(ToolResultBlock.error(call_id, str(error)))
+        return tuple(results)
 
 
 class ToolResultError(ToolstitchError):

@@ -16,8 +16,10 @@ Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
   ``"gemini"``), the Responses ``function_call`` item ``id`` (format
   ``"openai-responses"``).
 - Results are tied to their calls by ``tool_use_id``. ``render_results`` checks
-  that tie when it is given the turn's ``calls=``; ``render_turn`` always does.
-  Calls the provider ran itself (``server_side``) need no result from the client.
+  that tie when it is given the turn's ``calls=``; ``render_turn`` always does:
+  a result for an unknown call, two results for one call, or a call left
+  without a result is a ``ToolResultError``. Calls the provider ran itself
+  (``server_side``) need no result from the client.
 - Every kind of call goes back in the form it came, where the format has one:
   hosted tools and their results (Anthropic ``server_tool_use`` / ``mcp_tool_use``
   and ``*_tool_result`` blocks, Responses built-in items, Gemini
@@ -27,6 +29,10 @@ Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
   tools (``computer_call``, ``shell_call``, ...) as their items, answered by
   their own ``*_output`` items. OpenAI chat has no form for hosted tools: they
   are left out of a chat turn.
+- Dropped on purpose: reasoning a provider cannot take back (any thinking in
+  OpenAI chat; thinking without a signature of that provider's format) and empty
+  text blocks. OpenAI chat and Gemini results take text only; a block a format
+  cannot carry, or an unknown provider, is a ``RenderError``.
 """
 
 from __future__ import annotations

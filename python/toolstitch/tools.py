@@ -237,7 +237,7 @@ class Toolset:
             count = len(errors)
             lines = "\n".join(f"  - {e}" for e in errors)
             plural = "call fails" if count == 1 else "calls fail"
-            raise ToolValidationError(f"{count} tool {plural} validation:\n{lines}", errors)
+            raise ToolValidationError(f"{count} tool {plural} validation:\n{lines}", errors, calls)
         return calls
 
     def validate_message(self, message: Any) -> list[ValidatedCall]:

@@ -6,7 +6,7 @@
 //! The adapters decide which call a fragment belongs to before the core sees
 //! it: every call gets an internal key (0, 1, 2, … per choice, in the order the
 //! calls open), so indexes that are missing, reused, sparse, negative or strings
-//! (QUIRKS.md Q1–Q3, Q19, Q20) never reach the accumulator as such.
+//! (docs/quirks.md Q1–Q3, Q19, Q20) never reach the accumulator as such.
 //!
 //! Pure Rust: nothing here names pyo3.
 

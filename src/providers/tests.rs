@@ -1,4 +1,4 @@
-//! Unit tests of the adapters' internals; the behaviour tests (one per QUIRKS.md
+//! Unit tests of the adapters' internals; the behaviour tests (one per docs/quirks.md
 //! row, the real recordings) are in `tests/rust_providers.rs`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 

@@ -14,6 +14,16 @@ use crate::accumulate::{
     DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_TOTAL_BYTES,
 };
 
+// The `text_signature`s below spell the default limits as numbers, so that
+// `help()` and `inspect.signature` show them (PyO3 shows `...` for a constant);
+// the build fails if a default changes without them.
+const _: () = assert!(
+    DEFAULT_MAX_ENTRIES == 4096
+        && DEFAULT_MAX_INPUT_BYTES == 8_388_608
+        && DEFAULT_MAX_TOTAL_BYTES == 67_108_864
+        && DEFAULT_MAX_IMAGE_BYTES == 268_435_456
+);
+
 fn wrong_chunk(obj: &Bound<'_, PyAny>, expected: &str) -> PyErr {
     let got = obj
         .get_type()
@@ -96,7 +106,18 @@ impl ToolUseChunk {
     }
 }
 
-/// Accumulates tool-call fragments by the provider's index (the seed contract).
+/// Accumulates tool-call fragments by the provider's index into `ToolUseBlock`s.
+///
+/// The index is a map key: any int in the signed 64-bit range (negative, sparse
+/// and huge included). The last non-empty id and name win (an empty one never
+/// clears a value); `input_json` is appended verbatim, never parsed; provider
+/// state is replaced only when both it and its format are non-empty. `blocks()`
+/// gives one block per index seen, in ascending index order.
+///
+/// A fragment that would cross a limit (calls, bytes of one call's input, bytes
+/// taken in overall; UTF-8 bytes) raises `LimitError` and is rejected whole:
+/// everything before it stays readable. Safe to share between threads;
+/// `copy.copy`, `copy.deepcopy` and pickle give independent accumulators.
 #[pyclass(module = "toolstitch", frozen)]
 pub struct ToolUses {
     inner: Mutex<core::ToolUses>,
@@ -164,7 +185,10 @@ impl ToolUses {
 #[pymethods]
 impl ToolUses {
     #[new]
-    #[pyo3(signature = (max_calls=DEFAULT_MAX_ENTRIES, max_input_bytes=DEFAULT_MAX_INPUT_BYTES, max_total_bytes=DEFAULT_MAX_TOTAL_BYTES))]
+    #[pyo3(
+        signature = (max_calls=DEFAULT_MAX_ENTRIES, max_input_bytes=DEFAULT_MAX_INPUT_BYTES, max_total_bytes=DEFAULT_MAX_TOTAL_BYTES),
+        text_signature = "(max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864)"
+    )]
     fn new(max_calls: usize, max_input_bytes: usize, max_total_bytes: usize) -> Self {
         Self {
             inner: Mutex::new(core::ToolUses::new(ToolUseLimits {
@@ -175,12 +199,13 @@ impl ToolUses {
         }
     }
 
-    /// Adds one `ToolUseChunk`.
+    /// Adds one `ToolUseChunk` (anything else is a `TypeError`).
     fn add(&self, chunk: &Bound<'_, PyAny>) -> PyResult<()> {
         self.add_chunk(chunk)
     }
 
-    /// Adds one fragment without building a chunk object (the fast path).
+    /// Adds one fragment without building a chunk object: the same as
+    /// `add(ToolUseChunk(index, id, name, input_json))`, faster.
     #[pyo3(signature = (index, id=None, name=None, input_json=None))]
     fn add_fragment(
         &self,
@@ -362,7 +387,7 @@ macro_rules! appender_class {
         #[pymethods]
         impl $acc {
             #[new]
-            #[pyo3(signature = (max_bytes=DEFAULT_MAX_TOTAL_BYTES))]
+            #[pyo3(signature = (max_bytes=DEFAULT_MAX_TOTAL_BYTES), text_signature = "(max_bytes=67108864)")]
             fn new(max_bytes: usize) -> Self {
                 Self {
                     inner: Mutex::new(core::Appender::new($what, max_bytes)),
@@ -452,14 +477,14 @@ appender_class!(
     Text,
     "text",
     false,
-    "Appends text into one `TextBlock`."
+    "Appends text fragments into one `TextBlock`.\n\n`block()` is `None` until the first add (an add of empty text still makes a block).\nGoing over `max_bytes` (UTF-8) raises `LimitError` and rejects the fragment whole.\nSafe to share between threads; copy and pickle give independent accumulators."
 );
 appender_class!(
     RefusalChunk,
     Refusal,
     "refusal",
     true,
-    "Appends refusal text into one `RefusalBlock`."
+    "Appends refusal fragments into one `RefusalBlock`.\n\n`block()` is `None` until the first add (an add of empty text still makes a block).\nGoing over `max_bytes` (UTF-8) raises `LimitError` and rejects the fragment whole.\nSafe to share between threads; copy and pickle give independent accumulators."
 );
 
 // ------------------------------------------------------------------ thinking and images
@@ -467,12 +492,13 @@ appender_class!(
 /// The Python class of an indexed accumulator (`Thinking`, `Images`): `$class`
 /// over the core `$core`, taking `$chunk` objects (each class has its own
 /// `add_chunk`), its blocks turned into Python objects by `$to_py`; the
+/// constructor's signature as `help()` shows it is `$text_signature`; the
 /// methods that differ (`__reduce__`, `__setstate__`) come in `$extra`.
 macro_rules! indexed_class {
     (
         $(#[doc = $doc:literal])*
         $class:ident($core:ty, $chunk:literal, $to_py:path, $noun:literal),
-        ($entries:ident, $default_bytes:expr),
+        ($entries:ident, $default_bytes:expr, $text_signature:literal),
         { $($extra:tt)* }
     ) => {
         $(#[doc = $doc])*
@@ -484,7 +510,7 @@ macro_rules! indexed_class {
         #[pymethods]
         impl $class {
             #[new]
-            #[pyo3(signature = ($entries=DEFAULT_MAX_ENTRIES, max_bytes=$default_bytes))]
+            #[pyo3(signature = ($entries=DEFAULT_MAX_ENTRIES, max_bytes=$default_bytes), text_signature = $text_signature)]
             fn new($entries: usize, max_bytes: usize) -> Self {
                 Self {
                     inner: Mutex::new(<$core>::new($entries, max_bytes)),
@@ -616,9 +642,15 @@ impl ThinkingChunk {
 }
 
 indexed_class!(
-    /// Accumulates reasoning by index into `ThinkingBlock`s.
+    /// Accumulates reasoning fragments by index into `ThinkingBlock`s.
+    ///
+    /// Text is appended; the last non-empty signature wins, together with its
+    /// format; provider state is replaced only when it and its format are both
+    /// non-empty. `blocks()` gives one block per index, ascending. Going over a
+    /// limit raises `LimitError` and rejects the fragment whole. Safe to share
+    /// between threads; copy and pickle give independent accumulators.
     Thinking(core::Thinking, "ThinkingChunk", thinking_to_py, "blocks"),
-    (max_blocks, DEFAULT_MAX_TOTAL_BYTES),
+    (max_blocks, DEFAULT_MAX_TOTAL_BYTES, "(max_blocks=4096, max_bytes=67108864)"),
     {
         fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
             let py = slf.py();
@@ -722,9 +754,16 @@ impl ImageChunk {
 }
 
 indexed_class!(
-    /// Accumulates images by index into `ImageBlock`s.
+    /// Accumulates image fragments by index into `ImageBlock`s.
+    ///
+    /// A URL replaces the image and clears its data; data is appended and clears
+    /// the URL (a chunk with both: the URL first, so the data wins); the last
+    /// non-empty media type wins. `blocks()` gives one block per index,
+    /// ascending. Going over a limit raises `LimitError` and rejects the
+    /// fragment whole. Safe to share between threads; copy and pickle give
+    /// independent accumulators.
     Images(core::Images, "ImageChunk", image_to_py, "images"),
-    (max_images, DEFAULT_MAX_IMAGE_BYTES),
+    (max_images, DEFAULT_MAX_IMAGE_BYTES, "(max_images=4096, max_bytes=268435456)"),
     {
         fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
             let py = slf.py();

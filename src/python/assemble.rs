@@ -124,9 +124,10 @@ fn live_result(py: Python<'_>, events: Vec<LiveEvent>) -> PyResult<Bound<'_, PyA
     .into_any())
 }
 
-/// An immutable sequence of live events (`ToolCallStarted`, `ToolInputDelta`, …),
-/// built lazily: nothing is converted until it is indexed, iterated or compared.
-/// It equals the tuple of the same events.
+/// The live events of one `feed`, `feed_bytes` or `close` (`ToolCallStarted`,
+/// `ToolInputDelta`, …): an immutable sequence built lazily, so nothing is
+/// converted until it is indexed, iterated or compared. It equals the tuple of
+/// the same events. Returned by the `Assembler`, never constructed directly.
 #[pyclass(module = "toolstitch", frozen, sequence)]
 pub struct LiveEvents {
     events: Vec<LiveEvent>,
@@ -510,6 +511,16 @@ fn with_event_bytes<T>(
     Ok(None)
 }
 
+// `help(Assembler)` shows the default limits as numbers (see `text_signature`);
+// the build fails if a default changes without them.
+const _: () = assert!(
+    crate::accumulate::DEFAULT_MAX_ENTRIES == 4096
+        && crate::accumulate::DEFAULT_MAX_INPUT_BYTES == 8_388_608
+        && crate::accumulate::DEFAULT_MAX_TOTAL_BYTES == 67_108_864
+        && framing::DEFAULT_MAX_EVENT_BYTES == 16_777_216
+        && framing::DEFAULT_MAX_LINE_BYTES == 16_777_216
+);
+
 /// Assembles one streamed provider response. `toolstitch.Assembler` is the Python
 /// subclass users see (`python/toolstitch/streams.py`): it adds the context manager,
 /// `feed_all` and `afeed_all`, and a signature whose defaults are these.
@@ -556,7 +567,7 @@ impl PyAssembler {
         max_event_bytes = framing::DEFAULT_MAX_EVENT_BYTES,
         max_choices = DEFAULT_MAX_CHOICES,
         max_line_bytes = framing::DEFAULT_MAX_LINE_BYTES,
-    ))]
+    ), text_signature = "(provider='auto', *, live=True, max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864, max_event_bytes=16777216, max_choices=128, max_line_bytes=16777216)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,

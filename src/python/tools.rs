@@ -381,7 +381,21 @@ impl PyRegexGrammar {
 
 // ----------------------------------------------------------------- PartialJson
 
-/// Best-effort values of incomplete JSON for live display; never for execution.
+// `help(PartialJson)` shows the default limits as numbers (see `text_signature`).
+const _: () =
+    assert!(partial::DEFAULT_MAX_DEPTH == 128 && partial::DEFAULT_MAX_BYTES == 67_108_864);
+
+/// Best-effort values of incomplete JSON, for showing a tool call's arguments
+/// while they stream; never for execution.
+///
+/// `feed(fragment)` takes the next piece (`str` or `bytes`, cut anywhere: inside
+/// a string, an escape or a UTF-8 sequence); `value()` is the value so far
+/// (`None` until something is showable). Each byte is handled once, so the total
+/// work is linear in the input. An unfinished string shows its text so far
+/// (`partial_strings=False` hides it until it closes); an unfinished number
+/// shows its longest valid prefix, a keyword nothing until it is whole. Invalid
+/// JSON raises `ToolInputError` (with its byte offset) and stays failed; deeper
+/// nesting than `max_depth` or more than `max_bytes` raises `LimitError`.
 #[pyclass(module = "toolstitch", frozen)]
 pub struct PartialJson {
     inner: Mutex<partial::PartialJson>,
@@ -390,7 +404,10 @@ pub struct PartialJson {
 #[pymethods]
 impl PartialJson {
     #[new]
-    #[pyo3(signature = (*, partial_strings=true, max_depth=partial::DEFAULT_MAX_DEPTH, max_bytes=partial::DEFAULT_MAX_BYTES))]
+    #[pyo3(
+        signature = (*, partial_strings=true, max_depth=partial::DEFAULT_MAX_DEPTH, max_bytes=partial::DEFAULT_MAX_BYTES),
+        text_signature = "(*, partial_strings=True, max_depth=128, max_bytes=67108864)"
+    )]
     fn new(partial_strings: bool, max_depth: usize, max_bytes: usize) -> Self {
         let opts = PartialOptions {
             partial_strings,
@@ -462,7 +479,8 @@ impl PartialJson {
     }
 }
 
-/// One-shot `PartialJson`: the best-effort value of `text`, or `None`.
+/// The best-effort value of incomplete JSON `text` (`str` or `bytes`), or `None`
+/// when nothing is showable yet: a one-shot `PartialJson`. For display only.
 #[pyfunction]
 #[pyo3(signature = (text, *, partial_strings=true))]
 fn parse_partial<'py>(

@@ -30,21 +30,28 @@ where
     }
 }
 
-/// Encodes one block as JSON text.
+/// Encodes one block as JSON text: one object with a `"type"` tag and snake_case
+/// fields; a `tool_use` embeds its input byte for byte (empty input as `null`).
+/// Raises `BlockEncodeError` (partial or invalid input or provider state, naming
+/// the call) or `BlockLimitError`; anything but a block is a `TypeError`.
 #[pyfunction]
 fn marshal_block(py: Python<'_>, block: &Bound<'_, PyAny>) -> PyResult<String> {
     let block = block_from_py(block)?;
     wire::marshal_block(&block).map_err(|e| from_wire(py, &e))
 }
 
-/// Decodes one block from JSON text (`str` or `bytes`).
+/// Decodes one block from JSON text (`str` or `bytes`). Keys match ignoring case
+/// and underscores; unknown fields are ignored. Raises `UnknownBlockTypeError`
+/// (missing, empty or unknown `"type"`), `BlockDecodeError` (malformed JSON,
+/// invalid UTF-8, a field of the wrong type) or `BlockLimitError` (over 8 MiB,
+/// 10,000 blocks or 100 levels of nesting).
 #[pyfunction]
 fn unmarshal_block<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let block = with_data(data, wire::unmarshal_block)?.map_err(|e| from_wire(py, &e))?;
     block_to_py(py, &block)
 }
 
-/// Encodes an iterable of blocks as a JSON array.
+/// Encodes an iterable of blocks as a JSON array (errors as for `marshal_block`).
 #[pyfunction]
 fn marshal_blocks(py: Python<'_>, blocks: &Bound<'_, PyAny>) -> PyResult<String> {
     let blocks = blocks
@@ -54,7 +61,7 @@ fn marshal_blocks(py: Python<'_>, blocks: &Bound<'_, PyAny>) -> PyResult<String>
     wire::marshal_blocks(&blocks).map_err(|e| from_wire(py, &e))
 }
 
-/// Decodes a JSON array of blocks into a list.
+/// Decodes a JSON array of blocks into a list (errors as for `unmarshal_block`).
 #[pyfunction]
 fn unmarshal_blocks<'py>(
     py: Python<'py>,
@@ -68,14 +75,17 @@ fn unmarshal_blocks<'py>(
     PyList::new(py, items)
 }
 
-/// Encodes a `Message` or `ToolResultMessage` as JSON text.
+/// Encodes a `Message` (`{"role", "content"}`) or a `ToolResultMessage` (`{"role":
+/// "tool", "tool_use_id", "content", "is_error"}`) as JSON text.
 #[pyfunction]
 fn marshal_message(py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<String> {
     let message = message_from_py(message)?;
     wire::marshal_message(&message).map_err(|e| from_wire(py, &e))
 }
 
-/// Decodes a message; one with a `tool_use_id` or the role `tool` is a `ToolResultMessage`.
+/// Decodes a message: one with a `tool_use_id` or the role `tool` is a
+/// `ToolResultMessage`, any other a `Message`; blocks may be under `content` or
+/// `blocks` (errors as for `unmarshal_block`).
 #[pyfunction]
 fn unmarshal_message<'py>(
     py: Python<'py>,

@@ -4,11 +4,11 @@
 //!
 //! # Strict parsing
 //!
-//! A completed call's input is parsed with no repair (QUIRKS Q11): duplicate
+//! A completed call's input is parsed with no repair (quirk Q11, docs/quirks.md): duplicate
 //! object keys at any depth, anything after the value, lone UTF-16 surrogate
 //! escapes and numbers `serde_json` cannot represent are errors, each with the
 //! byte offset into the input. Empty or whitespace-only input means `{}`
-//! (QUIRKS Q13: providers send no-argument calls either way). Nesting is
+//! (quirk Q13: providers send no-argument calls either way). Nesting is
 //! bounded by [`MAX_DEPTH`]; the parser keeps its stack on the heap, so hostile
 //! nesting is a clear error, never a stack overflow. It is the state machine
 //! of [`crate::partial`] in strict mode, so what the live display shows and
