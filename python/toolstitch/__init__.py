@@ -41,7 +41,6 @@ from toolstitch.assemble import (
     LiveEvent,
     LiveEvents,
     MessageDone,
-    Provider,
     RefusalDelta,
     SkippedEvent,
     TextDelta,

@@ -4,7 +4,7 @@
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, SupportsIndex, final, overload
 
-from typing_extensions import Self
+from typing_extensions import Self, disjoint_base
 
 import toolstitch.assemble as _assemble
 import toolstitch.streams as _streams
@@ -20,6 +20,7 @@ from toolstitch.blocks import (
 )
 
 __all__ = [
+    "_ASSEMBLER_DEFAULTS",
     "Assembler",
     "ImageChunk",
     "Images",
@@ -272,8 +273,9 @@ class _CompiledSchema:
         self, input: str | bytes | bytearray, *, call_id: str = "", tool_name: str = ""
     ) -> Any: ...
 
+@final
 class _RegexGrammar:
-    def __init__(self, pattern: str) -> None: ...
+    def __new__(cls, pattern: str) -> _RegexGrammar: ...
     def matches(self, text: str) -> bool: ...
 
 # --- provider streams (src/python/assemble.rs; dataclasses in toolstitch.assemble) ---
@@ -296,6 +298,7 @@ class LiveEvents(Sequence[_assemble.LiveEvent]):
         self, value: Iterable[_assemble.LiveEvent], /
     ) -> tuple[_assemble.LiveEvent, ...]: ...
 
+@disjoint_base
 class Assembler:
     """Assembles one streamed provider response into one message per choice (the Rust
     class; ``toolstitch.Assembler`` is its Python subclass)."""

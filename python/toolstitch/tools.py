@@ -508,8 +508,10 @@ def _custom(spec: Mapping[str, Any], form: str) -> ToolDefinition:
     if fmt is None or (isinstance(fmt, Mapping) and fmt.get("type") == "text"):
         return ToolDefinition(name, None, form, "custom_tool_call", ("text", ""))
     grammar = fmt.get("grammar", fmt) if isinstance(fmt, Mapping) else None
-    if not isinstance(fmt, Mapping) or fmt.get("type") != "grammar" or not isinstance(
-        grammar, Mapping
+    if (
+        not isinstance(fmt, Mapping)
+        or fmt.get("type") != "grammar"
+        or not isinstance(grammar, Mapping)
     ):
         raise ToolDefinitionError(f"custom tool {name!r}: unknown format {fmt!r:.200}")
     syntax, definition = grammar.get("syntax"), grammar.get("definition")
