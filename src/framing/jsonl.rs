@@ -6,11 +6,11 @@
 //!
 //! The values are not parsed here (the provider layer does that): a small
 //! scanner follows strings, escapes and brackets to find where each value
-//! ends, skipping string contents with `memchr`, so a value arrives as soon as
-//! its closing bracket does, whatever the bytes were cut at. Its text is
-//! checked to be UTF-8.
+//! ends, eight bytes at a time, so a value arrives as soon as its closing
+//! bracket does, whatever the bytes were cut at. Its text is checked to be
+//! UTF-8.
 
-use memchr::memchr2;
+use memchr::{memchr, memchr2, memchr2_iter};
 
 use super::{advance, Error, FramingLimits, BOM};
 
@@ -46,7 +46,7 @@ impl Mode {
 }
 
 /// Where the scanner is inside one value.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Scan {
     depth: u32,
     in_string: bool,
@@ -57,60 +57,164 @@ struct Scan {
 /// The scan crossed [`MAX_JSON_DEPTH`].
 struct TooDeep;
 
+/// Every byte of a word: `0x01` repeated, and its high bits.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` that equals `byte` (exact: no carry
+/// crosses from one byte into the next).
+#[inline]
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    let x = word ^ ONES.wrapping_mul(u64::from(byte));
+    let nonzero = (x & !HIGHS).wrapping_add(!HIGHS) | x;
+    !nonzero & HIGHS
+}
+
 impl Scan {
+    /// One byte; true when it closes the value.
+    #[inline]
+    fn step(&mut self, b: u8) -> Result<bool, TooDeep> {
+        if self.in_string {
+            if self.escaped {
+                // Whatever follows a backslash (`"`, `\`, `u`) does not end the string.
+                self.escaped = false;
+            } else if b == b'\\' {
+                self.escaped = true;
+            } else if b == b'"' {
+                self.in_string = false;
+            }
+            return Ok(false);
+        }
+        match b {
+            b'"' => self.in_string = true,
+            b'{' | b'[' => self.open()?,
+            b'}' | b']' => return Ok(self.close()),
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    #[inline]
+    fn open(&mut self) -> Result<(), TooDeep> {
+        self.depth += 1;
+        if self.depth > MAX_JSON_DEPTH {
+            return Err(TooDeep);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn close(&mut self) -> bool {
+        self.depth = self.depth.saturating_sub(1);
+        self.depth == 0
+    }
+
     /// Scans `s`; `Some(n)` when the value closes at `s[n - 1]`, `None` when
     /// `s` ends first (the state is kept for the next bytes).
+    ///
+    /// Eight bytes at a time: masks of the quotes and brackets in a word, a
+    /// prefix XOR of the quotes for which bytes are inside a string, then only
+    /// the brackets outside strings are visited. A word with a backslash (or
+    /// after one) goes byte by byte, which is where escapes are decided.
     fn advance(&mut self, s: &[u8]) -> Result<Option<usize>, TooDeep> {
-        let mut i = 0;
-        loop {
-            if self.in_string {
-                if self.escaped {
-                    if i >= s.len() {
-                        return Ok(None);
+        let mut at: usize = 0;
+        while let Some(chunk) = s.get(at..at.saturating_add(8)) {
+            let word = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+            if self.escaped || bytes_equal(word, b'\\') != 0 {
+                for (k, &b) in chunk.iter().enumerate() {
+                    if self.step(b)? {
+                        return Ok(Some(at + k + 1));
                     }
-                    // Whatever follows a backslash (`"`, `\`, `u`) is not a quote that ends the string.
-                    self.escaped = false;
-                    i += 1;
                 }
-                let Some(k) = s.get(i..).and_then(|rest| memchr2(b'"', b'\\', rest)) else {
-                    return Ok(None);
-                };
-                let at = i + k;
-                i = at + 1;
-                if s.get(at) == Some(&b'\\') {
-                    self.escaped = true;
-                } else {
-                    self.in_string = false;
+                at += 8;
+                continue;
+            }
+            let quotes = bytes_equal(word, b'"');
+            if quotes == 0 && self.in_string {
+                // Eight bytes of string: more of it likely follows (text,
+                // signatures, base64), so jump to its next quote or backslash.
+                let next = s.get(at + 8..).unwrap_or_default();
+                match memchr2(b'"', b'\\', next) {
+                    Some(k) => at += 8 + k,
+                    None => return Ok(None),
                 }
                 continue;
             }
-            while let Some(&b) = s.get(i) {
-                i += 1;
-                match b {
-                    b'"' => {
-                        self.in_string = true;
-                        break;
-                    }
-                    b'{' | b'[' => {
-                        self.depth += 1;
-                        if self.depth > MAX_JSON_DEPTH {
-                            return Err(TooDeep);
-                        }
-                    }
-                    b'}' | b']' => {
-                        self.depth = self.depth.saturating_sub(1);
-                        if self.depth == 0 {
-                            return Ok(Some(i));
-                        }
-                    }
-                    _ => {}
-                }
+            let mut inside = quotes;
+            inside ^= inside << 8;
+            inside ^= inside << 16;
+            inside ^= inside << 32;
+            if self.in_string {
+                inside ^= HIGHS;
             }
-            if !self.in_string {
-                return Ok(None);
+            // `[` and `{`, `]` and `}` differ only in bit 5.
+            let folded = word | 0x2020_2020_2020_2020;
+            let opens = bytes_equal(folded, b'{') & !inside;
+            let mut brackets = opens | (bytes_equal(folded, b'}') & !inside);
+            while brackets != 0 {
+                let bit = brackets.trailing_zeros();
+                if opens & (1 << bit) != 0 {
+                    self.open()?;
+                } else if self.close() {
+                    return Ok(Some(at + (bit / 8) as usize + 1));
+                }
+                brackets &= brackets - 1;
+            }
+            self.in_string = inside >> 63 != 0;
+            at += 8;
+        }
+        for (k, &b) in s.get(at..).unwrap_or_default().iter().enumerate() {
+            if self.step(b)? {
+                return Ok(Some(at + k + 1));
             }
         }
+        Ok(None)
     }
+}
+
+/// The open value, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Open {
+    None,
+    /// A value opened at the top level: its line is held until its newline
+    /// decides whether the line is the whole value (JSON lines: no scan).
+    Line,
+    /// A value being scanned (pretty-printed, or several on one line, or an
+    /// element of the top-level array).
+    Scan(Scan),
+}
+
+/// The length of `line` (a line that opens a value) when the line is that
+/// whole value: it ends, after trailing whitespace, with the bracket matching
+/// its first byte, and no closing bracket inside it is followed (after
+/// whitespace) by an opening one, which would start a second value on the
+/// same line (or be brackets inside a string; either way the scanner decides).
+fn whole_line(line: &[u8]) -> Option<usize> {
+    let end = line
+        .iter()
+        .rposition(|b| !matches!(b, b' ' | b'\t' | b'\r'))?
+        .saturating_add(1);
+    let value = line.get(..end)?;
+    let closer = match value.first()? {
+        b'{' => b'}',
+        b'[' => b']',
+        _ => return None,
+    };
+    if end < 2 || value.last() != Some(&closer) {
+        return None;
+    }
+    let inner = value.get(..end - 1)?;
+    for at in memchr2_iter(b'}', b']', inner) {
+        let next = inner
+            .get(at + 1..)
+            .unwrap_or_default()
+            .iter()
+            .find(|b| !matches!(b, b' ' | b'\t' | b'\r'));
+        if matches!(next, Some(b'{' | b'[')) {
+            return None;
+        }
+    }
+    Some(end)
 }
 
 /// A push decoder for JSON values: JSON lines, pretty-printed or concatenated
@@ -123,6 +227,14 @@ impl Scan {
 /// commas and the closing `]` are checked, and nothing but whitespace may
 /// follow it. Otherwise each value must be an object or an array. A value is
 /// bounded by `max_event_bytes` and by [`MAX_JSON_DEPTH`].
+///
+/// JSON lines take a fast path: a line that opens a value and ends with its
+/// closing bracket is that value, found with `memchr` and not scanned. A value
+/// may therefore span lines only when its first line does not end in `}` or
+/// `]`, which holds for every pretty-printer (the first line is `{` alone);
+/// a hand-made layout that breaks it is refused by the event parser (the
+/// line is not a whole JSON value), never misread. Everything else (values
+/// over many lines, several on one line, the array's elements) is scanned.
 #[derive(Debug, Clone)]
 pub struct JsonLinesDecoder {
     max_value_bytes: usize,
@@ -131,11 +243,10 @@ pub struct JsonLinesDecoder {
     offset: u64,
     /// BOM bytes seen at the very start.
     bom: usize,
-    /// The value being scanned, if one is open.
-    value: Option<Scan>,
+    open: Open,
     /// Where the open value starts.
     value_start: u64,
-    /// The start of an open value cut by the end of the last push.
+    /// The bytes of the open value (or its line) cut by the end of a push.
     pending: Vec<u8>,
     /// Where the top-level array opened.
     array_start: u64,
@@ -163,7 +274,7 @@ impl JsonLinesDecoder {
             mode: Mode::Start,
             offset: 0,
             bom: 0,
-            value: None,
+            open: Open::None,
             value_start: 0,
             pending: Vec::new(),
             array_start: 0,
@@ -198,11 +309,13 @@ impl JsonLinesDecoder {
         self.push_with(bytes, &mut |value| out.push(value))
     }
 
-    /// Ends the stream.
+    /// Ends the stream: a last line without its newline is decided as if it
+    /// had one.
     ///
     /// # Errors
     /// [`Error::Truncated`] when it ends inside a value, inside the array, or
-    /// inside a BOM; an earlier sticky error.
+    /// inside a BOM; the errors of [`JsonLinesDecoder::push`] for that last
+    /// line; an earlier sticky error.
     pub fn finish(&mut self, out: &mut Vec<String>) -> Result<(), Error> {
         self.finish_with(&mut |value| out.push(value))
     }
@@ -215,7 +328,7 @@ impl JsonLinesDecoder {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
-        let result = self.scan(bytes, emit);
+        let result = self.take(bytes, self.offset, emit);
         self.offset = advance(self.offset, bytes.len());
         if let Err(error) = &result {
             self.failed = Some(error.clone());
@@ -223,11 +336,31 @@ impl JsonLinesDecoder {
         result
     }
 
-    pub(crate) fn finish_with<S: FnMut(String)>(&mut self, _emit: &mut S) -> Result<(), Error> {
+    pub(crate) fn finish_with<S: FnMut(String)>(&mut self, emit: &mut S) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
-        let unfinished = if let Some(scan) = self.value {
+        let result = self.end(emit);
+        if let Err(error) = &result {
+            self.failed = Some(error.clone());
+        }
+        result
+    }
+
+    fn end<S: FnMut(String)>(&mut self, emit: &mut S) -> Result<(), Error> {
+        // The last line had no newline: decide it now. Each round takes a
+        // value or leaves a scan open, so this ends.
+        while self.open == Open::Line {
+            let line = std::mem::take(&mut self.pending);
+            match whole_line(&line) {
+                Some(len) => self.emit(line.get(..len).unwrap_or_default(), emit)?,
+                None => {
+                    self.open = Open::Scan(Scan::default());
+                    self.take(&line, self.value_start, emit)?;
+                }
+            }
+        }
+        let unfinished = if let Open::Scan(scan) = self.open {
             Some((
                 self.value_start,
                 format!(
@@ -252,117 +385,196 @@ impl JsonLinesDecoder {
             None
         };
         if let Some((offset, what)) = unfinished {
-            let error = Error::Truncated { offset, what };
-            self.failed = Some(error.clone());
-            return Err(error);
+            return Err(Error::Truncated { offset, what });
         }
         self.reset();
         Ok(())
     }
 
-    fn scan<S: FnMut(String)>(&mut self, bytes: &[u8], emit: &mut S) -> Result<(), Error> {
-        let base = self.offset;
-        let at = |i: usize| advance(base, i);
+    /// Takes `bytes`, the first of which is at `base`.
+    fn take<S: FnMut(String)>(
+        &mut self,
+        bytes: &[u8],
+        base: u64,
+        emit: &mut S,
+    ) -> Result<(), Error> {
         let mut i = 0;
         while i < bytes.len() {
             let rest = bytes.get(i..).unwrap_or_default();
-            if let Some(mut scan) = self.value {
-                let closed = scan.advance(rest).map_err(|TooDeep| Error::Json {
-                    offset: self.value_start,
-                    reason: format!(
-                        "the JSON value starting here nests deeper than {MAX_JSON_DEPTH} levels"
-                    ),
-                })?;
-                let Some(end) = closed else {
-                    self.value = Some(scan);
-                    if self.pending.len().saturating_add(rest.len()) > self.max_value_bytes {
-                        return Err(self.too_large());
+            match self.open {
+                Open::Scan(scan) => i += self.scan(scan, rest, emit)?,
+                Open::Line => match self.line(rest, emit)? {
+                    Some(taken) => i += taken,
+                    None => {
+                        // Scan the line held so far from the value's start,
+                        // then go on with these bytes.
+                        self.open = Open::Scan(Scan::default());
+                        let held = std::mem::take(&mut self.pending);
+                        if !held.is_empty() {
+                            self.take(&held, self.value_start, emit)?;
+                        }
                     }
-                    self.pending.extend_from_slice(rest);
-                    return Ok(());
-                };
-                let tail = rest.get(..end).unwrap_or_default();
-                if self.pending.len().saturating_add(tail.len()) > self.max_value_bytes {
-                    return Err(self.too_large());
-                }
-                let text = if self.pending.is_empty() {
-                    self.text(tail)?
-                } else {
-                    let mut whole = std::mem::take(&mut self.pending);
-                    whole.extend_from_slice(tail);
-                    self.text(&whole)?
-                };
-                emit(text);
-                self.value = None;
-                self.mode = match self.mode {
-                    Mode::ArrayOpen | Mode::ArrayAfterComma => Mode::ArrayAfterElement,
-                    other => other,
-                };
-                i += end;
-                continue;
+                },
+                Open::None => i += self.between(rest, advance(base, i))?,
             }
-            let Some(&b) = bytes.get(i) else {
-                break;
+        }
+        Ok(())
+    }
+
+    /// A value's line: `Some(bytes taken)`, or `None` when the value must be
+    /// scanned instead.
+    fn line<S: FnMut(String)>(
+        &mut self,
+        rest: &[u8],
+        emit: &mut S,
+    ) -> Result<Option<usize>, Error> {
+        let held = self.pending.len();
+        let Some(newline) = memchr(b'\n', rest) else {
+            if held.saturating_add(rest.len()) > self.max_value_bytes {
+                // A line longer than a value may be: only the scan can tell
+                // whether it is one value too large or many run together.
+                return Ok(None);
+            }
+            self.pending.extend_from_slice(rest);
+            return Ok(Some(rest.len()));
+        };
+        if held.saturating_add(newline) > self.max_value_bytes {
+            return Ok(None);
+        }
+        let head = rest.get(..newline).unwrap_or_default();
+        if held == 0 {
+            let Some(len) = whole_line(head) else {
+                return Ok(None);
             };
-            let offset = at(i);
-            if self.mode == Mode::Start && offset < 3 && u64::try_from(self.bom) == Ok(offset) {
-                if BOM.get(self.bom) == Some(&b) {
-                    self.bom += 1;
-                    i += 1;
-                    continue;
-                }
-                if self.bom > 0 {
-                    return Err(Error::Json {
-                        offset: 0,
-                        reason: "an incomplete UTF-8 byte-order mark".to_owned(),
-                    });
-                }
+            self.emit(head.get(..len).unwrap_or_default(), emit)?;
+        } else {
+            self.pending.extend_from_slice(head);
+            let Some(len) = whole_line(&self.pending) else {
+                // The scan restarts from the value's start and includes the
+                // line's head again.
+                self.pending.truncate(held);
+                return Ok(None);
+            };
+            let line = std::mem::take(&mut self.pending);
+            self.emit(line.get(..len).unwrap_or_default(), emit)?;
+        }
+        Ok(Some(newline + 1))
+    }
+
+    /// Scans the open value over `rest`; returns the bytes taken.
+    fn scan<S: FnMut(String)>(
+        &mut self,
+        mut scan: Scan,
+        rest: &[u8],
+        emit: &mut S,
+    ) -> Result<usize, Error> {
+        let closed = scan.advance(rest).map_err(|TooDeep| Error::Json {
+            offset: self.value_start,
+            reason: format!(
+                "the JSON value starting here nests deeper than {MAX_JSON_DEPTH} levels"
+            ),
+        })?;
+        let Some(end) = closed else {
+            self.open = Open::Scan(scan);
+            if self.pending.len().saturating_add(rest.len()) > self.max_value_bytes {
+                return Err(self.too_large());
             }
-            if matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
-                i += 1;
-                continue;
+            self.pending.extend_from_slice(rest);
+            return Ok(rest.len());
+        };
+        let tail = rest.get(..end).unwrap_or_default();
+        if self.pending.is_empty() {
+            self.emit(tail, emit)?;
+        } else {
+            let mut whole = std::mem::take(&mut self.pending);
+            whole.extend_from_slice(tail);
+            self.emit(&whole, emit)?;
+        }
+        Ok(end)
+    }
+
+    /// Between values: whitespace, the array's punctuation, or the start of
+    /// a value (which is not taken: the next round reads it). Returns the
+    /// bytes taken.
+    fn between(&mut self, rest: &[u8], offset: u64) -> Result<usize, Error> {
+        let Some(&b) = rest.first() else {
+            return Ok(0);
+        };
+        if self.mode == Mode::Start && offset < 3 && u64::try_from(self.bom) == Ok(offset) {
+            if BOM.get(self.bom) == Some(&b) {
+                self.bom += 1;
+                return Ok(1);
             }
-            let opens = matches!(b, b'{' | b'[');
-            match self.mode {
-                Mode::Start if b == b'[' => {
-                    self.mode = Mode::ArrayOpen;
-                    self.array_start = offset;
-                    i += 1;
-                    continue;
-                }
-                Mode::Start | Mode::Values if opens => self.mode = Mode::Values,
-                Mode::ArrayOpen | Mode::ArrayAfterComma if opens => {}
-                Mode::ArrayOpen | Mode::ArrayAfterElement if b == b']' => {
-                    self.mode = Mode::AfterArray;
-                    i += 1;
-                    continue;
-                }
-                Mode::ArrayAfterElement if b == b',' => {
-                    self.mode = Mode::ArrayAfterComma;
-                    i += 1;
-                    continue;
-                }
-                Mode::Start | Mode::Values => {
-                    return Err(syntax(offset, b, "a JSON object or array"))
-                }
-                Mode::ArrayOpen => return Err(syntax(offset, b, "an array element or `]`")),
-                Mode::ArrayAfterComma => {
-                    return Err(syntax(offset, b, "an array element after `,`"))
-                }
-                Mode::ArrayAfterElement => {
-                    return Err(syntax(offset, b, "`,` or `]` after an array element"))
-                }
-                Mode::AfterArray => {
-                    return Err(syntax(
-                        offset,
-                        b,
-                        "nothing but whitespace after the JSON array",
-                    ))
-                }
+            if self.bom > 0 {
+                return Err(Error::Json {
+                    offset: 0,
+                    reason: "an incomplete UTF-8 byte-order mark".to_owned(),
+                });
             }
-            // A value (or array element) opens here; the scan above takes it.
-            self.value = Some(Scan::default());
-            self.value_start = offset;
+        }
+        if matches!(b, b' ' | b'\t' | b'\r' | b'\n') {
+            let spaces = rest
+                .iter()
+                .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+                .unwrap_or(rest.len());
+            return Ok(spaces);
+        }
+        let opens = matches!(b, b'{' | b'[');
+        let next = match self.mode {
+            Mode::Start if b == b'[' => {
+                self.array_start = offset;
+                Mode::ArrayOpen
+            }
+            Mode::Start | Mode::Values if opens => {
+                self.mode = Mode::Values;
+                self.open = Open::Line;
+                self.value_start = offset;
+                return Ok(0);
+            }
+            Mode::ArrayOpen | Mode::ArrayAfterComma if opens => {
+                self.open = Open::Scan(Scan::default());
+                self.value_start = offset;
+                return Ok(0);
+            }
+            Mode::ArrayOpen | Mode::ArrayAfterElement if b == b']' => Mode::AfterArray,
+            Mode::ArrayAfterElement if b == b',' => Mode::ArrayAfterComma,
+            Mode::Start | Mode::Values => return Err(syntax(offset, b, "a JSON object or array")),
+            Mode::ArrayOpen => return Err(syntax(offset, b, "an array element or `]`")),
+            Mode::ArrayAfterComma => return Err(syntax(offset, b, "an array element after `,`")),
+            Mode::ArrayAfterElement => {
+                return Err(syntax(offset, b, "`,` or `]` after an array element"))
+            }
+            Mode::AfterArray => {
+                return Err(syntax(
+                    offset,
+                    b,
+                    "nothing but whitespace after the JSON array",
+                ))
+            }
+        };
+        self.mode = next;
+        Ok(1)
+    }
+
+    /// Hands out a whole value and closes it.
+    fn emit<S: FnMut(String)>(&mut self, value: &[u8], emit: &mut S) -> Result<(), Error> {
+        if value.len() > self.max_value_bytes {
+            return Err(self.too_large());
+        }
+        let text = match std::str::from_utf8(value) {
+            Ok(text) => text.to_owned(),
+            Err(e) => {
+                return Err(Error::Utf8 {
+                    offset: advance(self.value_start, e.valid_up_to()),
+                    what: "JSON value",
+                    start: self.value_start,
+                })
+            }
+        };
+        emit(text);
+        self.open = Open::None;
+        if matches!(self.mode, Mode::ArrayOpen | Mode::ArrayAfterComma) {
+            self.mode = Mode::ArrayAfterElement;
         }
         Ok(())
     }
@@ -373,17 +585,6 @@ impl JsonLinesDecoder {
             max: self.max_value_bytes,
             offset: self.value_start,
             what: "JSON value",
-        }
-    }
-
-    fn text(&self, value: &[u8]) -> Result<String, Error> {
-        match std::str::from_utf8(value) {
-            Ok(text) => Ok(text.to_owned()),
-            Err(e) => Err(Error::Utf8 {
-                offset: advance(self.value_start, e.valid_up_to()),
-                what: "JSON value",
-                start: self.value_start,
-            }),
         }
     }
 }
@@ -433,17 +634,42 @@ mod tests {
     }
 
     #[test]
-    fn a_value_comes_out_as_soon_as_it_closes() {
+    fn a_line_comes_out_at_its_newline_and_a_scanned_value_at_its_bracket() {
         let mut decoder = JsonLinesDecoder::new(FramingLimits::default());
         let mut out = Vec::new();
         assert_eq!(decoder.push(b"{\"a\":1}\n{\"b\"", &mut out), Ok(()));
         assert_eq!(out, strings(&["{\"a\":1}"]));
         assert_eq!(decoder.push(b":2}", &mut out), Ok(()));
-        assert_eq!(out, strings(&["{\"a\":1}", "{\"b\":2}"]));
+        assert_eq!(out.len(), 1, "a line waits for its newline (or the end)");
         assert_eq!(decoder.finish(&mut out), Ok(()));
+        assert_eq!(out, strings(&["{\"a\":1}", "{\"b\":2}"]));
+        // pretty-printed: out as soon as the closing bracket arrives
+        assert_eq!(decoder.push(b"{\n  \"c\": 3\n", &mut out), Ok(()));
         assert_eq!(out.len(), 2);
+        assert_eq!(decoder.push(b"}", &mut out), Ok(()));
+        assert_eq!(out.len(), 3);
         assert_eq!(decode(b"{}\n  \r"), Ok(strings(&["{}"])));
         assert_eq!(decode(b""), Ok(strings(&[])));
+    }
+
+    #[test]
+    fn a_whole_line_is_not_scanned() {
+        // The line is taken as it is; the event parser refuses what is not one
+        // JSON value. A scanned layout names the stray byte instead.
+        assert_eq!(decode(b"{},{}\n"), Ok(strings(&["{},{}"])));
+        assert!(matches!(
+            decode(b"{\n},{}"),
+            Err(Error::Json { offset: 3, .. })
+        ));
+        // A first line ending in its bracket is the whole value, so a value
+        // laid out like this comes out cut (and the parser refuses it).
+        assert_eq!(
+            decode(b"{\"a\": {\"b\": 1}\n, \"c\": 2}"),
+            Err(Error::Json {
+                offset: 15,
+                reason: "`,` where a JSON object or array was expected".to_owned()
+            })
+        );
     }
 
     #[test]
@@ -527,10 +753,6 @@ mod tests {
             Err(Error::Json { offset: 0, .. })
         ));
         assert!(matches!(
-            decode(b"{},{}"),
-            Err(Error::Json { offset: 2, .. })
-        ));
-        assert!(matches!(
             decode(b"\"text\""),
             Err(Error::Json { offset: 0, .. })
         ));
@@ -606,7 +828,7 @@ mod tests {
 
     #[test]
     fn depth_limit() {
-        let deep = |n: usize| [vec![b'['; n], vec![b']'; n]].concat();
+        let deep = |n: usize| [vec![b'['; n], vec![b'\n'], vec![b']'; n]].concat();
         let ok = deep(MAX_JSON_DEPTH as usize);
         assert_eq!(
             decode(&[b"{}", ok.as_slice()].concat()).map(|v| v.len()),
@@ -661,7 +883,50 @@ mod tests {
         text.unwrap_or_default()
     }
 
+    /// The scanner one byte at a time, as the word-wise one must agree with.
+    fn bytewise_scan(scan: &mut Scan, s: &[u8]) -> Result<Option<usize>, TooDeep> {
+        for (k, &b) in s.iter().enumerate() {
+            if scan.step(b)? {
+                return Ok(Some(k + 1));
+            }
+        }
+        Ok(None)
+    }
+
+    #[test]
+    fn word_masks_are_exact() {
+        let word = u64::from_le_bytes(*b"{\"}\x00\x80[]\\");
+        assert_eq!(bytes_equal(word, b'{'), 0x80);
+        assert_eq!(bytes_equal(word, b'"'), 0x80 << 8);
+        assert_eq!(bytes_equal(word, 0), 0x80 << 24);
+        assert_eq!(bytes_equal(word, 0x80), 0x80 << 32);
+        let folded = word | 0x2020_2020_2020_2020;
+        assert_eq!(bytes_equal(folded, b'{'), 0x80 | (0x80 << 40));
+        assert_eq!(bytes_equal(folded, b'}'), (0x80 << 16) | (0x80 << 48));
+        assert_eq!(bytes_equal(word, b'\\'), 0x80 << 56);
+    }
+
     proptest! {
+        #[test]
+        fn word_scan_agrees_with_bytewise(
+            bytes in proptest::collection::vec(prop_oneof![
+                Just(b'{'), Just(b'}'), Just(b'['), Just(b']'), Just(b'"'), Just(b'\\'),
+                Just(b'a'), Just(b' '), any::<u8>(),
+            ], 0..80),
+            in_string in any::<bool>(),
+            escaped in any::<bool>(),
+            depth in 0u32..4,
+        ) {
+            let start = Scan { depth, in_string, escaped: escaped && in_string };
+            let (mut words, mut bytes_only) = (start, start);
+            let by_words = words.advance(&bytes).map_err(|TooDeep| ());
+            let by_bytes = bytewise_scan(&mut bytes_only, &bytes).map_err(|TooDeep| ());
+            prop_assert_eq!(by_words, by_bytes);
+            if by_bytes == Ok(None) {
+                prop_assert_eq!(words, bytes_only);
+            }
+        }
+
         #[test]
         fn any_split_gives_the_same_values(
             values in proptest::collection::vec((value_strategy(), any::<bool>(), 0u8..4), 0..6),
