@@ -221,16 +221,18 @@ def _as_plain(event: object) -> object:
     if callable(to_json_dict):
         return to_json_dict()
     raise TypeError(
-        "feed() takes one decoded event: a dict, JSON text as str or bytes, or an object "
-        "of a provider's SDK (with to_dict(), model_dump() or to_json_dict()), not "
+        "feed() takes one decoded event (or a whole non-streamed response): a dict, a list "
+        "of events, JSON text as str or bytes, or an object of a provider's SDK (with "
+        "to_dict(), model_dump() or to_json_dict()), not "
         f"{type(event).__name__}"
     )
 
 
 def _event_json(event: object, ordinal: int) -> str:
-    """The JSON text of a dict or SDK event, keys in their order (Gemini argument
-    objects keep it). ``ordinal`` is the number the event will have, for messages."""
-    plain = event if isinstance(event, dict) else _as_plain(event)
+    """The JSON text of a dict or SDK event (or a list of them, a JSON array of events),
+    keys in their order (Gemini argument objects keep it). ``ordinal`` is the number the
+    event will have, for messages."""
+    plain = event if isinstance(event, (dict, list)) else _as_plain(event)
     if isinstance(plain, Mapping) and not isinstance(plain, dict):
         plain = dict(plain)
     try:
