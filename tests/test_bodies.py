@@ -336,11 +336,14 @@ def test_q31_openai_responses(server: Server) -> None:
     client = openai.OpenAI(api_key="test", base_url=server.url + "/v1", max_retries=0)
 
     streamed = Assembler("openai-responses")
-    for event in client.responses.create(model="gpt-4.1", input="weather?", stream=True):
+    sdk_events = list(client.responses.create(model="gpt-4.1", input="weather?", stream=True))
+    for event in sdk_events:
         streamed.feed(event)
     streamed.close()
     expected = streamed.message()
     assert expected.tool_uses and expected.complete
+    # A list of SDK events is a JSON array of them.
+    assert fed("auto", sdk_events) == expected
 
     response = client.responses.create(model="gpt-4.1", input="weather?")
     assert response.object == "response"
