@@ -228,12 +228,16 @@ def _as_plain(event: object) -> object:
     )
 
 
+_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
+
+
 def _event_json(event: object, ordinal: int) -> str:
     """The JSON text of a dict or SDK event (or a list of them, a JSON array of events),
     keys in their order (Gemini argument objects keep it). ``ordinal`` is the number the
     event will have, for messages."""
     if isinstance(event, list):
-        plain: object = [e if isinstance(e, dict) else _as_plain(e) for e in event]
+        # SDK objects become their dicts; anything else is left for the core to refuse.
+        plain: object = [e if isinstance(e, _JSON_TYPES) else _as_plain(e) for e in event]
     else:
         plain = event if isinstance(event, dict) else _as_plain(event)
     if isinstance(plain, Mapping) and not isinstance(plain, dict):
