@@ -341,3 +341,51 @@ fn json_lines_recordings() {
         );
     }
 }
+
+/// The same recordings as one JSON array of events (Gemini's
+/// `streamGenerateContent` without `alt=sse`), pretty-printed with CRLF line
+/// ends, and as the documents run together with no separator: every cutting
+/// gives back the recorded documents.
+#[test]
+fn json_array_and_concatenated_forms_of_the_recordings() {
+    for name in [
+        "google_vertex-stream-function-call-args-4-calls.jsonl",
+        "mistral_chat-single-chunk-tool-call.jsonl",
+    ] {
+        let bytes = fixture(name);
+        let docs: Vec<String> = String::from_utf8(bytes)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_owned)
+            .collect();
+        let values: Vec<Value> = docs.iter().map(|d| json(d)).collect();
+        let pretty_crlf = |v: &Value| {
+            serde_json::to_string_pretty(v)
+                .unwrap_or_default()
+                .replace('\n', "\r\n")
+        };
+        let array = format!(
+            "[{}]\r\n",
+            values
+                .iter()
+                .map(pretty_crlf)
+                .collect::<Vec<_>>()
+                .join("\r\n,\r\n")
+        );
+        let run_together = docs.concat();
+        for (form, text) in [("array", array), ("run together", run_together)] {
+            for pieces in cuttings(text.as_bytes()) {
+                let frames = auto_frames(&pieces);
+                let got: Vec<Value> = frames
+                    .iter()
+                    .map(|f| match f {
+                        Frame::Line(t) => json(t),
+                        other => panic!("{name} {form}: not a JSON frame: {other:?}"),
+                    })
+                    .collect();
+                assert_eq!(got, values, "{name} {form}");
+            }
+        }
+    }
+}

@@ -512,9 +512,12 @@ def test_feed_accepts_dict_str_bytes_bytearray_memoryview_alike() -> None:
 
 def test_feed_rejects_other_types_with_type_error() -> None:
     asm = Assembler()
-    for bad in (None, 5, ["x"], object()):
+    for bad in (None, 5, {"x"}, object()):
         with pytest.raises(TypeError, match="feed"):
             asm.feed(bad)
+    # A list is a JSON array of events (Q31): each element must be an event.
+    with pytest.raises(StreamDecodeError, match="element 0"):
+        asm.feed(["x"])
     with pytest.raises(TypeError, match="feed_bytes"):
         asm.feed_bytes("data: {}\n\n")  # type: ignore[arg-type]
 

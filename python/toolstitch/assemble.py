@@ -270,16 +270,25 @@ def _as_plain(event: object) -> object:
     if callable(to_json_dict):
         return to_json_dict()
     raise TypeError(
-        "feed() takes one decoded event: a dict, JSON text as str or bytes, or an object "
-        "of a provider's SDK (with to_dict(), model_dump() or to_json_dict()), not "
+        "feed() takes one decoded event (or a whole non-streamed response): a dict, a list "
+        "of events, JSON text as str or bytes, or an object of a provider's SDK (with "
+        "to_dict(), model_dump() or to_json_dict()), not "
         f"{type(event).__name__}"
     )
 
 
+_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
+
+
 def _event_json(event: object, ordinal: int) -> str:
-    """The JSON text of a dict or SDK event, keys in their order (Gemini argument
-    objects keep it). ``ordinal`` is the number the event will have, for messages."""
-    plain = event if isinstance(event, dict) else _as_plain(event)
+    """The JSON text of a dict or SDK event (or a list of them, a JSON array of events),
+    keys in their order (Gemini argument objects keep it). ``ordinal`` is the number the
+    event will have, for messages."""
+    if isinstance(event, list):
+        # SDK objects become their dicts; anything else is left for the core to refuse.
+        plain: object = [e if isinstance(e, _JSON_TYPES) else _as_plain(e) for e in event]
+    else:
+        plain = event if isinstance(event, dict) else _as_plain(event)
     if isinstance(plain, Mapping) and not isinstance(plain, dict):
         plain = dict(plain)
     try:

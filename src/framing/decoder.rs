@@ -11,7 +11,8 @@ use super::{
 pub enum Frame {
     /// A server-sent event.
     Sse(SseEvent),
-    /// One JSON lines document (its text, not parsed).
+    /// One JSON document, or one element of a JSON array of events (its
+    /// text, not parsed).
     Line(String),
     /// One AWS event-stream message.
     EventStream(EventStreamMessage),
@@ -193,7 +194,7 @@ impl Decoder {
                 let error = Error::Truncated {
                     offset: 0,
                     what: format!(
-                        "the first {} bytes, too few to tell SSE, JSON lines and AWS event-stream apart",
+                        "the first {} bytes, too few to tell SSE, JSON and AWS event-stream apart",
                         self.head.len()
                     ),
                 };
@@ -300,10 +301,15 @@ mod tests {
         let mut decoder = Decoder::with_transport(Transport::JsonLines, FramingLimits::default());
         let mut out = Vec::new();
         assert_eq!(decoder.transport(), Some(Transport::JsonLines));
-        assert_eq!(decoder.push(b"data: not sse\n", &mut out), Ok(()));
+        assert!(matches!(
+            decoder.push(b"data: {}\n", &mut out),
+            Err(Error::Json { offset: 0, .. })
+        ));
+        let mut decoder = Decoder::with_transport(Transport::JsonLines, FramingLimits::default());
+        assert_eq!(decoder.push(b"{\"data\": 1}\n", &mut out), Ok(()));
         assert_eq!(decoder.finish(&mut out), Ok(()));
         assert_eq!(decoder.transport(), Some(Transport::JsonLines));
-        assert_eq!(out, vec![Frame::Line("data: not sse".to_owned())]);
+        assert_eq!(out, vec![Frame::Line("{\"data\": 1}".to_owned())]);
     }
 
     #[test]
@@ -388,20 +394,24 @@ mod tests {
     proptest! {
         #[test]
         fn any_split_gives_the_same_frames(
-            kind in 0u8..3,
+            kind in 0u8..4,
             items in proptest::collection::vec("[^\r\n]{0,20}", 1..6),
             lead in "(\n|\r\n| \n|\u{feff})?[\n]{0,2}",
             cuts in proptest::collection::vec(any::<usize>(), 0..10),
         ) {
+            let docs: Vec<String> = items.iter().map(|s| serde_json::json!({ "s": s }).to_string()).collect();
             let (bytes, expected): (Vec<u8>, Vec<Frame>) = match kind {
                 0 => (
                     [lead.as_bytes(), &items.iter().flat_map(|s| format!("data: {s}\n\n").into_bytes()).collect::<Vec<u8>>()].concat(),
                     items.iter().map(|s| sse(s)).collect(),
                 ),
                 1 => (
-                    [lead.as_bytes(), &items.iter().flat_map(|s| format!("{{{s}\n").into_bytes()).collect::<Vec<u8>>()].concat(),
-                    // JSON lines keep a line's leading spaces: the lead is its own lines here
-                    items.iter().map(|s| Frame::Line(format!("{{{s}"))).collect(),
+                    [lead.as_bytes(), docs.iter().flat_map(|d| format!("{d}\n").into_bytes()).collect::<Vec<u8>>().as_slice()].concat(),
+                    docs.iter().cloned().map(Frame::Line).collect(),
+                ),
+                2 => (
+                    [lead.as_bytes(), b"[", docs.join("\r\n,\r\n").as_bytes(), b"]\r\n"].concat(),
+                    docs.iter().cloned().map(Frame::Line).collect(),
                 ),
                 _ => {
                     let messages: Vec<EventStreamMessage> = items.iter().map(|s| es_message(s)).collect();

@@ -7,7 +7,10 @@ use super::BOM;
 pub enum Transport {
     /// `text/event-stream`.
     Sse,
-    /// Newline-delimited JSON (`application/x-ndjson`, `application/jsonl`).
+    /// JSON: newline-delimited (`application/x-ndjson`, `application/jsonl`),
+    /// or documents pretty-printed or run together (`application/json`: a
+    /// whole response body), or one JSON array whose elements are the events
+    /// (a stream that starts with `[`). [`super::JsonLinesDecoder`] reads all of them.
     JsonLines,
     /// AWS `application/vnd.amazon.eventstream` binary frames.
     EventStream,
@@ -34,8 +37,8 @@ pub enum Detection {
 /// cannot decide (too few bytes, or bytes no transport starts with: see
 /// [`classify`] to tell these apart).
 ///
-/// A UTF-8 BOM and leading ASCII whitespace are skipped; then `{` or `[` is
-/// JSON lines and `data:`, `event:`, `id:`, `retry:` or `:` is SSE (a field
+/// A UTF-8 BOM and leading ASCII whitespace are skipped; then `{` is JSON
+/// values and `[` a JSON array of events (both [`Transport::JsonLines`]), and `data:`, `event:`, `id:`, `retry:` or `:` is SSE (a field
 /// name may also end the line, as SSE allows). A first byte that is neither
 /// printable ASCII nor whitespace starts a binary AWS event-stream frame when
 /// its prelude is plausible: total length (bytes 0..4, big-endian) at least

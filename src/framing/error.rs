@@ -70,6 +70,15 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// JSON values (or a JSON array of events) whose structure is wrong where
+    /// the framing can tell: text between values, a missing `,` or `]` in the
+    /// array, nesting deeper than the parser's bound.
+    Json {
+        /// The offending byte (or the start of the value that nests too deep).
+        offset: u64,
+        /// What is wrong, and what was expected there.
+        reason: String,
+    },
     /// The first bytes are none of SSE, JSON lines or AWS event-stream.
     UnknownTransport {
         /// The byte that decided it.
@@ -94,6 +103,7 @@ impl Error {
             | Error::Truncated { offset, .. }
             | Error::Crc { offset, .. }
             | Error::Malformed { offset, .. }
+            | Error::Json { offset, .. }
             | Error::UnknownTransport { offset, .. } => Some(*offset),
             Error::Encode { .. } => None,
         }
@@ -150,10 +160,13 @@ impl fmt::Display for Error {
                     "malformed AWS event-stream frame at byte {offset}: {reason}"
                 )
             }
+            Error::Json { offset, reason } => {
+                write!(f, "malformed JSON stream at byte {offset}: {reason}")
+            }
             Error::UnknownTransport { offset, byte } => write!(
                 f,
                 "cannot tell the stream's transport: byte {offset} is {byte:#04x}, which starts \
-                 neither SSE (`data:`, `event:`, `id:`, `retry:`, `:`), JSON lines (`{{`, `[`) \
+                 neither SSE (`data:`, `event:`, `id:`, `retry:`, `:`), JSON (`{{`, `[`) \
                  nor an AWS event-stream prelude"
             ),
             Error::Encode { reason } => {

@@ -1,24 +1,14 @@
-//! Bounded line splitting shared by SSE and JSON lines.
+//! Bounded line splitting for SSE: CRLF, LF or a lone CR ends a line.
 //!
 //! Lines found whole inside one push are handed out as borrowed slices; only a
 //! line cut by a push boundary is copied, once, into `pending`.
 
-use memchr::{memchr, memchr2};
+use memchr::memchr2;
 
 use super::{advance, Error, BOM};
 
-/// Which bytes end a line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Endings {
-    /// SSE: CRLF, LF or a lone CR.
-    Sse,
-    /// JSON lines: LF only (a CR before it stays in the line).
-    Lf,
-}
-
 #[derive(Debug, Clone)]
 pub(crate) struct LineSplitter {
-    endings: Endings,
     max_line_bytes: usize,
     what: &'static str,
     /// The start of a line cut by the end of the last push.
@@ -32,9 +22,8 @@ pub(crate) struct LineSplitter {
 }
 
 impl LineSplitter {
-    pub(crate) fn new(endings: Endings, max_line_bytes: usize, what: &'static str) -> Self {
+    pub(crate) fn new(max_line_bytes: usize, what: &'static str) -> Self {
         Self {
-            endings,
             max_line_bytes,
             what,
             pending: Vec::new(),
@@ -82,11 +71,7 @@ impl LineSplitter {
             }
         }
         loop {
-            let found = match self.endings {
-                Endings::Sse => memchr2(b'\n', b'\r', rest),
-                Endings::Lf => memchr(b'\n', rest),
-            };
-            let Some(end) = found else {
+            let Some(end) = memchr2(b'\n', b'\r', rest) else {
                 if self.pending.len().saturating_add(rest.len()) > self.max_line_bytes {
                     return Err(self.too_long());
                 }
@@ -156,8 +141,8 @@ mod tests {
     /// The lines found, each with its offset, and the unterminated rest.
     type Split = (Vec<(String, u64)>, Option<(Vec<u8>, u64)>);
 
-    fn lines(endings: Endings, pieces: &[&[u8]]) -> Result<Split, Error> {
-        let mut splitter = LineSplitter::new(endings, 64, "test line");
+    fn lines(pieces: &[&[u8]]) -> Result<Split, Error> {
+        let mut splitter = LineSplitter::new(64, "test line");
         let mut got = Vec::new();
         for piece in pieces {
             splitter.push(piece, |line, at| {
@@ -178,26 +163,22 @@ mod tests {
             ("d".to_owned(), 7),
             (String::new(), 9),
         ];
-        let whole = lines(Endings::Sse, &[input]);
+        let whole = lines(&[input]);
         assert_eq!(whole, Ok((expected.clone(), Some((b"e".to_vec(), 10)))));
-        assert_eq!(lines(Endings::Sse, &bytewise(input)), whole);
+        assert_eq!(lines(&bytewise(input)), whole);
         for cut in 0..input.len() {
-            assert_eq!(
-                lines(Endings::Sse, &split_at_cuts(input, &[cut])),
-                whole,
-                "cut at {cut}"
-            );
+            assert_eq!(lines(&split_at_cuts(input, &[cut])), whole, "cut at {cut}");
         }
     }
 
     #[test]
     fn cr_at_the_end_of_a_push_then_lf_is_one_line_end() {
-        let got = lines(Endings::Sse, &[b"a\r", b"\nb\r", b"", b"\n"]);
+        let got = lines(&[b"a\r", b"\nb\r", b"", b"\n"]);
         assert_eq!(
             got,
             Ok((vec![("a".to_owned(), 0), ("b".to_owned(), 3)], None))
         );
-        let got = lines(Endings::Sse, &[b"a\r", b"b\n"]);
+        let got = lines(&[b"a\r", b"b\n"]);
         assert_eq!(
             got,
             Ok((vec![("a".to_owned(), 0), ("b".to_owned(), 2)], None))
@@ -205,18 +186,9 @@ mod tests {
     }
 
     #[test]
-    fn lf_endings_keep_a_cr() {
-        let got = lines(Endings::Lf, &[b"a\r\nb\rc\n"]);
-        assert_eq!(
-            got,
-            Ok((vec![("a\r".to_owned(), 0), ("b\rc".to_owned(), 3)], None))
-        );
-    }
-
-    #[test]
     fn bom_is_stripped_from_the_first_line_only_even_when_split() {
         let input: &[u8] = b"\xEF\xBB\xBFa\n\xEF\xBB\xBFb\n";
-        let got = lines(Endings::Lf, &bytewise(input));
+        let got = lines(&bytewise(input));
         assert_eq!(
             got,
             Ok((vec![("a".to_owned(), 3), ("\u{feff}b".to_owned(), 5)], None))
@@ -226,7 +198,7 @@ mod tests {
     #[test]
     fn line_limit_is_checked_as_bytes_arrive() {
         let long = [b'x'; 65];
-        let mut splitter = LineSplitter::new(Endings::Sse, 64, "test line");
+        let mut splitter = LineSplitter::new(64, "test line");
         assert_eq!(splitter.push(b"ok\n", |_, _| Ok(())), Ok(()));
         assert_eq!(
             splitter.push(long.get(..64).unwrap_or_default(), |_, _| Ok(())),
@@ -243,12 +215,12 @@ mod tests {
             })
         );
         // A whole line in one push is checked too.
-        let mut splitter = LineSplitter::new(Endings::Lf, 64, "test line");
+        let mut splitter = LineSplitter::new(64, "test line");
         assert!(splitter
             .push(&[long.as_slice(), b"\n"].concat(), |_, _| Ok(()))
             .is_err());
         // Exactly at the limit is fine.
-        let mut splitter = LineSplitter::new(Endings::Lf, 64, "test line");
+        let mut splitter = LineSplitter::new(64, "test line");
         let at_limit = [long.get(..64).unwrap_or_default(), b"\n"].concat();
         assert_eq!(splitter.push(&at_limit, |_, _| Ok(())), Ok(()));
     }

@@ -1,8 +1,11 @@
 //! Framing: raw transport bytes, cut anywhere, into events.
 //!
 //! Three transports carry LLM streams: server-sent events (most providers,
-//! Gemini with `alt=sse`), JSON lines (one JSON document per line), and AWS `application/vnd.amazon.eventstream` binary
-//! frames (Bedrock). Each has a push decoder that takes bytes split at any
+//! Gemini with `alt=sse`), JSON (JSON lines, one document per line; documents
+//! pretty-printed over many lines or run together, as a whole non-streamed
+//! response body is; or one JSON array whose elements are the events, as
+//! Gemini's `streamGenerateContent` sends without `alt=sse`), and AWS
+//! `application/vnd.amazon.eventstream` binary frames (Bedrock). Each has a push decoder that takes bytes split at any
 //! point (mid-line, mid-UTF-8, mid-frame) and appends whole events to a `Vec`
 //! the caller owns; [`Decoder`] tells the transport from the first bytes and
 //! delegates.
@@ -20,7 +23,9 @@
 //!
 //! Nothing here parses JSON except one check: an SSE event left without its
 //! closing blank line at the end of the stream is kept only when its data is
-//! complete JSON or `[DONE]` (recordings and some servers end like that).
+//! complete JSON or `[DONE]` (recordings and some servers end like that). The
+//! JSON transport only follows strings and brackets to find where each value
+//! ends.
 
 mod decoder;
 mod detect;
@@ -34,12 +39,13 @@ pub use decoder::{Decoder, Frame};
 pub use detect::{classify, detect, Detection, Transport};
 pub use error::{CrcKind, Error};
 pub use eventstream::{EventStreamDecoder, EventStreamMessage, HeaderValue};
-pub use jsonl::JsonLinesDecoder;
+pub use jsonl::{JsonLinesDecoder, MAX_JSON_DEPTH};
 pub use sse::{SseDecoder, SseEvent};
 
-/// Default bound on one line (SSE or JSON lines), terminator excluded.
+/// Default bound on one SSE line, terminator excluded.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
-/// Default bound on one SSE event's data (its `data:` lines joined by `\n`).
+/// Default bound on one SSE event's data (its `data:` lines joined by `\n`)
+/// and on one JSON value.
 pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 /// Default bound on one AWS event-stream frame (its total length); AWS's own
 /// bound is 16 MiB.
@@ -48,10 +54,11 @@ pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 /// The bounds every decoder of this layer enforces while bytes arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FramingLimits {
-    /// Longest line (SSE or JSON lines), terminator excluded. Also bounds the
-    /// bytes [`Decoder`] holds before it can tell the transport.
+    /// Longest SSE line, terminator excluded. Also bounds the bytes
+    /// [`Decoder`] holds before it can tell the transport.
     pub max_line_bytes: usize,
-    /// Largest SSE event data (all `data:` lines joined by `\n`).
+    /// Largest SSE event data (all `data:` lines joined by `\n`), and largest
+    /// JSON value (one document, or one element of a JSON array of events).
     pub max_event_bytes: usize,
     /// Largest AWS event-stream frame (total length, prelude and CRCs included).
     pub max_frame_bytes: usize,

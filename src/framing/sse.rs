@@ -3,7 +3,7 @@
 
 use serde::de::IgnoredAny;
 
-use super::lines::{Endings, LineSplitter};
+use super::lines::LineSplitter;
 use super::{advance, Error, FramingLimits};
 
 /// One dispatched server-sent event.
@@ -146,7 +146,7 @@ impl SseDecoder {
     #[must_use]
     pub fn new(limits: FramingLimits) -> Self {
         Self {
-            lines: LineSplitter::new(Endings::Sse, limits.max_line_bytes, "SSE line"),
+            lines: LineSplitter::new(limits.max_line_bytes, "SSE line"),
             builder: Builder::new(limits.max_event_bytes),
             failed: None,
         }

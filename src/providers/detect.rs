@@ -61,6 +61,43 @@ fn by_name(name: &str) -> Option<Dialect> {
     }
 }
 
+/// The dialect of a whole, non-streamed response body (QUIRKS.md Q31), from
+/// its top-level shape: OpenAI `chat.completion` (or `choices` that carry a
+/// whole `message` and no `delta`), an Anthropic `Message` (`type: "message"`),
+/// an OpenAI Responses `response` object, a Bedrock `Converse` output
+/// (`output.message`), a Cohere v2 chat response (`message` and
+/// `finish_reason`, no `choices`, no `type`). A Gemini response is not
+/// among them: it is the same as one streamed chunk. Streamed events never
+/// match (they carry an event `type`, a `chat.completion.chunk`, or a
+/// `delta`).
+pub(crate) fn body_shape(obj: &Map<String, Value>) -> Option<Dialect> {
+    let text = |k: &str| obj.get(k).and_then(Value::as_str);
+    let (kind, object) = (text("type"), text("object"));
+    match (kind, object) {
+        (Some("message"), _) => return Some(Dialect::Anthropic),
+        (_, Some("chat.completion")) => return Some(Dialect::OpenAiChat),
+        (None, Some("response")) => return Some(Dialect::OpenAiResponses),
+        (Some(_), _) | (_, Some("chat.completion.chunk")) => return None,
+        _ => {}
+    }
+    if let Some(Value::Array(choices)) = obj.get("choices") {
+        let whole =
+            |c: &Value| c.get("message").is_some_and(Value::is_object) && c.get("delta").is_none();
+        return (!choices.is_empty() && choices.iter().all(whole)).then_some(Dialect::OpenAiChat);
+    }
+    if obj
+        .get("output")
+        .and_then(Value::as_object)
+        .is_some_and(|o| o.contains_key("message"))
+    {
+        return Some(Dialect::Bedrock);
+    }
+    if obj.get("message").is_some_and(Value::is_object) && obj.contains_key("finish_reason") {
+        return Some(Dialect::Cohere);
+    }
+    None
+}
+
 pub(crate) fn detect(event_name: Option<&str>, input: Input<'_>) -> Detected {
     if let Some(d) = event_name.and_then(by_name) {
         return Detected::Dialect(d);
@@ -77,6 +114,9 @@ pub(crate) fn detect(event_name: Option<&str>, input: Input<'_>) -> Detected {
             _ => return Detected::Unknown,
         },
     };
+    if let Some(d) = body_shape(obj) {
+        return Detected::Dialect(d);
+    }
     if let Some(t) = obj.get("type").and_then(Value::as_str) {
         if t == "error" {
             // Anthropic nests the error; Responses puts code / message on top.

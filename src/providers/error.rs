@@ -159,6 +159,21 @@ impl Error {
     }
 }
 
+impl Error {
+    /// The event this error is about, to rename it (an event made from a
+    /// whole response body names the body too).
+    pub(crate) fn event_mut(&mut self) -> Option<&mut EventRef> {
+        match self {
+            Error::UnknownDialect { .. } => None,
+            Error::Decode { event, .. }
+            | Error::Provider { event, .. }
+            | Error::Limit { event, .. }
+            | Error::UnknownShape { event }
+            | Error::Closed { event } => Some(event),
+        }
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -12,6 +12,7 @@
 
 mod anthropic;
 mod bedrock;
+mod body;
 mod cohere;
 mod detect;
 mod error;
@@ -440,7 +441,7 @@ impl Assembler {
                 target: "the event".to_owned(),
             });
         }
-        if trimmed.first() != Some(&b'{') {
+        if !matches!(trimmed.first(), Some(b'{' | b'[')) {
             let (kind, detail) = match serde_json::from_slice::<IgnoredAny>(json) {
                 Ok(_) => (
                     DecodeKind::NotAnObject,
@@ -490,7 +491,7 @@ impl Assembler {
                 event: self.event_ref(event_name, input),
             });
         }
-        if !value.is_object() {
+        if !value.is_object() && !value.is_array() {
             if value.as_str().is_some_and(|s| s.trim() == "[DONE]") {
                 self.stream.done = true;
                 return Ok(());
@@ -542,8 +543,12 @@ impl Assembler {
         &mut self,
         event_name: Option<&str>,
         input: Input<'_>,
-        live: Option<&mut Vec<LiveEvent>>,
+        mut live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
+        // A whole response body, or a JSON array of events (Q31).
+        if let Some(fed) = body::intercept(self, event_name, input, live.as_deref_mut()) {
+            return fed;
+        }
         let mut live = Live(live);
         if self.stream.done {
             return Err(Error::Protocol {

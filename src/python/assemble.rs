@@ -609,7 +609,9 @@ impl PyAssembler {
     }
 
     /// Feeds one decoded event: a dict, JSON text (`str` / `bytes`), or a provider SDK
-    /// object. Returns the live events it caused (always `()` with `live=False`).
+    /// object; a whole non-streamed response is taken as the events it stands for, and a
+    /// list (a JSON array) as its events one by one. Returns the live events it caused
+    /// (always `()` with `live=False`).
     #[pyo3(signature = (event, *, event_type = None))]
     fn feed<'py>(
         &self,
