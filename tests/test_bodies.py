@@ -29,9 +29,11 @@ from hypothesis import strategies as st
 from toolstitch import (
     AssembledMessage,
     Assembler,
+    DialectMismatchError,
     FramingError,
     LimitError,
     StreamDecodeError,
+    ToolResultBlock,
     ToolUseBlock,
 )
 
@@ -142,14 +144,24 @@ def sse_of(events: list[dict[str, Any]], *, named: bool = False, crlf: bool = Fa
 
 
 def canonical(m: AssembledMessage) -> AssembledMessage:
-    """Call inputs as canonical JSON: a body holds an input as an object (compact when
-    re-written), a stream as the model spelled it."""
+    """Call inputs and provider state as canonical JSON: a body holds an input as an
+    object (compact when re-written), a stream as the model spelled it; provider state
+    (raw JSON sent back as it came) is rebuilt from a body, its members in another
+    order."""
 
-    def canon(b: ToolUseBlock) -> ToolUseBlock:
-        text = json.dumps(json.loads(b.input), sort_keys=True) if b.input else ""
-        return dataclasses.replace(b, input=text)
+    def json_canon(text: str | None) -> str | None:
+        return json.dumps(json.loads(text), sort_keys=True) if text else text
 
-    blocks = tuple(canon(b) if isinstance(b, ToolUseBlock) else b for b in m.blocks)
+    def canon(b: Any) -> Any:
+        if isinstance(b, ToolUseBlock):
+            return dataclasses.replace(
+                b, input=json_canon(b.input) or "", provider_state=json_canon(b.provider_state)
+            )
+        if isinstance(b, ToolResultBlock):
+            return dataclasses.replace(b, provider_state=json_canon(b.provider_state))
+        return b
+
+    blocks = tuple(canon(b) for b in m.blocks)
     return dataclasses.replace(m, blocks=blocks, tool_uses=tuple(canon(b) for b in m.tool_uses))
 
 
@@ -596,10 +608,11 @@ def test_q31_a_body_not_applied_whole_is_an_error() -> None:
     assert not asm.message().complete
 
     # A body of another dialect than the one named.
-    with pytest.raises(StreamDecodeError, match='"anthropic"'):
+    with pytest.raises(DialectMismatchError, match="looks like anthropic") as mismatch:
         Assembler("openai-chat").feed(
             {"type": "message", "role": "assistant", "content": [], "stop_reason": "end_turn"}
         )
+    assert mismatch.value.looks_like == "anthropic"
     # Garbage after a body in the bytes (the line is decided at its end).
     asm = Assembler("auto")
     asm.feed_bytes(b'{"candidates":[]}<html>')

@@ -67,19 +67,12 @@ pub(super) fn intercept(
         _ => shape_of(input)?,
     };
     match asm.dialect {
-        Some(d) if d != shape => Some(Err(asm.wrap(
-            Fail::Bad {
-                kind: DecodeKind::BadValue,
-                detail: format!(
-                    "this is a whole non-streamed {} response, but the provider is {d:?}; \
-                     name the provider \"{shape}\" or use \"auto\"",
-                    label(shape),
-                    d = d.name()
-                ),
-            },
-            event_name,
-            input,
-        ))),
+        // Q32: a body of another dialect than the one named.
+        Some(d) if d != shape => Some(Err(Error::WrongDialect {
+            event: asm.event_ref(event_name, input),
+            expected: d,
+            looks_like: shape,
+        })),
         _ => {
             asm.dialect = Some(shape);
             Some(feed_body(asm, shape, event_name, input, live))
@@ -187,26 +180,38 @@ fn feed_array(
                     input,
                 )
             })?;
+            // Q30: an element that fails is not applied; the ones after it are.
+            let mut first = None;
             for (i, item) in items.iter().enumerate() {
                 let text = item.get().as_bytes();
-                if text.trim_ascii_start().first() != Some(&b'{') {
-                    return Err(not_object(asm, i));
+                let fed = if text.trim_ascii_start().first() == Some(&b'{') {
+                    asm.dispatch(event_name, Input::Json(text), live.as_deref_mut())
+                        .map_err(|e| renamed(e, &what(i)))
+                } else {
+                    Err(not_object(asm, i))
+                };
+                if let Err(e) = fed {
+                    first.get_or_insert(e);
                 }
-                asm.dispatch(event_name, Input::Json(text), live.as_deref_mut())
-                    .map_err(|e| renamed(e, &what(i)))?;
             }
+            first.map_or(Ok(()), Err)
         }
         Input::Value(v) => {
+            let mut first = None;
             for (i, item) in v.as_array().into_iter().flatten().enumerate() {
-                if !item.is_object() {
-                    return Err(not_object(asm, i));
+                let fed = if item.is_object() {
+                    asm.dispatch(event_name, Input::Value(item), live.as_deref_mut())
+                        .map_err(|e| renamed(e, &what(i)))
+                } else {
+                    Err(not_object(asm, i))
+                };
+                if let Err(e) = fed {
+                    first.get_or_insert(e);
                 }
-                asm.dispatch(event_name, Input::Value(item), live.as_deref_mut())
-                    .map_err(|e| renamed(e, &what(i)))?;
             }
+            first.map_or(Ok(()), Err)
         }
     }
-    Ok(())
 }
 
 fn feed_body(

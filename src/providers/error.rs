@@ -167,6 +167,8 @@ impl Error {
             Error::UnknownDialect { .. } => None,
             Error::Decode { event, .. }
             | Error::Provider { event, .. }
+            | Error::Protocol { event, .. }
+            | Error::WrongDialect { event, .. }
             | Error::Limit { event, .. }
             | Error::UnknownShape { event }
             | Error::Closed { event } => Some(event),
@@ -221,8 +223,8 @@ impl fmt::Display for Error {
                 looks_like,
             } => write!(
                 f,
-                "{event} is not a {expected} event: it looks like {looks_like}; name that \
-                 provider, or use \"auto\""
+                "{event} is not an event of the {expected} dialect: it looks like \
+                 {looks_like}; name that provider, or use \"auto\""
             ),
             Error::Limit {
                 event,
