@@ -32,7 +32,6 @@ from toolstitch import (
     DialectMismatchError,
     FramingError,
     LimitError,
-    StreamDecodeError,
     ToolResultBlock,
     ToolUseBlock,
 )
