@@ -32,6 +32,7 @@ from toolstitch import (
     DialectMismatchError,
     FramingError,
     LimitError,
+    Provider,
     ToolResultBlock,
     ToolUseBlock,
 )
@@ -111,7 +112,7 @@ def streamed_or_whole(stream: bytes, whole: Callable[[], bytes]) -> Route:
 # ------------------------------------------------------------------ helpers
 
 
-def fed(provider: str, *events: object) -> AssembledMessage:
+def fed(provider: Provider, *events: object) -> AssembledMessage:
     asm = Assembler(provider)
     for event in events:
         asm.feed(event)
@@ -119,7 +120,7 @@ def fed(provider: str, *events: object) -> AssembledMessage:
     return asm.message()
 
 
-def fed_bytes(provider: str, data: bytes, cuts: list[int]) -> AssembledMessage:
+def fed_bytes(provider: Provider, data: bytes, cuts: list[int]) -> AssembledMessage:
     asm = Assembler(provider)
     at = 0
     for cut in [*sorted(c % (len(data) + 1) for c in cuts), len(data)]:
@@ -169,7 +170,7 @@ PRETTY_CUTS = settings(
 )
 
 
-def check_bytes_forms(provider: str, body: object, expected: AssembledMessage) -> None:
+def check_bytes_forms(provider: Provider, body: object, expected: AssembledMessage) -> None:
     """The body through ``feed_bytes``: compact, pretty-printed LF and CRLF, cut at
     random places; named and ``auto``."""
     forms = [
