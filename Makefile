@@ -8,15 +8,21 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet "maturin>=1.9,<2"
 
-# Builds the extension into the virtualenv with the test (and lint, bench) extras.
+# Builds the extension into the virtualenv with the extras the tests need (the command
+# line and Dask, which the tests run for real) and the lint and bench tools.
+EXTRAS := cli,dask,test,lint,bench
+
 develop: $(PY)
-	$(VENV)/bin/maturin develop --quiet --extras test,lint,bench
+	$(VENV)/bin/maturin develop --quiet --extras $(EXTRAS)
 
 release: $(PY)
-	$(VENV)/bin/maturin develop --quiet --release --extras test,lint,bench
+	$(VENV)/bin/maturin develop --quiet --release --extras $(EXTRAS)
 
-run: develop
-	$(PY) examples/quickstart.py
+# The main job: replays the recordings bundled with the package. Installs only the
+# command line's extra.
+run: $(PY)
+	$(VENV)/bin/maturin develop --quiet --extras cli
+	$(VENV)/bin/toolstitch replay
 
 test: develop
 	cargo test --quiet
@@ -33,6 +39,7 @@ bench: release
 	$(PY) benches/bench_accumulate.py
 	$(PY) benches/bench_partial_json.py
 	$(PY) benches/bench_stream.py
+	$(PY) benches/bench_replay.py
 
 clean:
 	rm -rf target $(VENV)

@@ -80,9 +80,11 @@ from toolstitch.errors import (
     UnknownToolError,
 )
 from toolstitch.render import render_assistant, render_results, render_turn
+from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
 from toolstitch.tools import ToolDefinition, Toolset, ValidatedCall
 
 __all__ = [
+    "RECORD_KEYS",
     "AssembledMessage",
     "Assembler",
     "AudioBlock",
@@ -90,6 +92,7 @@ __all__ = [
     "BlockDecodeError",
     "BlockEncodeError",
     "BlockLimitError",
+    "CallRecord",
     "CrcError",
     "DocumentBlock",
     "FramingError",
@@ -149,6 +152,8 @@ __all__ = [
     "render_assistant",
     "render_results",
     "render_turn",
+    "replay_bytes",
+    "replay_path",
     "unmarshal_block",
     "unmarshal_blocks",
     "unmarshal_message",
