@@ -177,11 +177,11 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
     with _Progress(args.progress, sources) as progress:
         for source in sources:
-            records = _replay_one(source, args.provider, args.text, toolset)
+            records, nbytes = _replay_one(source, args.provider, args.text, toolset)
             for line in _failure_lines(records):
                 print(line, file=sys.stderr, flush=True)
             output.add(records)
-            progress.advance(source, records)
+            progress.advance(records, nbytes)
     output.finish(title)
     return output.status
 
@@ -192,15 +192,35 @@ def _expand_one(path: str) -> list[Source]:
 
 def _replay_one(
     source: Source, provider: str, text: bool, toolset: Toolset | None
-) -> list[CallRecord]:
+) -> tuple[list[CallRecord], int]:
+    """The records of one source and the bytes it took."""
     if source.name == "-" and source.error is None and source.size is None:
-        return _replay_stdin(provider, text, toolset)
-    return replay_source(source, provider, text=text, tools=toolset)
+        counted = _Counting(sys.stdin.buffer if sys.stdin is not None else io.BytesIO())
+        stdin = io.BufferedReader(counted)
+        records = replay_file(stdin, provider, name="<stdin>", text=text, tools=toolset)
+        return records, counted.count
+    return replay_source(source, provider, text=text, tools=toolset), source.size or 0
 
 
-def _replay_stdin(provider: str, text: bool, toolset: Toolset | None) -> list[CallRecord]:
-    stdin = sys.stdin.buffer if sys.stdin is not None else io.BytesIO()
-    return replay_file(stdin, provider, name="<stdin>", text=text, tools=toolset)
+class _Counting(io.RawIOBase):
+    """A binary reader that counts what it hands out (standard input has no size)."""
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self._f = f
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = self._f.read(-1 if size is None else size)
+        self.count += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(memoryview(buffer)))
+        memoryview(buffer).cast("B")[: len(data)] = data
+        return len(data)
 
 
 def _sample_paths() -> list[str]:
@@ -412,30 +432,25 @@ def _table_width() -> int | None:
 
 
 def _print_text(console: Any, rows: list[CallRecord], cut: int) -> None:
-    from rich import box
-    from rich.table import Table
+    """The text and reasoning of each choice, unwrapped (the terminal wraps them)."""
+    from rich.text import Text
 
-    table = Table(title="text and reasoning", box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("stream", overflow="fold")
-    table.add_column("choice", justify="right")
-    table.add_column("text", overflow="fold")
-    table.add_column("reasoning", overflow="fold")
     seen: set[tuple[str, int]] = set()
+    console.print(Text("text and reasoning", style="italic"))
     for record in rows:
         key = (record["stream"], record["choice"])
         extra: dict[str, Any] = dict(record)
         if key in seen or not (extra.get("text") or extra.get("reasoning")):
             continue
         seen.add(key)
-        table.add_row(
-            record["stream"][cut:],
-            str(record["choice"]),
-            extra.get("text") or "",
-            extra.get("reasoning") or "",
-        )
-    if seen:
-        console.print(table)
-    else:
+        console.print()
+        console.print(Text(f"{record['stream'][cut:]}, choice {record['choice']}", style="bold"))
+        for label in ("reasoning", "text"):
+            if extra.get(label):
+                body = Text(f"{label}: ", style="dim")
+                body.append(str(extra[label]).strip())
+                console.print(body, soft_wrap=True)
+    if not seen:
         console.print("(no stream has text or reasoning)")
 
 
@@ -485,7 +500,7 @@ class _Progress:
         console = Console(stderr=True, force_terminal=True if self.mode == "always" else None)
         columns: list[Any] = [TextColumn("replaying")]
         if self.total is not None:
-            columns += [BarColumn(), TaskProgressColumn()]
+            columns += [BarColumn(bar_width=20), TaskProgressColumn()]
         columns += [_RateColumn(), TimeElapsedColumn()]
         self.progress = Progress(
             *columns,
@@ -500,11 +515,11 @@ class _Progress:
             self.progress.start()
             self.shown = True
 
-    def advance(self, source: Source, records: list[CallRecord]) -> None:
+    def advance(self, records: list[CallRecord], nbytes: int) -> None:
         if not self.enabled or self.progress is None or self.task is None:
             return
         self.streams += len({r["stream"] for r in records})
-        self.progress.update(self.task, advance=source.size or 0, streams=self.streams)
+        self.progress.update(self.task, advance=nbytes, streams=self.streams)
         if not self.shown and time.monotonic() - self.started_at > PROGRESS_DELAY:
             self._show()
 
@@ -530,7 +545,7 @@ def _rate_column() -> type[Any]:
             if elapsed <= 0:
                 return Text(f"{streams} streams")
             return Text(
-                f"{streams} streams, {streams / elapsed:,.0f} streams/s, "
+                f"{streams:,} streams, {streams / elapsed:,.0f} streams/s, "
                 f"{task.completed / elapsed / 1e6:,.1f} MB/s"
             )
 
