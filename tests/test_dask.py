@@ -199,7 +199,7 @@ def test_cli_on_a_scheduler_address_writes_parquet(
     client: Client, corpus: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "calls.parquet"
-    address = client.scheduler.address  # type: ignore[union-attr]
+    address = str(client.scheduler.address)  # type: ignore[union-attr]
     done = cli("--scheduler", address, "--out", str(out), "--blocksize", "16KiB", str(corpus))
     assert done.returncode == 1  # the two bad files
     assert "Traceback" not in done.stderr
@@ -213,7 +213,7 @@ def test_cli_on_a_scheduler_address_writes_parquet(
 
 
 def test_cli_on_a_scheduler_prints_what_a_serial_replay_gives(client: Client, corpus: Path) -> None:
-    address = client.scheduler.address  # type: ignore[union-attr]
+    address = str(client.scheduler.address)  # type: ignore[union-attr]
     paths = [str(corpus / "samples"), str(corpus / "generated")]
     done = cli("--scheduler", address, "--jsonl", *paths)
     assert done.returncode == 0, done.stderr

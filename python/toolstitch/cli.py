@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from importlib import resources
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from toolstitch._sources import Source, expand, replay_source
 from toolstitch._toolstitch import __version__
@@ -599,16 +599,16 @@ def _replay_on_cluster(
                 tools=toolstitch_dask.definitions_of(toolset),
             )
             frame = client.persist(frame)
-            if _is_terminal(sys.stderr) and args.progress != "never":
+            if args.progress == "always" or (args.progress == "auto" and _is_terminal(sys.stderr)):
                 with contextlib.redirect_stdout(sys.stderr):
                     progress(frame)
             wait(frame)
             if args.out:
                 toolstitch_dask.to_parquet(frame, args.out)
                 summary = frame[["stream", "complete", "error", *_valid(toolset)]].compute()
-                records = toolstitch_dask.to_records(summary)
+                records = cast(list[CallRecord], toolstitch_dask.to_records(summary))
             else:
-                records = toolstitch_dask.to_records(frame.compute())
+                records = cast(list[CallRecord], toolstitch_dask.to_records(frame.compute()))
     finally:
         if cluster is not None:
             cluster.close()

@@ -202,17 +202,14 @@ def write_parquet(
     to_parquet(frame, out, **kwargs)
 
 
-def to_records(frame: pd.DataFrame) -> list[CallRecord]:
+def to_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     """The rows of a computed frame as records again: plain dicts, missing values as
     ``None``, in column order (what ``replay_path`` returns, for the columns present)."""
     columns = list(frame.columns)
-    records: list[CallRecord] = []
-    for row in frame.itertuples(index=False, name=None):
-        record: dict[str, Any] = {}
-        for name, value in zip(columns, row, strict=True):
-            record[name] = _plain(value)
-        records.append(record)  # type: ignore[arg-type]
-    return records
+    return [
+        {name: _plain(value) for name, value in zip(columns, row, strict=True)}
+        for row in frame.itertuples(index=False, name=None)
+    ]
 
 
 def _plain(value: Any) -> Any:
