@@ -357,14 +357,17 @@ def _short(value: str | None, limit: int) -> str:
 
 
 def _common_directory(names: list[str]) -> str:
-    directories = {os.path.dirname(n.split("#", 1)[0]) for n in names if n != "<stdin>"}
-    if not directories or len(names) < 2:
+    """The directory every stream is under (said once above the table), or ``""``."""
+    if len(names) < 2 or any(n.startswith("<stdin>") or "://" in n for n in names):
         return ""
+    directories = {os.path.dirname(n.split("#", 1)[0]) for n in names}
     try:
         common = os.path.commonpath(list(directories))
     except ValueError:
         return ""
-    return common if common not in ("", os.sep) else ""
+    if common in ("", os.sep) or not all(n.startswith(common + os.sep) for n in names):
+        return ""
+    return common
 
 
 def _print_table(rows: list[CallRecord], *, text: bool, checked: bool, title: str | None) -> None:
