@@ -15,8 +15,12 @@ Contenders, on the same files:
   cluster is started before the clock starts, the records come back to this process;
 - cluster, Parquet: ``write_parquet`` of the same (records stay on the workers).
 
-Best of ``--repeats``. The rows of every cluster run are checked against the serial
-run's. A benchmark, never a test: run it from a release build (``make release``, or
+Best of ``--repeats``, in wall seconds and in CPU seconds (this process, plus every
+worker process for the cluster runs: tasks, event loops and transfers). The CPU figures
+say what the work costs whatever else the machine is doing; the wall figures are the
+speed-up, and need an otherwise idle machine to mean anything (the load average is
+printed). The rows of every cluster run are checked against the serial run's. A
+benchmark, never a test: run it from a release build (``make release``, or
 ``make bench``). ``--size-mb`` sets the corpus size (default 300 MB, a few minutes on
 2 cores including generation).
 """
@@ -35,6 +39,7 @@ import time
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from toolstitch._sources import expand, replay_source
 
@@ -188,10 +193,20 @@ def make_corpus(root: Path, size_mb: float, seed: int = 7) -> tuple[int, int]:
 # ------------------------------------------------------------------ the contenders
 
 
-def serial(paths: list[str]) -> tuple[float, list[dict[str, object]]]:
-    start = time.perf_counter()
+def serial(paths: list[str]) -> tuple[float, float, list[dict[str, object]]]:
+    """Wall seconds, CPU seconds of this process, and the records."""
+    start, cpu = time.perf_counter(), time.process_time()
     records = [dict(r) for s in expand(paths) for r in replay_source(s)]
-    return time.perf_counter() - start, records
+    return time.perf_counter() - start, time.process_time() - cpu, records
+
+
+def _cpu_seconds() -> float:
+    return time.process_time()
+
+
+def cluster_cpu(client: Any) -> float:
+    """CPU seconds used so far by the workers' processes (tasks, event loops, transfers)."""
+    return float(sum(client.run(_cpu_seconds).values()))
 
 
 def main() -> None:
@@ -218,11 +233,12 @@ def main() -> None:
         )
         paths = [str(root)]
 
-        best_serial = float("inf")
+        best_serial = serial_cpu = float("inf")
         reference: list[dict[str, object]] = []
         for _ in range(args.repeats):
-            elapsed, reference = serial(paths)
-            best_serial = min(best_serial, elapsed)
+            elapsed, cpu, reference = serial(paths)
+            if elapsed < best_serial:
+                best_serial, serial_cpu = elapsed, cpu
         streams = len({r["stream"] for r in reference})
         calls = sum(1 for r in reference if r["id"] is not None)
         assert all(r["complete"] for r in reference), "every generated stream completes"
@@ -240,19 +256,27 @@ def main() -> None:
             started = time.perf_counter() - start
             # One untimed run: workers import toolstitch, pandas and pyarrow on first use.
             toolstitch_dask.read_calls(paths, blocksize=args.blocksize).compute()
-            best_cluster = best_parquet = float("inf")
+            best_cluster = best_parquet = cluster_cpu_s = parquet_cpu_s = float("inf")
             partitions = 0
             for _ in range(args.repeats):
+                workers_cpu, here_cpu = cluster_cpu(client), time.process_time()
                 start = time.perf_counter()
                 frame = toolstitch_dask.read_calls(paths, blocksize=args.blocksize)
                 computed = frame.compute()
-                best_cluster = min(best_cluster, time.perf_counter() - start)
+                elapsed = time.perf_counter() - start
+                cpu = cluster_cpu(client) - workers_cpu + time.process_time() - here_cpu
+                if elapsed < best_cluster:
+                    best_cluster, cluster_cpu_s = elapsed, cpu
                 partitions = frame.npartitions
                 assert toolstitch_dask.to_records(computed) == reference, "rows differ"
                 out = root.with_name(root.name + "-calls.parquet")
+                workers_cpu, here_cpu = cluster_cpu(client), time.process_time()
                 start = time.perf_counter()
                 toolstitch_dask.write_parquet(paths, str(out), blocksize=args.blocksize)
-                best_parquet = min(best_parquet, time.perf_counter() - start)
+                elapsed = time.perf_counter() - start
+                cpu = cluster_cpu(client) - workers_cpu + time.process_time() - here_cpu
+                if elapsed < best_parquet:
+                    best_parquet, parquet_cpu_s = elapsed, cpu
                 shutil.rmtree(out, ignore_errors=True)
             client.close()
 
@@ -260,15 +284,19 @@ def main() -> None:
         print(
             f"local cluster: {args.workers} worker processes x 1 thread, started in {started:.1f} s"
         )
-        print(f"{'':34} {'seconds':>8} {'streams/s':>10} {'MB/s':>7} {'vs serial':>9}")
-        for label, seconds in (
-            ("serial (one process)", best_serial),
-            (f"cluster, {partitions} partitions, compute()", best_cluster),
-            ("cluster, write_parquet", best_parquet),
+        load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+        print(f"machine: {os.cpu_count()} cores, load average {load} at the end")
+        header = f"{'':34} {'seconds':>8} {'streams/s':>10} {'MB/s':>7} {'vs serial':>9}"
+        print(f"{header} {'CPU s':>7} {'MB/CPU s':>9}")
+        for label, seconds, cpu_seconds in (
+            ("serial (one process)", best_serial, serial_cpu),
+            (f"cluster, {partitions} partitions, compute()", best_cluster, cluster_cpu_s),
+            ("cluster, write_parquet", best_parquet, parquet_cpu_s),
         ):
             print(
                 f"{label:34} {seconds:8.2f} {streams / seconds:10,.0f} "
-                f"{nbytes / 1e6 / seconds:7,.1f} {best_serial / seconds:8.2f}x"
+                f"{nbytes / 1e6 / seconds:7,.1f} {best_serial / seconds:8.2f}x "
+                f"{cpu_seconds:7.2f} {nbytes / 1e6 / cpu_seconds:9,.1f}"
             )
     finally:
         if not args.keep:
