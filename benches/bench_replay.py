@@ -10,8 +10,9 @@ unless ``--keep``).
 Contenders, on the same files:
 
 - serial: ``toolstitch replay``'s own loop in this process (one core);
-- cluster: ``toolstitch.dask.read_calls(...).compute()`` on a ``LocalCluster`` of
-  ``--workers`` processes (one thread each), partitions of ``--blocksize`` bytes; the
+- cluster: ``toolstitch.dask.read_calls(...).compute()`` on the local cluster
+  ``toolstitch replay --scheduler local:N`` starts (``toolstitch.dask.local_cluster``:
+  ``--workers`` processes of one thread each), partitions of ``--blocksize`` bytes; the
   cluster is started before the clock starts, the records come back to this process;
 - cluster, Parquet: ``write_parquet`` of the same (records stay on the workers).
 
@@ -219,7 +220,7 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep the corpus afterwards")
     args = parser.parse_args()
 
-    from distributed import Client, LocalCluster
+    from distributed import Client
     from toolstitch import dask as toolstitch_dask
 
     root = Path(args.dir or tempfile.mkdtemp(prefix="toolstitch-bench-"))
@@ -245,12 +246,7 @@ def main() -> None:
 
         start = time.perf_counter()
         with (
-            LocalCluster(
-                n_workers=args.workers,
-                threads_per_worker=1,
-                processes=True,
-                dashboard_address=None,
-            ) as cluster,
+            toolstitch_dask.local_cluster(args.workers) as cluster,
             Client(cluster) as client,
         ):
             started = time.perf_counter() - start

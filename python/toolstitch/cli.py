@@ -370,6 +370,17 @@ def _common_directory(names: list[str]) -> str:
     return common
 
 
+def _shown_directory(directory: str) -> str:
+    """``directory`` relative to the working directory when it is under it."""
+    if not os.path.isabs(directory):
+        return directory
+    try:
+        relative = os.path.relpath(directory)
+    except ValueError:
+        return directory
+    return directory if relative.startswith("..") else relative
+
+
 def _print_table(rows: list[CallRecord], *, text: bool, checked: bool, title: str | None) -> None:
     from rich import box
     from rich.console import Console
@@ -383,7 +394,8 @@ def _print_table(rows: list[CallRecord], *, text: bool, checked: bool, title: st
     calls = sum(1 for r in rows if r["id"] is not None)
     complete = len({r["stream"] for r in rows if r["complete"]})
     failed = len({r["stream"] for r in rows if r["error"] is not None})
-    heading = title or (f"in {common}" if common else None)
+    where = _shown_directory(common)
+    heading = title or (f"in {where}" if common else None)
     caption = (
         f"{streams} stream{'s' * (streams != 1)}, {calls} call{'s' * (calls != 1)}; "
         f"{complete} stream{'s' * (complete != 1)} complete"
@@ -393,16 +405,18 @@ def _print_table(rows: list[CallRecord], *, text: bool, checked: bool, title: st
         invalid = sum(1 for r in rows if dict(r).get("valid") is False)
         caption += f"; {invalid} call{'s' * (invalid != 1)} not valid"
     if heading and common and title:
-        heading += f"\nin {common}"
+        heading += f"\nin {where}"
     table = Table(title=heading, caption=caption, box=box.SIMPLE_HEAD, title_justify="left")
-    table.add_column("stream", overflow="fold")
-    table.add_column("choice", justify="right")
-    table.add_column("id", overflow="fold")
-    table.add_column("name", overflow="fold")
-    table.add_column("arguments", overflow="fold")
-    table.add_column("status", overflow="fold")
+    # Every cell folds rather than being cut (ids are copied from here); the minimum
+    # widths keep a narrow terminal from splitting short words.
+    table.add_column("stream", overflow="fold", min_width=12)
+    table.add_column("choice", justify="right", no_wrap=True)
+    table.add_column("id", overflow="fold", min_width=12)
+    table.add_column("name", overflow="fold", min_width=10)
+    table.add_column("arguments", overflow="fold", min_width=16)
+    table.add_column("status", overflow="fold", min_width=10)
     if checked:
-        table.add_column("check", overflow="fold")
+        table.add_column("check", overflow="fold", min_width=10)
     previous = None
     for i, record in enumerate(rows):
         stream = record["stream"]
@@ -587,10 +601,7 @@ def _replay_on_cluster(
         _, _, count = address.partition(":")
         if count and not (count.isdigit() and int(count) > 0):
             parser.error(f"--scheduler {address}: the worker count must be a positive integer")
-        workers = int(count) if count else (os.cpu_count() or 1)
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        cluster = toolstitch_dask.local_cluster(int(count) if count else None)
         address = cluster
     try:
         with Client(address) as client:
