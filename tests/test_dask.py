@@ -224,3 +224,21 @@ def test_cli_starts_a_local_cluster(corpus: Path) -> None:
     done = cli("--scheduler", "local:1", str(corpus / "samples"))
     assert done.returncode == 0, done.stderr
     assert "8 streams, 11 calls; 8 streams complete" in done.stdout
+
+
+def test_cli_says_so_when_the_scheduler_cannot_be_reached() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env["DASK_DISTRIBUTED__COMM__TIMEOUTS__CONNECT"] = "1s"
+    done = subprocess.run(
+        [sys.executable, "-m", "toolstitch", "replay", "--scheduler", "tcp://127.0.0.1:9"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(
+        "toolstitch: cannot reach the Dask scheduler at tcp://127.0.0.1:9: "
+    )
+    assert len(done.stderr.splitlines()) == 1

@@ -173,7 +173,7 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not paths:
         paths = _sample_paths()
         title = "the recordings bundled with toolstitch (give PATHs to replay your own)"
-    sources = [Source("-") if p == "-" else s for p in paths for s in _expand_one(p)]
+    sources = [source for path in paths for source in _expand_one(path)]
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
     with _Progress(args.progress, sources) as progress:
         for source in sources:
@@ -585,6 +585,7 @@ def _replay_on_cluster(
     try:
         from dask.utils import parse_bytes
         from distributed import Client, LocalCluster, progress, wait
+        from distributed.scheduler import KilledWorker
 
         from toolstitch import dask as toolstitch_dask
     except ImportError as e:
@@ -604,7 +605,15 @@ def _replay_on_cluster(
         cluster = toolstitch_dask.local_cluster(int(count) if count else None)
         address = cluster
     try:
-        with Client(address) as client:
+        try:
+            client = Client(address)
+        except (OSError, TimeoutError) as e:
+            print(
+                f"toolstitch: cannot reach the Dask scheduler at {args.scheduler}: {e}",
+                file=sys.stderr,
+            )
+            return 2
+        with client:
             frame = toolstitch_dask.read_calls(
                 paths,
                 args.provider,
@@ -623,6 +632,11 @@ def _replay_on_cluster(
                 records = cast(list[CallRecord], toolstitch_dask.to_records(summary))
             else:
                 records = cast(list[CallRecord], toolstitch_dask.to_records(frame.compute()))
+    except (KilledWorker, OSError, TimeoutError, RuntimeError, ValueError) as e:
+        # Replay itself turns every bad file into a record; what reaches here is the
+        # cluster failing (a lost worker or scheduler, an output that cannot be written).
+        print(f"toolstitch: the cluster run failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
     finally:
         if cluster is not None:
             cluster.close()
