@@ -19,23 +19,28 @@ $(TOOLS): Makefile | $(PY)
 	$(PY) -m pip install --quiet --upgrade "pip>=25.1" "maturin>=1.9,<2"
 	touch $@
 
-# The extension alone (debug build), installed editable into .venv with no
-# development tools: all the main job needs. (pip rather than `maturin develop`,
-# which also installs pyproject.toml's `dev` dependency group by default.)
+# The extension alone (debug build) with the command line's extra, installed
+# editable into .venv with no development tools: all the main job needs. (pip
+# rather than `maturin develop`, which also installs pyproject.toml's `dev`
+# dependency group by default.)
 extension: $(TOOLS)
 	MATURIN_PEP517_ARGS="--profile dev" $(PY) -m pip install --quiet \
-		--no-build-isolation --editable .
+		--no-build-isolation --editable ".[cli]"
 
-# The extension (debug) and the development tools: pyproject.toml's dependency
-# group `dev` (the groups test, lint and bench).
+# The extension (debug), the extras the tests run for real (the command line and
+# Dask) and the development tools: pyproject.toml's dependency group `dev` (the
+# groups test, lint and bench).
+EXTRAS := cli,dask
+
 develop: $(TOOLS)
-	$(MATURIN) develop --quiet --group dev
+	$(MATURIN) develop --quiet --group dev --extras $(EXTRAS)
 
 release: $(TOOLS)
-	$(MATURIN) develop --quiet --release --group dev
+	$(MATURIN) develop --quiet --release --group dev --extras $(EXTRAS)
 
+# The main job: replays the recordings bundled with the package.
 run: extension
-	$(PY) examples/quickstart.py
+	$(VENV)/bin/toolstitch replay
 
 test: develop
 	cargo test --quiet
@@ -55,6 +60,7 @@ bench: release
 	$(PY) benches/bench_stream.py
 	$(PY) benches/bench_assembler_subclass.py
 	$(PY) benches/bench_blocks.py
+	$(PY) benches/bench_replay.py
 
 # Release tooling for `make dist`: the dependency group `dist` (ziglang, auditwheel).
 $(VENV)/.dist-tools-installed: pyproject.toml $(TOOLS)

@@ -1,6 +1,6 @@
 """The seed example: two fragments of one streamed tool call become one block.
 
-Run with `make run`.
+Run with `.venv/bin/python examples/quickstart.py` (after `make run` or `make develop`).
 """
 
 from __future__ import annotations

@@ -91,6 +91,7 @@ from toolstitch.errors import (
     UnknownToolError,
 )
 from toolstitch.render import render_assistant, render_results, render_turn
+from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
 
 # After toolstitch.assemble (the module of AssembledMessage and the live events, which
 # stays importable as before): from here on the package's ``assemble`` is the function.
@@ -107,6 +108,7 @@ from toolstitch.streams import (
 from toolstitch.tools import ToolDefinition, Toolset, ValidatedCall
 
 __all__ = [
+    "RECORD_KEYS",
     "AssembledMessage",
     "Assembler",
     "AssemblerLimits",
@@ -116,6 +118,7 @@ __all__ = [
     "BlockDecodeError",
     "BlockEncodeError",
     "BlockLimitError",
+    "CallRecord",
     "CrcError",
     "DialectMismatchError",
     "DocumentBlock",
@@ -187,6 +190,8 @@ __all__ = [
     "render_assistant",
     "render_results",
     "render_turn",
+    "replay_bytes",
+    "replay_path",
     "unmarshal_block",
     "unmarshal_blocks",
     "unmarshal_message",

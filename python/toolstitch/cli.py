@@ -1,0 +1,661 @@
+"""``toolstitch replay``: the finished tool calls of captured provider streams.
+
+The command reads captures (files, directories, globs, URLs, ``-`` for standard input;
+gzip and VCR cassettes included), replays each through the ``Assembler`` and prints one
+line per call: a table for people, ``--jsonl`` / ``--json`` for programs (the record
+schema is in ``docs/replay.md``). ``--tools`` validates every call; ``--scheduler``
+runs the same job on a Dask cluster. Exit status: 0 when every stream completed (and
+every call validated), 1 when any did not, 2 for a usage error.
+
+Arguments are parsed with the standard library's ``argparse`` (no dependency, and its
+usage errors already exit with status 2); the table and the progress bar are ``rich``
+(imported only when they are shown), cassettes are read with PyYAML. All three come
+with ``pip install 'toolstitch[cli]'``; the cluster mode needs ``toolstitch[dask]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from importlib import resources
+from typing import IO, TYPE_CHECKING, Any, cast
+
+from toolstitch._sources import Source, expand, replay_source
+from toolstitch._toolstitch import __version__
+from toolstitch.assemble import Assembler
+from toolstitch.errors import ToolDefinitionError, UnknownProviderError
+from toolstitch.replay import CallRecord, replay_file
+from toolstitch.tools import Toolset
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, Task, TaskID
+    from rich.text import Text
+
+__all__ = ["main"]
+
+# Progress appears only when the work has taken longer than this (seconds): a quick run
+# leaves the terminal as it was.
+PROGRESS_DELAY = 1.0
+# An argument longer than this is cut in the table (``--jsonl`` / ``--json`` keep it all).
+TABLE_ARGUMENTS = 200
+
+_DESCRIPTION = """\
+Replay captured LLM provider streams and print the finished tool calls of each.
+
+A PATH is a file (read whatever its name), a directory (walked recursively for
+*.sse, *.jsonl, *.ndjson, *.json, *.txt, *.yaml, *.yml, *.bin, *.eventstream,
+each also .gz), a glob, a URL readable through fsspec (s3://, gs://, https://), or
+- for standard input. The format is told from the content: gzip, SSE, JSON lines,
+AWS event-stream, a whole response body, or a VCR cassette (one stream per
+interaction with a streamed response body). With no PATH, the recordings bundled
+with toolstitch are replayed.
+
+Exit status: 0 when every stream completed (and, with --tools, every call
+validated), 1 when any did not, 2 for a usage error."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    replay_parser: argparse.ArgumentParser = args.replay_parser
+    try:
+        return _replay(args, replay_parser)
+    except KeyboardInterrupt:
+        print("toolstitch: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): nothing more to say, and nobody to say it to.
+        with contextlib.suppress(OSError):
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (silences the exit flush)
+        return 1
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="toolstitch",
+        description="Reassemble the tool calls LLM providers stream in fragments.",
+    )
+    parser.add_argument("--version", action="version", version=f"toolstitch {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    replay = commands.add_parser(
+        "replay",
+        help="replay captured streams and print their finished tool calls",
+        description=_DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    replay.set_defaults(replay_parser=replay)
+    replay.add_argument("paths", nargs="*", metavar="PATH", help="captures to replay")
+    replay.add_argument(
+        "--provider",
+        default="auto",
+        help="the dialect of every stream (openai-chat, openai-responses, anthropic, bedrock, "
+        "gemini, cohere); default: auto, told from each stream's first events",
+    )
+    output = replay.add_mutually_exclusive_group()
+    output.add_argument(
+        "--jsonl",
+        dest="format",
+        action="store_const",
+        const="jsonl",
+        help="one JSON record per call and line (schema in docs/replay.md)",
+    )
+    output.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="one JSON array of the same records",
+    )
+    replay.add_argument(
+        "--text", action="store_true", help="also show the text and reasoning of each choice"
+    )
+    replay.add_argument(
+        "--tools",
+        metavar="FILE",
+        help="validate every call against these tool definitions (JSON or YAML, in any form "
+        "toolstitch.Toolset reads: OpenAI, Anthropic, Gemini, Bedrock, {name: schema})",
+    )
+    replay.add_argument(
+        "--progress",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="progress on standard error: auto (default) shows it only on a terminal and "
+        "only once the work has taken more than a second; always shows it even when "
+        "standard error is not a terminal",
+    )
+    replay.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run on a Dask cluster: a scheduler address (tcp://host:8786) or local[:N] "
+        "for a local cluster of N worker processes (default: one per core); needs "
+        "toolstitch[dask]",
+    )
+    replay.add_argument(
+        "--out",
+        metavar="PATH",
+        help="with --scheduler: write the records as a Parquet dataset (a directory of "
+        "part files; local path or fsspec URL) instead of printing them",
+    )
+    replay.add_argument(
+        "--blocksize",
+        default="64MiB",
+        metavar="SIZE",
+        help="with --scheduler: about how many bytes of captures each partition reads "
+        "(default 64MiB)",
+    )
+    return parser
+
+
+# ------------------------------------------------------------------ the command
+
+
+def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        Assembler(args.provider, live=False)
+    except UnknownProviderError as e:
+        parser.error(f"--provider: {e}")
+    toolset = _load_tools(args.tools, parser) if args.tools else None
+    paths: list[str] = list(args.paths)
+    if args.out and not args.scheduler:
+        parser.error("--out writes what a cluster computed: give --scheduler too (local runs here)")
+    if args.scheduler:
+        if "-" in paths:
+            parser.error("standard input (-) cannot be sent to a cluster; give file paths")
+        return _replay_on_cluster(args, parser, paths or _sample_paths(), toolset)
+    title = None
+    if not paths:
+        paths = _sample_paths()
+        title = "the recordings bundled with toolstitch (give PATHs to replay your own)"
+    sources = [source for path in paths for source in _expand_one(path)]
+    output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
+    with _Progress(args.progress, sources) as progress:
+        for source in sources:
+            records, nbytes = _replay_one(source, args.provider, args.text, toolset)
+            for line in _failure_lines(records):
+                print(line, file=sys.stderr, flush=True)
+            output.add(records)
+            progress.advance(records, nbytes)
+    output.finish(title)
+    return output.status
+
+
+def _expand_one(path: str) -> list[Source]:
+    return [Source("-")] if path == "-" else expand([path])
+
+
+def _replay_one(
+    source: Source, provider: str, text: bool, toolset: Toolset | None
+) -> tuple[list[CallRecord], int]:
+    """The records of one source and the bytes it took."""
+    if source.name == "-" and source.error is None and source.size is None:
+        counted = _Counting(sys.stdin.buffer if sys.stdin is not None else io.BytesIO())
+        stdin = io.BufferedReader(counted)
+        records = replay_file(stdin, provider, name="<stdin>", text=text, tools=toolset)
+        return records, counted.count
+    return replay_source(source, provider, text=text, tools=toolset), source.size or 0
+
+
+class _Counting(io.RawIOBase):
+    """A binary reader that counts what it hands out (standard input has no size)."""
+
+    def __init__(self, f: IO[bytes]) -> None:
+        self._f = f
+        self.count = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = self._f.read(-1 if size is None else size)
+        self.count += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(memoryview(buffer)))
+        memoryview(buffer).cast("B")[: len(data)] = data
+        return len(data)
+
+
+def _sample_paths() -> list[str]:
+    """The recordings bundled in the package (``toolstitch/samples``)."""
+    root = resources.files("toolstitch") / "samples"
+    return [str(root)]
+
+
+def _load_tools(path: str, parser: argparse.ArgumentParser) -> Toolset:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        parser.error(f"--tools {path}: cannot read: {e.strerror or e}")
+    try:
+        definitions = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as json_error:
+        try:
+            import yaml
+        except ImportError:
+            parser.error(
+                f"--tools {path}: not JSON ({json_error}), and reading YAML needs PyYAML: "
+                f"pip install 'toolstitch[cli]'"
+            )
+        try:
+            definitions = yaml.safe_load(data)
+        except yaml.YAMLError as yaml_error:
+            parser.error(
+                f"--tools {path}: neither JSON ({json_error}) nor YAML "
+                f"({' '.join(str(yaml_error).split())})"
+            )
+    try:
+        return Toolset(definitions)
+    except ToolDefinitionError as e:
+        parser.error(f"--tools {path}: {' '.join(str(e).split())}")
+
+
+def _failure_lines(records: list[CallRecord]) -> Iterator[str]:
+    """One line per stream that could not be read or replayed, naming it and why (the
+    message names the byte where the error knows it)."""
+    seen: set[str] = set()
+    for record in records:
+        error = record["error"]
+        if error is not None and record["stream"] not in seen:
+            seen.add(record["stream"])
+            yield f"toolstitch: {record['stream']}: {error}"
+
+
+# ------------------------------------------------------------------ output
+
+
+class _Output:
+    """Writes records as they come (JSON lines, a JSON array) or at the end (the table),
+    and keeps the exit status."""
+
+    def __init__(self, form: str, *, text: bool, checked: bool) -> None:
+        self.form = form
+        self.text = text
+        self.checked = checked
+        self.status = 0
+        self.rows: list[CallRecord] = []
+        self.written = 0
+        self.out: IO[str] = sys.stdout
+        if form == "table":
+            _require_rich()
+
+    def add(self, records: list[CallRecord]) -> None:
+        for record in records:
+            if not record["complete"] or record.get("valid") is False:
+                self.status = 1
+            if self.form == "jsonl":
+                self.out.write(_json(record) + "\n")
+            elif self.form == "json":
+                self.out.write(("[\n" if self.written == 0 else ",\n") + _json(record))
+            else:
+                self.rows.append(record)
+            self.written += 1
+        if self.form != "table":
+            self.out.flush()
+
+    def finish(self, title: str | None) -> None:
+        if self.form == "json":
+            self.out.write("[]\n" if self.written == 0 else "\n]\n")
+        elif self.form == "table":
+            _print_table(self.rows, text=self.text, checked=self.checked, title=title)
+        self.out.flush()
+
+
+def _json(record: CallRecord) -> str:
+    return json.dumps(record, ensure_ascii=False)
+
+
+def _require_rich() -> None:
+    try:
+        import rich  # noqa: F401
+    except ImportError:
+        print(
+            "toolstitch: the table needs rich: pip install 'toolstitch[cli]' "
+            "(or use --jsonl / --json)",
+            file=sys.stderr,
+        )
+        raise SystemExit(2) from None
+
+
+def _status(record: CallRecord) -> Text:
+    from rich.text import Text
+
+    if record["error"] is not None:
+        return Text(f"error: {record['error']}", style="red")
+    if record["complete"]:
+        return Text("complete", style="green")
+    finish = record["finish"]
+    if finish is not None:
+        return Text(f"incomplete: finished with {finish!r}", style="yellow")
+    return Text("incomplete: no normal end (cut short?)", style="yellow")
+
+
+def _check(record: CallRecord) -> Text:
+    from rich.text import Text
+
+    extra: dict[str, Any] = dict(record)
+    valid = extra.get("valid")
+    if valid is True:
+        return Text("valid", style="green")
+    if valid is False:
+        return Text(str(extra.get("validation_error")), style="red")
+    return Text("server-side" if record["server_side"] else "", style="dim")
+
+
+def _short(value: str | None, limit: int) -> str:
+    if value is None:
+        return ""
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+def _common_directory(names: list[str]) -> str:
+    """The directory every stream is under (said once above the table), or ``""``."""
+    if len(names) < 2 or any(n.startswith("<stdin>") or "://" in n for n in names):
+        return ""
+    directories = {os.path.dirname(n.split("#", 1)[0]) for n in names}
+    try:
+        common = os.path.commonpath(list(directories))
+    except ValueError:
+        return ""
+    if common in ("", os.sep) or not all(n.startswith(common + os.sep) for n in names):
+        return ""
+    return common
+
+
+def _shown_directory(directory: str) -> str:
+    """``directory`` relative to the working directory when it is under it."""
+    if not os.path.isabs(directory):
+        return directory
+    try:
+        relative = os.path.relpath(directory)
+    except ValueError:
+        return directory
+    return directory if relative.startswith("..") else relative
+
+
+def _print_table(rows: list[CallRecord], *, text: bool, checked: bool, title: str | None) -> None:
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False, width=_table_width())
+    names = [r["stream"] for r in rows]
+    common = _common_directory(names)
+    cut = len(common) + 1 if common else 0
+    streams = len(dict.fromkeys(names))
+    calls = sum(1 for r in rows if r["id"] is not None)
+    complete = len({r["stream"] for r in rows if r["complete"]})
+    failed = len({r["stream"] for r in rows if r["error"] is not None})
+    where = _shown_directory(common)
+    heading = title or (f"in {where}" if common else None)
+    caption = (
+        f"{streams} stream{'s' * (streams != 1)}, {calls} call{'s' * (calls != 1)}; "
+        f"{complete} stream{'s' * (complete != 1)} complete"
+        + (f", {failed} failed" if failed else "")
+    )
+    if checked:
+        invalid = sum(1 for r in rows if dict(r).get("valid") is False)
+        caption += f"; {invalid} call{'s' * (invalid != 1)} not valid"
+    if heading and common and title:
+        heading += f"\nin {where}"
+    table = Table(title=heading, caption=caption, box=box.SIMPLE_HEAD, title_justify="left")
+    # Every cell folds rather than being cut (ids are copied from here); the minimum
+    # widths keep a narrow terminal from splitting short words.
+    table.add_column("stream", overflow="fold", min_width=12)
+    table.add_column("choice", justify="right", no_wrap=True)
+    table.add_column("id", overflow="fold", min_width=12)
+    table.add_column("name", overflow="fold", min_width=10)
+    table.add_column("arguments", overflow="fold", min_width=16)
+    table.add_column("status", overflow="fold", min_width=10)
+    if checked:
+        table.add_column("check", overflow="fold", min_width=10)
+    previous = None
+    for i, record in enumerate(rows):
+        stream = record["stream"]
+        last_of_stream = i + 1 == len(rows) or rows[i + 1]["stream"] != stream
+        cells: list[Any] = [
+            "" if stream == previous else stream[cut:],
+            str(record["choice"]),
+            record["id"] or "",
+            record["name"] or ("" if record["id"] is None else "?"),
+            _short(record["arguments"], TABLE_ARGUMENTS)
+            if record["id"] is not None
+            else "(no tool call)",
+            _status(record),
+        ]
+        if checked:
+            cells.append(_check(record))
+        table.add_row(*cells, end_section=last_of_stream)
+        previous = stream
+    console.print(table)
+    if text:
+        _print_text(console, rows, cut)
+
+
+def _table_width() -> int | None:
+    """The terminal's width on a terminal (or ``COLUMNS``); for a file or a pipe, room
+    enough that ids and names are not folded (a table is only as wide as it needs)."""
+    if _is_terminal(sys.stdout) or os.environ.get("COLUMNS"):
+        return None
+    return 160
+
+
+def _print_text(console: Any, rows: list[CallRecord], cut: int) -> None:
+    """The text and reasoning of each choice, unwrapped (the terminal wraps them)."""
+    from rich.text import Text
+
+    seen: set[tuple[str, int]] = set()
+    console.print(Text("text and reasoning", style="italic"))
+    for record in rows:
+        key = (record["stream"], record["choice"])
+        extra: dict[str, Any] = dict(record)
+        if key in seen or not (extra.get("text") or extra.get("reasoning")):
+            continue
+        seen.add(key)
+        console.print()
+        console.print(Text(f"{record['stream'][cut:]}, choice {record['choice']}", style="bold"))
+        for label in ("reasoning", "text"):
+            if extra.get(label):
+                body = Text(f"{label}: ", style="dim")
+                body.append(str(extra[label]).strip())
+                console.print(body, soft_wrap=True)
+    if not seen:
+        console.print("(no stream has text or reasoning)")
+
+
+# ------------------------------------------------------------------ progress
+
+
+class _Progress:
+    """Streams/s and MB/s on standard error (a bar when the total size is known), only
+    on a terminal and only once the work has taken more than ``PROGRESS_DELAY``; with
+    ``always``, from the start and whatever standard error is."""
+
+    def __init__(self, mode: str, sources: list[Source]) -> None:
+        self.mode = mode
+        self.enabled = mode == "always" or (mode == "auto" and _is_terminal(sys.stderr))
+        sizes = [s.size for s in sources]
+        self.total = None if any(s is None for s in sizes) else float(sum(s or 0 for s in sizes))
+        self.started_at = time.monotonic()
+        self.streams = 0
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
+        self.shown = False
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            try:
+                self._build()
+            except ImportError:
+                self.enabled = False
+        if self.enabled and self.mode == "always":
+            self._show()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.progress is not None and self.shown:
+            self.progress.stop()
+
+    def _build(self) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+        )
+
+        console = Console(stderr=True, force_terminal=True if self.mode == "always" else None)
+        columns: list[Any] = [TextColumn("replaying")]
+        if self.total is not None:
+            columns += [BarColumn(bar_width=20), TaskProgressColumn()]
+        columns += [_RateColumn(), TimeElapsedColumn()]
+        self.progress = Progress(
+            *columns,
+            console=console,
+            redirect_stdout=_is_terminal(sys.stdout),
+            redirect_stderr=True,
+        )
+        self.task = self.progress.add_task("replay", total=self.total, streams=0)
+
+    def _show(self) -> None:
+        if self.progress is not None and not self.shown:
+            self.progress.start()
+            self.shown = True
+
+    def advance(self, records: list[CallRecord], nbytes: int) -> None:
+        if not self.enabled or self.progress is None or self.task is None:
+            return
+        self.streams += len({r["stream"] for r in records})
+        self.progress.update(self.task, advance=nbytes, streams=self.streams)
+        if not self.shown and time.monotonic() - self.started_at > PROGRESS_DELAY:
+            self._show()
+
+
+def _is_terminal(stream: Any) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if callable(isatty) else False
+    except ValueError:  # a closed stream
+        return False
+
+
+def _rate_column() -> type[Any]:
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    class RateColumn(ProgressColumn):
+        """Streams and bytes per second since the start."""
+
+        def render(self, task: Task) -> Text:
+            elapsed = task.elapsed or 0.0
+            streams = int(task.fields.get("streams", 0))
+            if elapsed <= 0:
+                return Text(f"{streams} streams")
+            return Text(
+                f"{streams:,} streams, {streams / elapsed:,.0f} streams/s, "
+                f"{task.completed / elapsed / 1e6:,.1f} MB/s"
+            )
+
+    return RateColumn
+
+
+def _RateColumn() -> Any:
+    return _rate_column()()
+
+
+# ------------------------------------------------------------------ on a cluster
+
+
+def _replay_on_cluster(
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser,
+    paths: list[str],
+    toolset: Toolset | None,
+) -> int:
+    try:
+        from dask.utils import parse_bytes
+        from distributed import Client, LocalCluster, progress, wait
+        from distributed.scheduler import KilledWorker
+
+        from toolstitch import dask as toolstitch_dask
+    except ImportError as e:
+        parser.error(f"--scheduler needs toolstitch[dask] ({e})")
+    try:
+        blocksize = parse_bytes(args.blocksize)
+    except (ValueError, TypeError):
+        parser.error(f"--blocksize: {args.blocksize!r} is not a size (64MiB, 100MB, 1000000)")
+    if blocksize <= 0:
+        parser.error("--blocksize must be positive")
+    address = args.scheduler
+    cluster: LocalCluster | None = None
+    if address == "local" or address.startswith("local:"):
+        _, _, count = address.partition(":")
+        if count and not (count.isdigit() and int(count) > 0):
+            parser.error(f"--scheduler {address}: the worker count must be a positive integer")
+        cluster = toolstitch_dask.local_cluster(int(count) if count else None)
+        address = cluster
+    try:
+        try:
+            client = Client(address)
+        except (OSError, TimeoutError) as e:
+            print(
+                f"toolstitch: cannot reach the Dask scheduler at {args.scheduler}: {e}",
+                file=sys.stderr,
+            )
+            return 2
+        with client:
+            frame = toolstitch_dask.read_calls(
+                paths,
+                args.provider,
+                blocksize=blocksize,
+                text=args.text,
+                tools=toolstitch_dask.definitions_of(toolset),
+            )
+            frame = client.persist(frame)
+            if args.progress == "always" or (args.progress == "auto" and _is_terminal(sys.stderr)):
+                with contextlib.redirect_stdout(sys.stderr):
+                    progress(frame)
+            wait(frame)
+            if args.out:
+                toolstitch_dask.to_parquet(frame, args.out)
+                summary = frame[["stream", "complete", "error", *_valid(toolset)]].compute()
+                records = cast(list[CallRecord], toolstitch_dask.to_records(summary))
+            else:
+                records = cast(list[CallRecord], toolstitch_dask.to_records(frame.compute()))
+    except (KilledWorker, OSError, TimeoutError, RuntimeError, ValueError) as e:
+        # Replay itself turns every bad file into a record; what reaches here is the
+        # cluster failing (a lost worker or scheduler, an output that cannot be written).
+        print(f"toolstitch: the cluster run failed: {type(e).__name__}: {e}", file=sys.stderr)
+        return 1
+    finally:
+        if cluster is not None:
+            cluster.close()
+    for line in _failure_lines(records):
+        print(line, file=sys.stderr)
+    if args.out:
+        status = 0 if all(_ok(r) for r in records) else 1
+        streams = len({r["stream"] for r in records})
+        print(f"wrote {len(records)} records of {streams} streams to {args.out}")
+        return status
+    output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
+    output.add(records)
+    output.finish(None)
+    return output.status
+
+
+def _valid(toolset: Toolset | None) -> list[str]:
+    return [] if toolset is None else ["valid"]
+
+
+def _ok(record: CallRecord) -> bool:
+    return bool(record["complete"]) and dict(record).get("valid") is not False

@@ -1,0 +1,558 @@
+"""Replay captured provider streams into plain call records.
+
+``replay_bytes(data)`` and ``replay_path(path)`` read one captured response (or a VCR
+cassette holding several) and return one record per tool call: a plain ``dict`` with
+exactly the keys of ``RECORD_KEYS``, picklable, JSON-ready, the same on every machine.
+A stream with no call, or one that could not be replayed, still gives one record (its
+``id``, ``name``, ``kind`` and ``arguments`` are ``None``), so every stream shows up.
+The schema and its stability promise are in ``docs/replay.md``.
+
+The format is told from the content, never from the file name alone:
+
+- gzip (by its magic bytes) is decompressed first, whatever the name;
+- a VCR cassette (YAML whose first key is ``interactions`` or ``http_interactions``)
+  gives one stream per interaction whose response body is streamed; reading one needs
+  PyYAML (imported only then);
+- anything else goes to the ``Assembler`` as raw bytes, which tells SSE, JSON lines and
+  AWS event-stream apart (and the provider, with ``provider="auto"``).
+
+This module needs nothing beyond the core package (PyYAML only for cassettes).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import gzip
+import io
+import os
+import re
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO, Any, TypedDict, cast
+
+from toolstitch.assemble import AssembledMessage, Assembler
+from toolstitch.blocks import ThinkingBlock, ToolUseBlock
+from toolstitch.errors import ToolstitchError
+from toolstitch.tools import Toolset
+
+__all__ = [
+    "RECORD_KEYS",
+    "STREAM_SUFFIXES",
+    "CallRecord",
+    "as_toolset",
+    "check_record",
+    "is_stream_file",
+    "replay_bytes",
+    "replay_file",
+    "replay_path",
+]
+
+RECORD_KEYS = (
+    "stream",
+    "choice",
+    "id",
+    "name",
+    "kind",
+    "arguments",
+    "complete",
+    "finish",
+    "server_side",
+    "error",
+)
+"""The keys of every record, in this order."""
+
+
+class CallRecord(TypedDict):
+    """One tool call of one replayed stream (or the one record of a stream without calls).
+
+    ``text`` and ``reasoning`` (``str``), and ``valid`` (``bool | None``) and
+    ``validation_error`` (``str | None``), follow only when asked for.
+    """
+
+    stream: str
+    choice: int
+    id: str | None
+    name: str | None
+    kind: str | None
+    arguments: str | None
+    complete: bool
+    finish: str | None
+    server_side: bool
+    error: str | None
+
+
+STREAM_SUFFIXES = frozenset(
+    {".sse", ".jsonl", ".ndjson", ".json", ".txt", ".yaml", ".yml", ".bin", ".eventstream"}
+)
+"""The names a directory walk picks up (each also with ``.gz`` after it). A file named
+on its own is read whatever its name."""
+
+# Bytes fed to the Assembler at a time: large enough that the per-call cost vanishes,
+# small enough that a big stream never needs a second copy of itself in memory.
+_CHUNK = 1 << 20
+_GZIP_MAGIC = b"\x1f\x8b"
+# gzip inside gzip is legitimate (a compressed capture, compressed again by a store);
+# deeper nesting is refused rather than followed without end.
+_MAX_GZIP_LAYERS = 3
+# A cassette is YAML whose first key names its interactions (VCR.py writes
+# ``interactions:``, Ruby's VCR ``http_interactions:``), after any comments, blank
+# lines and a ``---`` document start.
+_CASSETTE = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*(?:#[^\n]*)?\r?\n|---[ \t]*\r?\n)*(?:http_)?interactions:"
+)
+# Response content types of a streamed body (compared on the part before any ``;``).
+_STREAMED_TYPES = frozenset(
+    {
+        "text/event-stream",
+        "application/vnd.amazon.eventstream",
+        "application/x-ndjson",
+        "application/ndjson",
+        "application/jsonl",
+        "application/x-jsonlines",
+        "application/jsonlines",
+        "application/stream+json",
+    }
+)
+
+
+def is_stream_file(name: str) -> bool:
+    """Whether a directory walk replays the file ``name``: not hidden, and named like a
+    capture (``STREAM_SUFFIXES``, optionally followed by ``.gz``)."""
+    base = os.path.basename(name).lower()
+    if not base or base.startswith("."):
+        return False
+    if base.endswith(".gz"):
+        base = base[:-3]
+    return os.path.splitext(base)[1] in STREAM_SUFFIXES
+
+
+def replay_bytes(
+    data: bytes | bytearray | memoryview,
+    provider: str = "auto",
+    *,
+    name: str = "<bytes>",
+    text: bool = False,
+    tools: Any = None,
+) -> list[CallRecord]:
+    """The call records of one capture held in memory (see the module docstring).
+
+    ``name`` is the ``stream`` of its records (a cassette's interactions are
+    ``name#1``, ``name#2``, ...). ``provider`` is ``"auto"`` or a dialect name; an
+    unknown one raises ``UnknownProviderError``.
+
+    Two options add keys after the ten of ``RECORD_KEYS``: ``text=True`` adds ``text``
+    and ``reasoning`` (the text and the reasoning of the record's choice); ``tools`` (a
+    ``Toolset``, or definitions in any form ``Toolset`` reads) adds ``valid`` and
+    ``validation_error`` (see ``check_record``).
+    """
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise TypeError(f"replay_bytes takes bytes, not {type(data).__name__}")
+    return replay_file(io.BytesIO(bytes(data)), provider, name=name, text=text, tools=tools)
+
+
+def replay_path(
+    path: str | os.PathLike[str],
+    provider: str = "auto",
+    *,
+    text: bool = False,
+    tools: Any = None,
+) -> list[CallRecord]:
+    """The call records of one capture file; ``stream`` is ``str(path)``.
+
+    A file that cannot be opened or read gives one record whose ``error`` says why;
+    only an unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as
+    for ``replay_bytes``.
+    """
+    name = os.fspath(path)
+    Assembler(provider, live=False)  # an unknown provider is the caller's error
+    toolset = as_toolset(tools)
+    try:
+        f = open(name, "rb")  # noqa: SIM115 (closed below, after a failed open is handled)
+    except OSError as e:
+        return _checked([_failure_with_text(name, _os_reason(e), text)], toolset)
+    with f:
+        return replay_file(f, provider, name=name, text=text, tools=toolset)
+
+
+def replay_file(
+    fileobj: IO[bytes],
+    provider: str = "auto",
+    *,
+    name: str,
+    text: bool = False,
+    tools: Any = None,
+) -> list[CallRecord]:
+    """The call records of a capture read from a binary file object (a local file, an
+    ``fsspec`` file, standard input). Read errors become error records. ``text`` and
+    ``tools`` as for ``replay_bytes``."""
+    Assembler(provider, live=False)
+    toolset = as_toolset(tools)
+    return _checked(_replay_fileobj(fileobj, provider, name, text), toolset)
+
+
+def _replay_fileobj(fileobj: IO[bytes], provider: str, name: str, text: bool) -> list[CallRecord]:
+    try:
+        head, chunks = _decompressed(fileobj)
+    except (OSError, EOFError, zlib.error) as e:
+        return [_failure_with_text(name, _read_reason(e), text)]
+    if _CASSETTE.match(head):
+        try:
+            document = head + b"".join(chunks)
+        except (OSError, EOFError, zlib.error) as e:
+            return [_failure_with_text(name, _read_reason(e), text)]
+        return _replay_cassette(document, name, provider, text)
+    return _replay_stream(_prepend(head, chunks), name, provider, text)
+
+
+# ------------------------------------------------------------------ validation
+
+
+def as_toolset(tools: Any) -> Toolset | None:
+    """``tools`` as a ``Toolset``: ``None`` stays ``None``, a ``Toolset`` is kept, anything
+    else is read by ``Toolset(tools)`` (``ToolDefinitionError`` when it cannot be)."""
+    if tools is None or isinstance(tools, Toolset):
+        return tools
+    return Toolset(tools)
+
+
+def check_record(record: Mapping[str, Any], toolset: Toolset) -> tuple[bool | None, str | None]:
+    """``(valid, validation_error)`` for one record.
+
+    ``valid`` is ``None`` when there is nothing for the client to check (a record
+    without a call, or a call the provider ran itself), ``True`` when the call is safe to
+    hand to its tool, and ``False`` otherwise, with the reason: the stream did not
+    complete (its calls may be cut short and must not run), the call is not a JSON
+    function call (a custom, shell or computer call that tool definitions do not
+    describe), or the toolset refuses it (undeclared tool, input that is not one JSON
+    value, arguments failing the schema; the message names every failing path).
+    """
+    if record["id"] is None or record["server_side"]:
+        return None, None
+    if not record["complete"]:
+        return False, "not validated: the stream did not complete, so the call may be cut short"
+    kind = record["kind"]
+    if kind != "function":
+        return False, (
+            f"not validated: a {kind} call is not a JSON function call, which is all tool "
+            f"definitions describe"
+        )
+    try:
+        toolset.validate(
+            ToolUseBlock(record["id"], record["name"] or "", record["arguments"] or "")
+        )
+    except ToolstitchError as e:
+        return False, _one_line(str(e))
+    return True, None
+
+
+def _checked(records: list[CallRecord], toolset: Toolset | None) -> list[CallRecord]:
+    if toolset is None:
+        return records
+    for record in records:
+        valid, why = check_record(record, toolset)
+        extra = cast(dict[str, Any], record)
+        extra["valid"] = valid
+        extra["validation_error"] = why
+    return records
+
+
+# ------------------------------------------------------------------ reading
+
+
+def _decompressed(f: IO[bytes]) -> tuple[bytes, Iterator[bytes]]:
+    """The first chunk of the (decompressed) content and an iterator over the rest."""
+    source: IO[bytes] | gzip.GzipFile = f
+    for _ in range(_MAX_GZIP_LAYERS + 1):
+        head = source.read(_CHUNK)
+        if not head.startswith(_GZIP_MAGIC):
+            return head, _rest(source)
+        source = gzip.GzipFile(fileobj=_Prepended(head, source), mode="rb")
+    raise OSError(f"more than {_MAX_GZIP_LAYERS} layers of gzip; refusing to go deeper")
+
+
+def _rest(f: IO[bytes] | gzip.GzipFile) -> Iterator[bytes]:
+    while chunk := f.read(_CHUNK):
+        yield chunk
+
+
+def _prepend(head: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    if head:
+        yield head
+    yield from rest
+
+
+class _Prepended(io.RawIOBase):
+    """``head`` followed by the rest of ``f``: a readable file for ``GzipFile`` that
+    needs no seeking, so standard input and pipes work."""
+
+    def __init__(self, head: bytes, f: IO[bytes] | gzip.GzipFile) -> None:
+        self._head = memoryview(head)
+        self._f = f
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        target = memoryview(buffer).cast("B")
+        if self._head.nbytes:
+            n = min(self._head.nbytes, target.nbytes)
+            target[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._f.read(target.nbytes)
+        target[: len(data)] = data
+        return len(data)
+
+
+def _gunzip(data: bytes) -> bytes:
+    """A cassette body decompressed when it is gzip (a recorded ``Content-Encoding``)."""
+    for _ in range(_MAX_GZIP_LAYERS + 1):
+        if not data.startswith(_GZIP_MAGIC):
+            return data
+        data = gzip.decompress(data)
+    raise OSError(f"more than {_MAX_GZIP_LAYERS} layers of gzip; refusing to go deeper")
+
+
+def _os_reason(e: OSError) -> str:
+    return f"cannot read: {e.strerror or e}"
+
+
+def _read_reason(e: BaseException) -> str:
+    if isinstance(e, (gzip.BadGzipFile, zlib.error)):
+        return f"not valid gzip: {e}"
+    if isinstance(e, EOFError):
+        return f"gzip data cut short: {e}"
+    if isinstance(e, OSError):
+        return _os_reason(e)
+    return f"cannot read: {e}"
+
+
+# ------------------------------------------------------------------ assembling
+
+
+def _replay_stream(
+    chunks: Iterable[bytes], name: str, provider: str, text: bool
+) -> list[CallRecord]:
+    asm = Assembler(provider, live=False)
+    error: str | None = None
+    try:
+        for chunk in chunks:
+            asm.feed_bytes(chunk)
+        asm.close()
+    except ToolstitchError as e:
+        error = _one_line(str(e))
+    except (OSError, EOFError, zlib.error) as e:
+        error = _read_reason(e)
+    if error is not None and not asm.closed:
+        # Finish what was assembled (open calls end, unnamed ones are reported); the
+        # stream is already known to be broken, so a second error adds nothing.
+        with contextlib.suppress(ToolstitchError):
+            asm.close()
+    return _records(asm.messages(), name, error, text)
+
+
+def _records(
+    messages: Iterable[AssembledMessage], name: str, error: str | None, text: bool
+) -> list[CallRecord]:
+    records: list[CallRecord] = []
+    for message in messages:
+        why = error
+        if why is None and message.problems:
+            why = _one_line("; ".join(message.problems))
+        complete = message.complete and why is None
+        finish = _finish(message)
+        extra = _text_fields(message) if text else None
+        calls: list[ToolUseBlock | None] = list(message.tool_uses) or [None]
+        for block in calls:
+            record: CallRecord
+            if block is None:
+                record = {
+                    "stream": name,
+                    "choice": message.choice,
+                    "id": None,
+                    "name": None,
+                    "kind": None,
+                    "arguments": None,
+                    "complete": complete,
+                    "finish": finish,
+                    "server_side": False,
+                    "error": why,
+                }
+            else:
+                record = {
+                    "stream": name,
+                    "choice": message.choice,
+                    "id": block.id,
+                    "name": block.name,
+                    "kind": _kind(block),
+                    "arguments": block.input,
+                    "complete": complete,
+                    "finish": finish,
+                    "server_side": _server_side(block, message),
+                    "error": why,
+                }
+            if extra is not None:
+                cast(dict[str, Any], record).update(extra)
+            records.append(record)
+    return records
+
+
+def _finish(message: AssembledMessage) -> str | None:
+    finish: str | None = getattr(message, "finish", None)  # interface landing on main
+    return finish
+
+
+def _kind(block: ToolUseBlock) -> str:
+    kind: str = getattr(block, "kind", "function")  # interface landing on main
+    return kind
+
+
+def _server_side(block: ToolUseBlock, message: AssembledMessage) -> bool:
+    listed = block.id in message.server_side_ids
+    return bool(getattr(block, "server_side", listed))  # interface landing on main
+
+
+def _text_fields(message: AssembledMessage) -> dict[str, str]:
+    reasoning = "".join(b.thinking for b in message.blocks if isinstance(b, ThinkingBlock))
+    return {"text": message.text, "reasoning": reasoning}
+
+
+def _failure(name: str, error: str) -> CallRecord:
+    return {
+        "stream": name,
+        "choice": 0,
+        "id": None,
+        "name": None,
+        "kind": None,
+        "arguments": None,
+        "complete": False,
+        "finish": None,
+        "server_side": False,
+        "error": error,
+    }
+
+
+def _failure_with_text(name: str, error: str, text: bool) -> CallRecord:
+    record = _failure(name, error)
+    if text:
+        cast(dict[str, Any], record).update({"text": "", "reasoning": ""})
+    return record
+
+
+def _one_line(message: str) -> str:
+    return " ".join(message.split())
+
+
+# ------------------------------------------------------------------ cassettes
+
+
+def _replay_cassette(document: bytes, name: str, provider: str, text: bool) -> list[CallRecord]:
+    try:
+        import yaml
+    except ImportError:
+        return [
+            _failure_with_text(
+                name,
+                "this is a VCR cassette, and reading one needs PyYAML: "
+                "pip install 'toolstitch[cli]' (or PyYAML)",
+                text,
+            )
+        ]
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        cassette = yaml.load(document, Loader=loader)
+    except yaml.YAMLError as e:
+        return [_failure_with_text(name, f"not a readable VCR cassette: {_yaml_reason(e)}", text)]
+    interactions = None
+    if isinstance(cassette, Mapping):
+        interactions = cassette.get("interactions", cassette.get("http_interactions"))
+    if not isinstance(interactions, list):
+        return [
+            _failure_with_text(
+                name, "not a VCR cassette: 'interactions' is missing or not a list", text
+            )
+        ]
+    records: list[CallRecord] = []
+    for number, interaction in enumerate(interactions, 1):
+        stream = f"{name}#{number}"
+        try:
+            body = _streamed_body(interaction)
+        except ValueError as e:
+            records.append(_failure_with_text(stream, str(e), text))
+            continue
+        if body is None:
+            continue
+        try:
+            body = _gunzip(body)
+        except (OSError, EOFError, zlib.error) as e:
+            records.append(_failure_with_text(stream, _read_reason(e), text))
+            continue
+        records.extend(_replay_stream([body], stream, provider, text))
+    if not records:
+        return [
+            _failure_with_text(
+                name,
+                f"none of the cassette's {len(interactions)} interactions has a streamed "
+                f"response body (SSE, AWS event-stream or JSON lines)",
+                text,
+            )
+        ]
+    return records
+
+
+def _yaml_reason(e: Exception) -> str:
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return _one_line(f"{problem}{where}")
+
+
+def _streamed_body(interaction: Any) -> bytes | None:
+    """The response body of one interaction when it is streamed, else ``None``.
+
+    Streamed means a streaming content type, or no content type at all with a body
+    (the Assembler then decides). Bodies are text, ``!!binary`` bytes, or Ruby VCR's
+    ``base64_string``.
+    """
+    response = interaction.get("response") if isinstance(interaction, Mapping) else None
+    if not isinstance(response, Mapping):
+        raise ValueError("the interaction has no response")
+    content_type = _header(response.get("headers"), "content-type")
+    if content_type is not None and content_type.split(";")[0].strip().lower() not in (
+        _STREAMED_TYPES
+    ):
+        return None
+    body = response.get("body")
+    if isinstance(body, Mapping):
+        if "string" in body:
+            body = body["string"]
+        elif "base64_string" in body:
+            try:
+                body = base64.b64decode(str(body["base64_string"]), validate=False)
+            except (binascii.Error, ValueError) as e:
+                raise ValueError(f"the response body is not valid base64: {e}") from None
+        else:
+            body = None
+    if body is None or body == "" or body == b"":
+        return None
+    if isinstance(body, str):
+        return body.encode("utf-8", "surrogatepass")
+    if isinstance(body, (bytes, bytearray)):
+        return bytes(body)
+    raise ValueError(f"the response body is a {type(body).__name__}, not text or bytes")
+
+
+def _header(headers: Any, wanted: str) -> str | None:
+    if not isinstance(headers, Mapping):
+        return None
+    for key, value in headers.items():
+        if str(key).lower() != wanted:
+            continue
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        return None if value is None else str(value)
+    return None
