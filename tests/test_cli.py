@@ -336,7 +336,7 @@ def test_unreadable_and_malformed_get_one_line_each_and_the_rest_is_processed(
         f"toolstitch: {corpus}/2-unreadable.sse: cannot read: No such file or directory",
         f"toolstitch: {corpus}/3-malformed.jsonl: cannot tell the stream's transport: byte 0 "
         "is 0x74, which starts neither SSE (`data:`, `event:`, `id:`, `retry:`, `:`), JSON "
-        "lines (`{`, `[`) nor an AWS event-stream prelude",
+        "(`{`, `[`) nor an AWS event-stream prelude",
         f"toolstitch: {missing}: cannot read: No such file or directory",
     ]
     records = jsonl(done.stdout)

@@ -162,7 +162,8 @@ def test_broken_gzip_is_an_error_record() -> None:
 
 def test_vcr_cassette_variants(tmp_path: Path) -> None:
     """A gzip Content-Encoding body, Ruby VCR's http_interactions and base64_string, a
-    non-streamed JSON response (skipped), an interaction without content type (replayed)."""
+    JSON answer that is no provider response (passed over), a whole non-streamed
+    response (replayed), an interaction without content type (replayed)."""
     sse = ANTHROPIC.read_bytes()
     events = cassette_bodies(BEDROCK_CASSETTE)[0]
     cassette = {
@@ -175,6 +176,8 @@ def test_vcr_cassette_variants(tmp_path: Path) -> None:
             {"response": {"headers": {"Content-Type": "application/vnd.amazon.eventstream"},
                           "body": {"base64_string": base64.b64encode(events).decode()}}},
             {"response": {"body": {"string": sse.decode()}}},
+            {"response": {"headers": {"Content-Type": ["application/json"]},
+                          "body": {"string": json.dumps(COMPLETION, indent=2)}}},
         ]
     }  # fmt: skip
     document = b"---\n" + yaml.safe_dump(cassette).encode()
@@ -183,7 +186,42 @@ def test_vcr_cassette_variants(tmp_path: Path) -> None:
         ("c#2", "toolu_01NRLabsLyVHZPKxbKvkfSMn", True),
         ("c#3", "tooluse_lAG_zP8QRHmSYOwZzzaCqA", True),
         ("c#4", "toolu_01NRLabsLyVHZPKxbKvkfSMn", True),
+        ("c#5", "call_w", True),
     ]
+
+
+COMPLETION = {
+    "id": "chatcmpl-1",
+    "object": "chat.completion",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_w",
+                        "type": "function",
+                        "function": {"name": "weather", "arguments": '{"city":"Paris"}'},
+                    }
+                ],
+            },
+            "finish_reason": "tool_calls",
+        }
+    ],
+}
+
+
+def test_a_whole_non_streamed_response_replays_like_its_stream() -> None:
+    (record,) = replay_bytes(json.dumps(COMPLETION, indent=2).encode(), name="body.json")
+    assert (record["id"], record["name"], record["arguments"], record["finish"]) == (
+        "call_w",
+        "weather",
+        '{"city":"Paris"}',
+        "tool-calls",
+    )
+    assert record["complete"] and record["error"] is None
 
 
 def test_cassettes_that_cannot_be_replayed_give_one_error_record() -> None:
@@ -350,3 +388,28 @@ def test_the_bundled_samples_cover_every_dialect_and_complete() -> None:
     # The bundled copies are byte-exact copies of the recordings the tests check.
     assert (SAMPLES / "openai-chat.sse").read_bytes() == OPENAI_CHAT.read_bytes()
     assert (SAMPLES / "bedrock.vcr.yaml").read_bytes() == BEDROCK_CASSETTE.read_bytes()
+
+
+def test_records_carry_the_kind_server_side_and_normalised_finish_of_each_call() -> None:
+    hosted = replay_path(REAL / "vercel-ai" / "anthropic-mcp.1.chunks.txt")
+    assert [(r["kind"], r["server_side"], r["finish"], r["complete"]) for r in hosted] == [
+        ("mcp_tool_use", True, "stop", True)
+    ]
+    (custom,) = replay_path(REAL / "vercel-ai" / "openai-custom-tool.1.chunks.txt")
+    assert (custom["kind"], custom["server_side"], custom["finish"]) == (
+        "custom_tool_call",
+        False,
+        "tool-calls",
+    )
+    assert custom["arguments"] == "SELECT * FROM users WHERE age > 25"
+    # A custom tool's call validates as text against its grammar.
+    tools = Toolset(
+        [
+            {
+                "type": "custom",
+                "name": "write_sql",
+                "format": {"type": "grammar", "syntax": "regex", "definition": r"SELECT .+"},
+            }
+        ]
+    )
+    assert check_record(custom, tools) == (True, None)

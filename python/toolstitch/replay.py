@@ -11,10 +11,11 @@ The format is told from the content, never from the file name alone:
 
 - gzip (by its magic bytes) is decompressed first, whatever the name;
 - a VCR cassette (YAML whose first key is ``interactions`` or ``http_interactions``)
-  gives one stream per interaction whose response body is streamed; reading one needs
-  PyYAML (imported only then);
-- anything else goes to the ``Assembler`` as raw bytes, which tells SSE, JSON lines and
-  AWS event-stream apart (and the provider, with ``provider="auto"``).
+  gives one stream per interaction whose response body is streamed, or is a whole
+  non-streamed response of a provider; reading one needs PyYAML (imported only then);
+- anything else goes to the ``Assembler`` as raw bytes, which tells SSE, JSON lines,
+  AWS event-stream and whole (pretty-printed) response bodies apart (and the provider,
+  with ``provider="auto"``).
 
 This module needs nothing beyond the core package (PyYAML only for cassettes).
 """
@@ -223,24 +224,23 @@ def check_record(record: Mapping[str, Any], toolset: Toolset) -> tuple[bool | No
     ``valid`` is ``None`` when there is nothing for the client to check (a record
     without a call, or a call the provider ran itself), ``True`` when the call is safe to
     hand to its tool, and ``False`` otherwise, with the reason: the stream did not
-    complete (its calls may be cut short and must not run), the call is not a JSON
-    function call (a custom, shell or computer call that tool definitions do not
-    describe), or the toolset refuses it (undeclared tool, input that is not one JSON
-    value, arguments failing the schema; the message names every failing path).
+    complete (its calls may be cut short and must not run), or the toolset refuses it
+    (undeclared tool, a custom tool's input that does not match its grammar, input that
+    is not one JSON value, arguments failing the schema; the message names every
+    failing path).
     """
     if record["id"] is None or record["server_side"]:
         return None, None
     if not record["complete"]:
         return False, "not validated: the stream did not complete, so the call may be cut short"
-    kind = record["kind"]
-    if kind != "function":
-        return False, (
-            f"not validated: a {kind} call is not a JSON function call, which is all tool "
-            f"definitions describe"
-        )
     try:
         toolset.validate(
-            ToolUseBlock(record["id"], record["name"] or "", record["arguments"] or "")
+            ToolUseBlock(
+                record["id"],
+                record["name"] or "",
+                record["arguments"] or "",
+                kind=record["kind"] or "function",
+            )
         )
     except ToolstitchError as e:
         return False, _one_line(str(e))
@@ -362,7 +362,7 @@ def _records(
         if why is None and message.problems:
             why = _one_line("; ".join(message.problems))
         complete = message.complete and why is None
-        finish = _finish(message)
+        finish = message.finish
         extra = _text_fields(message) if text else None
         calls: list[ToolUseBlock | None] = list(message.tool_uses) or [None]
         for block in calls:
@@ -386,32 +386,17 @@ def _records(
                     "choice": message.choice,
                     "id": block.id,
                     "name": block.name,
-                    "kind": _kind(block),
+                    "kind": block.kind,
                     "arguments": block.input,
                     "complete": complete,
                     "finish": finish,
-                    "server_side": _server_side(block, message),
+                    "server_side": block.server_side,
                     "error": why,
                 }
             if extra is not None:
                 cast(dict[str, Any], record).update(extra)
             records.append(record)
     return records
-
-
-def _finish(message: AssembledMessage) -> str | None:
-    finish: str | None = getattr(message, "finish", None)  # interface landing on main
-    return finish
-
-
-def _kind(block: ToolUseBlock) -> str:
-    kind: str = getattr(block, "kind", "function")  # interface landing on main
-    return kind
-
-
-def _server_side(block: ToolUseBlock, message: AssembledMessage) -> bool:
-    listed = block.id in message.server_side_ids
-    return bool(getattr(block, "server_side", listed))  # interface landing on main
 
 
 def _text_fields(message: AssembledMessage) -> dict[str, str]:
@@ -510,19 +495,22 @@ def _yaml_reason(e: Exception) -> str:
 
 
 def _streamed_body(interaction: Any) -> bytes | None:
-    """The response body of one interaction when it is streamed, else ``None``.
+    """The response body of one interaction when it is a provider's response, else
+    ``None``.
 
-    Streamed means a streaming content type, or no content type at all with a body
-    (the Assembler then decides). Bodies are text, ``!!binary`` bytes, or Ruby VCR's
+    That is a streaming content type, or no content type at all with a body (the
+    Assembler then decides), or ``application/json`` holding a whole non-streamed
+    response of a provider (a chat completion, a message, ...: one the Assembler
+    recognises; other JSON answers of the API, such as a model list, are not
+    responses and are passed over). Bodies are text, ``!!binary`` bytes, or Ruby VCR's
     ``base64_string``.
     """
     response = interaction.get("response") if isinstance(interaction, Mapping) else None
     if not isinstance(response, Mapping):
         raise ValueError("the interaction has no response")
     content_type = _header(response.get("headers"), "content-type")
-    if content_type is not None and content_type.split(";")[0].strip().lower() not in (
-        _STREAMED_TYPES
-    ):
+    media = content_type.split(";")[0].strip().lower() if content_type is not None else None
+    if media is not None and media not in _STREAMED_TYPES and media != "application/json":
         return None
     body = response.get("body")
     if isinstance(body, Mapping):
@@ -538,10 +526,29 @@ def _streamed_body(interaction: Any) -> bytes | None:
     if body is None or body == "" or body == b"":
         return None
     if isinstance(body, str):
-        return body.encode("utf-8", "surrogatepass")
-    if isinstance(body, (bytes, bytearray)):
-        return bytes(body)
-    raise ValueError(f"the response body is a {type(body).__name__}, not text or bytes")
+        raw = body.encode("utf-8", "surrogatepass")
+    elif isinstance(body, (bytes, bytearray)):
+        raw = bytes(body)
+    else:
+        raise ValueError(f"the response body is a {type(body).__name__}, not text or bytes")
+    if media == "application/json" and not _is_response_body(raw):
+        return None
+    return raw
+
+
+def _is_response_body(body: bytes) -> bool:
+    """Whether a JSON body is a whole response of some provider (or its error): the
+    Assembler under ``"auto"`` can tell its dialect."""
+    try:
+        data = _gunzip(body)
+    except (OSError, EOFError, zlib.error):
+        return True  # let the replay report it
+    probe = Assembler("auto", live=False)
+    try:
+        probe.feed(data)
+    except ToolstitchError:
+        pass
+    return probe.dialect is not None
 
 
 def _header(headers: Any, wanted: str) -> str | None:
