@@ -21,6 +21,7 @@ pub mod blocks;
 pub mod framing;
 pub mod partial;
 pub mod providers;
+mod statics;
 pub mod validate;
 pub mod wire;
 

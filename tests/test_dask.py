@@ -146,7 +146,7 @@ def test_a_missing_path_is_an_error_record_not_a_failed_job(client: Client, tmp_
 
 def test_bad_arguments_fail_before_anything_runs(client: Client) -> None:
     with pytest.raises(UnknownProviderError):
-        toolstitch_dask.read_calls([str(ANTHROPIC)], "nope")
+        toolstitch_dask.read_calls([str(ANTHROPIC)], "nope")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="at least one path"):
         toolstitch_dask.read_calls([])
 

@@ -94,9 +94,9 @@ def test_replay_bytes_refuses_text() -> None:
 
 def test_an_unknown_provider_raises_and_a_forced_one_is_used() -> None:
     with pytest.raises(UnknownProviderError, match="nope"):
-        replay_path(ANTHROPIC, "nope")
+        replay_path(ANTHROPIC, "nope")  # type: ignore[arg-type]
     with pytest.raises(UnknownProviderError):
-        replay_bytes(b"", "nope")
+        replay_bytes(b"", "nope")  # type: ignore[arg-type]
     assert replay_path(ANTHROPIC, "anthropic")[0]["complete"] is True
     wrong = replay_path(ANTHROPIC, "openai-chat")
     assert [(r["id"], r["complete"]) for r in wrong] == [(None, False)]

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
+from toolstitch.assemble import Provider
 from toolstitch.replay import (
     CallRecord,
     _checked,
@@ -66,7 +67,7 @@ def expand(paths: Iterable[str]) -> list[Source]:
 
 
 def replay_source(
-    source: Source, provider: str = "auto", *, text: bool = False, tools: Toolset | None = None
+    source: Source, provider: Provider = "auto", *, text: bool = False, tools: Toolset | None = None
 ) -> list[CallRecord]:
     """The records of one source: its error record, or its replayed streams."""
     if source.error is not None:

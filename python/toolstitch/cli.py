@@ -28,7 +28,7 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from toolstitch._sources import Source, expand, replay_source
 from toolstitch._toolstitch import __version__
-from toolstitch.assemble import Assembler
+from toolstitch.assemble import Assembler, Provider
 from toolstitch.errors import ToolDefinitionError, UnknownProviderError
 from toolstitch.replay import CallRecord, replay_file
 from toolstitch.tools import Toolset
@@ -191,7 +191,7 @@ def _expand_one(path: str) -> list[Source]:
 
 
 def _replay_one(
-    source: Source, provider: str, text: bool, toolset: Toolset | None
+    source: Source, provider: Provider, text: bool, toolset: Toolset | None
 ) -> tuple[list[CallRecord], int]:
     """The records of one source and the bytes it took."""
     if source.name == "-" and source.error is None and source.size is None:

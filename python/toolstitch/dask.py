@@ -29,7 +29,7 @@ from dask.utils import parse_bytes
 from distributed import LocalCluster
 
 from toolstitch._sources import Source, expand, replay_source
-from toolstitch.assemble import Assembler
+from toolstitch.assemble import Assembler, Provider
 from toolstitch.replay import RECORD_KEYS, CallRecord, as_toolset
 from toolstitch.tools import Toolset
 
@@ -122,7 +122,9 @@ def partition_sources(sources: Sequence[Source], blocksize: int) -> list[list[So
     return groups
 
 
-def _replay_partition(sources: list[Source], provider: str, text: bool, tools: Any) -> pd.DataFrame:
+def _replay_partition(
+    sources: list[Source], provider: Provider, text: bool, tools: Any
+) -> pd.DataFrame:
     toolset = as_toolset(tools)
     records: list[CallRecord] = []
     for source in sources:
@@ -141,7 +143,7 @@ def definitions_of(tools: Any) -> Any:
 
 def read_calls(
     paths: str | Iterable[str],
-    provider: str = "auto",
+    provider: Provider = "auto",
     *,
     blocksize: int | str = "64MiB",
     text: bool = False,
@@ -210,7 +212,7 @@ def to_parquet(frame: dd.DataFrame, out: str, **kwargs: Any) -> None:
 def write_parquet(
     paths: str | Iterable[str],
     out: str,
-    provider: str = "auto",
+    provider: Provider = "auto",
     *,
     blocksize: int | str = "64MiB",
     text: bool = False,

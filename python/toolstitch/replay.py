@@ -33,7 +33,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, TypedDict, cast
 
-from toolstitch.assemble import AssembledMessage, Assembler
+from toolstitch.assemble import AssembledMessage, Assembler, Provider
 from toolstitch.blocks import ThinkingBlock, ToolUseBlock
 from toolstitch.errors import ToolstitchError
 from toolstitch.tools import Toolset
@@ -131,7 +131,7 @@ def is_stream_file(name: str) -> bool:
 
 def replay_bytes(
     data: bytes | bytearray | memoryview,
-    provider: str = "auto",
+    provider: Provider = "auto",
     *,
     name: str = "<bytes>",
     text: bool = False,
@@ -155,7 +155,7 @@ def replay_bytes(
 
 def replay_path(
     path: str | os.PathLike[str],
-    provider: str = "auto",
+    provider: Provider = "auto",
     *,
     text: bool = False,
     tools: Any = None,
@@ -179,7 +179,7 @@ def replay_path(
 
 def replay_file(
     fileobj: IO[bytes],
-    provider: str = "auto",
+    provider: Provider = "auto",
     *,
     name: str,
     text: bool = False,
@@ -193,7 +193,9 @@ def replay_file(
     return _checked(_replay_fileobj(fileobj, provider, name, text), toolset)
 
 
-def _replay_fileobj(fileobj: IO[bytes], provider: str, name: str, text: bool) -> list[CallRecord]:
+def _replay_fileobj(
+    fileobj: IO[bytes], provider: Provider, name: str, text: bool
+) -> list[CallRecord]:
     try:
         head, chunks = _decompressed(fileobj)
     except (OSError, EOFError, zlib.error) as e:
@@ -333,7 +335,7 @@ def _read_reason(e: BaseException) -> str:
 
 
 def _replay_stream(
-    chunks: Iterable[bytes], name: str, provider: str, text: bool
+    chunks: Iterable[bytes], name: str, provider: Provider, text: bool
 ) -> list[CallRecord]:
     asm = Assembler(provider, live=False)
     error: str | None = None
@@ -433,7 +435,9 @@ def _one_line(message: str) -> str:
 # ------------------------------------------------------------------ cassettes
 
 
-def _replay_cassette(document: bytes, name: str, provider: str, text: bool) -> list[CallRecord]:
+def _replay_cassette(
+    document: bytes, name: str, provider: Provider, text: bool
+) -> list[CallRecord]:
     try:
         import yaml
     except ImportError:

@@ -5,11 +5,12 @@ use super::{too_many, Budget, Error};
 /// Blocks by index, bounded in number and in bytes taken in: the shape that
 /// [`Thinking`](super::Thinking) and [`Images`](super::Images) share. Each
 /// block type adds its own `new` and `add`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Indexed<T> {
     entries: BTreeMap<i64, T>,
     max_entries: usize,
-    entries_limit: &'static str,
+    #[serde(with = "crate::statics")]
+    entries_limit: crate::statics::Name,
     budget: Budget,
 }
 

@@ -65,11 +65,12 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// A running byte count that refuses to pass `max`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Budget {
     pub(crate) used: usize,
     pub(crate) max: usize,
-    pub(crate) name: &'static str,
+    #[serde(with = "crate::statics")]
+    pub(crate) name: crate::statics::Name,
 }
 
 impl Budget {

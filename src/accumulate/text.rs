@@ -4,11 +4,12 @@ use super::{Budget, Error};
 ///
 /// [`Appender::block`] is `None` until the first add; an add of empty text
 /// still yields a block.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Appender {
     text: Option<String>,
     budget: Budget,
-    what: &'static str,
+    #[serde(with = "crate::statics")]
+    what: crate::statics::Name,
 }
 
 impl Appender {

@@ -6,7 +6,7 @@ use super::{
 use crate::blocks::ToolUseBlock;
 
 /// Bounds on one [`ToolUses`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolUseLimits {
     /// Distinct indexes (calls) held at once.
     pub max_calls: usize,
@@ -33,7 +33,7 @@ impl Default for ToolUseLimits {
 ///   the entry for its index;
 /// - provider state is replaced only when both state and format are non-empty;
 /// - [`ToolUses::blocks`] gives one block per index seen, in ascending order.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolUses {
     calls: BTreeMap<i64, ToolUseBlock>,
     limits: ToolUseLimits,

@@ -10,7 +10,7 @@ pub const FUNCTION: &str = "function";
 pub const CUSTOM: &str = "custom_tool_call";
 
 /// One tool call: the model's request to run a named tool.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolUseBlock {
     pub id: String,
     pub name: String,
@@ -51,7 +51,7 @@ impl ToolUseBlock {
 }
 
 /// Reasoning text, with the provider's signature when it sends one.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ThinkingBlock {
     pub thinking: String,
     pub signature: String,
@@ -61,7 +61,7 @@ pub struct ThinkingBlock {
 }
 
 /// An image, either by URL or as (base64) data.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ImageBlock {
     pub media_type: String,
     pub url: String,
@@ -69,7 +69,7 @@ pub struct ImageBlock {
 }
 
 /// Audio, by URL or as (base64) data, with an optional transcript.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct AudioBlock {
     pub media_type: String,
     pub url: String,
@@ -78,7 +78,7 @@ pub struct AudioBlock {
 }
 
 /// A document (PDF, plain text, …), by URL or as data, with an optional title.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DocumentBlock {
     pub media_type: String,
     pub url: String,
@@ -87,7 +87,7 @@ pub struct DocumentBlock {
 }
 
 /// The result of one tool call, tied to it by `tool_use_id`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct ToolResultBlock {
     pub tool_use_id: String,
     pub content: Vec<Block>,
@@ -102,7 +102,7 @@ pub struct ToolResultBlock {
 }
 
 /// Any content block.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Block {
     Text(String),
     Refusal(String),

@@ -18,7 +18,7 @@ pub enum Frame {
     EventStream(EventStreamMessage),
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 enum Inner {
     Undecided,
     Sse(SseDecoder),
@@ -60,7 +60,7 @@ impl Inner {
 /// the first bytes (at most `max_line_bytes`: leading whitespace and the
 /// first few bytes of a field name or prelude), then hands them all to the
 /// chosen decoder, so offsets count from the very first byte.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Decoder {
     limits: FramingLimits,
     /// The transport given to [`Decoder::with_transport`], if any.

@@ -3,7 +3,7 @@
 use super::BOM;
 
 /// The three transports LLM providers stream over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Transport {
     /// `text/event-stream`.
     Sse,

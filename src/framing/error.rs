@@ -1,7 +1,7 @@
 use std::fmt;
 
 /// Which of an AWS event-stream frame's two checksums failed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum CrcKind {
     /// The CRC32 of the 8-byte prelude (total length and headers length).
     Prelude,
@@ -20,26 +20,29 @@ impl fmt::Display for CrcKind {
 
 /// What the framing layer refuses. Offsets count bytes from the decoder's
 /// start (or its last `finish()` / `reset()`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Error {
     /// A line, an event or a frame crossed a limit of [`super::FramingLimits`].
     Limit {
         /// The limit's field name (`max_line_bytes`, `max_event_bytes`,
         /// `max_frame_bytes`).
-        limit: &'static str,
+        #[serde(with = "crate::statics")]
+        limit: crate::statics::Name,
         /// The limit's value.
         max: usize,
         /// Where the oversized item starts.
         offset: u64,
         /// What crossed it (`SSE line`, `SSE event data`, …).
-        what: &'static str,
+        #[serde(with = "crate::statics")]
+        what: crate::statics::Name,
     },
     /// Bytes that are not UTF-8 where text is required.
     Utf8 {
         /// The first byte that is not valid UTF-8.
         offset: u64,
         /// What the text was (`SSE line`, `JSON line`, …).
-        what: &'static str,
+        #[serde(with = "crate::statics")]
+        what: crate::statics::Name,
         /// Where that text starts.
         start: u64,
     },

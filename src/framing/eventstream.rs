@@ -184,7 +184,7 @@ fn push_u16_prefixed(out: &mut Vec<u8>, name: &str, value: &[u8]) -> Result<(), 
 }
 
 /// The checked lengths of a frame's prelude.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Prelude {
     total: usize,
     headers_len: usize,
@@ -368,7 +368,7 @@ fn decode_frame(frame: &[u8], offset: u64, prelude: Prelude) -> Result<EventStre
 /// Whole frames inside one push are decoded in place; only a frame cut by a
 /// push boundary is copied. A frame's prelude CRC is checked as soon as its
 /// 12 bytes arrive, before its declared length is trusted for buffering.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct EventStreamDecoder {
     max_frame_bytes: usize,
     /// The start of a frame cut by the end of the last push.

@@ -20,7 +20,7 @@ use super::{advance, Error, FramingLimits, BOM};
 pub const MAX_JSON_DEPTH: u32 = 128;
 
 /// Where the stream is between values.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Mode {
     /// Nothing but a BOM or whitespace yet: `[` makes the stream an array.
     Start,
@@ -46,7 +46,7 @@ impl Mode {
 }
 
 /// Where the scanner is inside one value.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct Scan {
     depth: u32,
     in_string: bool,
@@ -173,7 +173,7 @@ impl Scan {
 }
 
 /// The open value, if any.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Open {
     None,
     /// A value opened at the top level: its line is held until its newline
@@ -235,7 +235,7 @@ fn whole_line(line: &[u8]) -> Option<usize> {
 /// a hand-made layout that breaks it is refused by the event parser (the
 /// line is not a whole JSON value), never misread. Everything else (values
 /// over many lines, several on one line, the array's elements) is scanned.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct JsonLinesDecoder {
     max_value_bytes: usize,
     mode: Mode,

@@ -7,10 +7,11 @@ use memchr::memchr2;
 
 use super::{advance, Error, BOM};
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LineSplitter {
     max_line_bytes: usize,
-    what: &'static str,
+    #[serde(with = "crate::statics")]
+    what: crate::statics::Name,
     /// The start of a line cut by the end of the last push.
     pending: Vec<u8>,
     /// Offset of the next line's first byte (`pending`'s, when it has any).

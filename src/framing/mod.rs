@@ -52,7 +52,7 @@ pub const DEFAULT_MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 pub const DEFAULT_MAX_FRAME_BYTES: usize = 16 * 1024 * 1024;
 
 /// The bounds every decoder of this layer enforces while bytes arrive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub struct FramingLimits {
     /// Longest SSE line, terminator excluded. Also bounds the bytes
     /// [`Decoder`] holds before it can tell the transport.

@@ -20,7 +20,7 @@ pub struct SseEvent {
 }
 
 /// The event being built from field lines until a blank line dispatches it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Builder {
     max_event_bytes: usize,
     data: String,
@@ -134,7 +134,7 @@ impl Builder {
 /// assert_eq!(events[0].data, "{\"a\":1}");
 /// # Ok::<(), _toolstitch::framing::Error>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct SseDecoder {
     lines: LineSplitter,
     builder: Builder,

@@ -115,7 +115,7 @@ struct Message {
 /// Anthropic has one message per stream: choice 0.
 const C: i64 = 0;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct State {
     /// A tool_use start's `input` when it is not `{}` (used only if no delta comes).
     start_inputs: std::collections::BTreeMap<i64, String>,

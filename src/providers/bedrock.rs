@@ -124,7 +124,7 @@ struct Reasoning<'a> {
 /// Bedrock has one message per stream: choice 0.
 const C: i64 = 0;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct State {
     /// `messageStop` came: only `metadata` may follow.
     stopped: bool,

@@ -89,7 +89,7 @@ const C: i64 = 0;
 /// Events of the dialect that carry nothing toolstitch keeps.
 const IGNORED: [&str; 3] = ["citation-start", "citation-end", "debug"];
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct State {
     /// `message-end` came: nothing may follow.
     ended: bool,

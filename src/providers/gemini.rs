@@ -127,14 +127,14 @@ struct PartialArg<'a> {
 
 // ---------------------------------------------------------------- argument tree
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 struct Obj {
     entries: Vec<(String, Node)>,
     /// Built once the object is large, so lookups stay O(1) on hostile input.
     index: Option<HashMap<String, usize>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 enum Node {
     Obj(Obj),
     Arr(Vec<Node>),
@@ -353,7 +353,7 @@ impl Node {
 
 // ---------------------------------------------------------------- adapter
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Open {
     key: i64,
     name: String,
@@ -362,7 +362,7 @@ struct Open {
     bytes: usize,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct State {
     /// The streamed call still open, per candidate.
     open: BTreeMap<i64, Open>,

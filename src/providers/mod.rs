@@ -37,7 +37,7 @@ use crate::blocks::{Block, ToolUseBlock};
 use state::{Fail, Live, Stream};
 
 /// The wire dialects an [`Assembler`] reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Dialect {
     OpenAiChat,
     OpenAiResponses,
@@ -102,7 +102,7 @@ impl FromStr for Dialect {
 
 /// Bounds on one stream. Going over one is an [`Error::Limit`] naming it; the
 /// offending fragment is rejected and everything before it stays readable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AssemblerLimits {
     /// Tool calls in one message (choice).
     pub max_calls: usize,
@@ -154,7 +154,7 @@ pub struct ToolUse {
 }
 
 /// What keeps a message from being complete, besides how it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ProblemKind {
     /// The stream ended and the call never got a name (Q7).
     Unnamed,
@@ -174,7 +174,7 @@ pub enum ProblemKind {
 
 /// Something wrong with a message (or, with `choice: None`, with every message of
 /// the stream). A message with any problem is never complete.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Problem {
     pub kind: ProblemKind,
     /// The choice concerned; `None` for the whole stream.
@@ -190,7 +190,7 @@ pub struct Problem {
 
 /// An event skipped for forward compatibility (Q29): of a type, or carrying an
 /// item, block or delta type, that this version does not read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Skipped {
     pub ordinal: u64,
     pub event_type: String,
@@ -337,8 +337,10 @@ impl<'a> Input<'a> {
     }
 }
 
-/// Assembles one streamed response of one dialect (or `auto`).
-#[derive(Debug, Clone)]
+/// Assembles one streamed response of one dialect (or `auto`). It serialises
+/// with serde (the binding pickles it that way), so a stream can stop in one
+/// process and go on in another.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Assembler {
     dialect: Option<Dialect>,
     stream: Stream,

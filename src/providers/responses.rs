@@ -166,7 +166,7 @@ struct Incomplete {
 /// One response per stream: choice 0.
 const C: i64 = 0;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct State {
     /// item id → output index, for events that name only the item.
     items: BTreeMap<String, i64>,

@@ -161,7 +161,7 @@ pub(crate) enum TextKind {
     Refusal,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Segment {
     Text(Appender),
     Refusal(Appender),
@@ -187,14 +187,14 @@ impl Segment {
     }
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Seg {
     kind: Segment,
     stopped: bool,
 }
 
 /// Where a call is in its life.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Phase {
     /// Created by a fragment that came before the call's own start event (kept,
     /// Q7); its start may still come, once.
@@ -206,7 +206,7 @@ pub(crate) enum Phase {
     Stopped,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct CallMeta {
     pub(crate) provider_index: Option<i64>,
     pub(crate) phase: Phase,
@@ -239,7 +239,7 @@ pub(crate) struct Opening<'a> {
     pub(crate) implicit: bool,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Choice {
     pub(crate) tools: ToolUses,
     pub(crate) calls: Vec<CallMeta>,
@@ -247,6 +247,7 @@ pub(crate) struct Choice {
     next_thinking: i64,
     segments: Vec<Seg>,
     results: Vec<ToolResultBlock>,
+    #[serde(with = "crate::statics::pairs")]
     src: BTreeMap<Src, usize>,
     /// Provider index → the key of the newest call opened at it (openai-chat).
     pub(crate) by_provider_index: BTreeMap<i64, i64>,
@@ -446,7 +447,7 @@ const MAX_SKIPPED: usize = 10_000;
 const MAX_TYPE_BYTES: usize = 128;
 
 /// Everything one stream has accumulated.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Stream {
     pub(crate) limits: AssemblerLimits,
     choices: BTreeMap<i64, Choice>,

@@ -8,9 +8,10 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{
@@ -20,7 +21,7 @@ use pyo3::types::{
 use serde_json::{Map, Value};
 
 use super::convert::{block_to_py, tool_use_to_py};
-use super::errors::{from_framing, from_providers};
+use super::errors::{error, from_framing, from_providers, Kind};
 use super::imports::Imports;
 use super::locked;
 use super::tools::partial_to_py;
@@ -532,13 +533,39 @@ const _: () = assert!(
 )]
 pub struct PyAssembler {
     state: Mutex<State>,
+    /// Whether feeds return live events (changed only by unpickling).
+    live: AtomicBool,
+}
+
+/// The format of a pickled Assembler's state; bumped when it changes shape.
+const SAVED_STATE_VERSION: u32 = 1;
+
+#[derive(serde::Serialize)]
+struct SavedState<'a> {
+    version: u32,
     live: bool,
+    core: &'a providers::Assembler,
+    decoder: Option<&'a framing::Decoder>,
+    framing_limits: FramingLimits,
+    closed: bool,
+    last_framing_error: Option<&'a str>,
+}
+
+#[derive(serde::Deserialize)]
+struct LoadedState {
+    version: u32,
+    live: bool,
+    core: providers::Assembler,
+    decoder: Option<framing::Decoder>,
+    framing_limits: FramingLimits,
+    closed: bool,
+    last_framing_error: Option<String>,
 }
 
 impl PyAssembler {
     /// `bytes` decoded and fed with the GIL released; the live events as a tuple.
     fn run_bytes<'py>(&self, py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-        let live = self.live;
+        let live = self.live.load(Ordering::Relaxed);
         let (result, events) = py.detach(|| {
             let mut events = Vec::new();
             let mut st = locked(&self.state);
@@ -604,7 +631,7 @@ impl PyAssembler {
                 partials: BTreeMap::new(),
                 last_framing_error: None,
             }),
-            live,
+            live: AtomicBool::new(live),
         })
     }
 
@@ -620,7 +647,7 @@ impl PyAssembler {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = event.py();
         let mut events = Vec::new();
-        let live = self.live;
+        let live = self.live.load(Ordering::Relaxed);
         let run = |bytes: &[u8], events: &mut Vec<LiveEvent>| {
             let mut st = locked(&self.state);
             if st.closed {
@@ -668,7 +695,7 @@ impl PyAssembler {
     /// closes every open call and decides completeness. Returns the live events.
     /// Closing twice does nothing.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let live = self.live;
+        let live = self.live.load(Ordering::Relaxed);
         let (result, events) = py.detach(|| {
             let mut events = Vec::new();
             let sink = if live { Some(&mut events) } else { None };
@@ -715,7 +742,61 @@ impl PyAssembler {
     /// Whether `feed` returns live events.
     #[getter]
     fn live(&self) -> bool {
-        self.live
+        self.live.load(Ordering::Relaxed)
+    }
+
+    /// The whole state as bytes, for pickle (and `copy`): a stream can stop in one
+    /// process and go on in another. The partial-JSON parsers of `partial_calls()`
+    /// are not kept; they are rebuilt from the inputs on the next call.
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let st = locked(&self.state);
+        let saved = SavedState {
+            version: SAVED_STATE_VERSION,
+            live: self.live.load(Ordering::Relaxed),
+            core: &st.core,
+            decoder: st.decoder.as_ref(),
+            framing_limits: st.framing_limits,
+            closed: st.closed,
+            last_framing_error: st.last_framing_error.as_deref(),
+        };
+        let bytes = serde_json::to_vec(&saved)
+            .map_err(|e| PyValueError::new_err(format!("cannot save the assembler: {e}")))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// Restores a state `__getstate__` gave (unpickling).
+    fn __setstate__(&self, py: Python<'_>, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        let bytes = state.cast::<PyBytes>().map_err(|_| {
+            PyTypeError::new_err("an Assembler's state is the bytes __getstate__ gave")
+        })?;
+        let loaded: LoadedState = serde_json::from_slice(bytes.as_bytes()).map_err(|e| {
+            error(
+                py,
+                Kind::StreamDecode,
+                format!("not a saved Assembler state: {e}"),
+            )
+        })?;
+        if loaded.version != SAVED_STATE_VERSION {
+            return Err(error(
+                py,
+                Kind::StreamDecode,
+                format!(
+                    "a saved Assembler state of format {}, this version reads format \
+                     {SAVED_STATE_VERSION}",
+                    loaded.version
+                ),
+            ));
+        }
+        *locked(&self.state) = State {
+            core: loaded.core,
+            decoder: loaded.decoder,
+            framing_limits: loaded.framing_limits,
+            closed: loaded.closed,
+            partials: BTreeMap::new(),
+            last_framing_error: loaded.last_framing_error,
+        };
+        self.live.store(loaded.live, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Whether `close()` was called.
