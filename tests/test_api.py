@@ -17,13 +17,15 @@ import toolstitch
 NOT_HERE = {"Assembler"}
 # Type aliases: documented where they are defined, not callable.
 ALIASES = {"Block", "Finish", "LiveEvent", "Provider"}
+# Constants: documented where they are defined.
+CONSTANTS = {"RECORD_KEYS"}
 
 
 def _public() -> list[tuple[str, Any]]:
     return [
         (name, getattr(toolstitch, name))
         for name in toolstitch.__all__
-        if name not in NOT_HERE | ALIASES and name != "__version__"
+        if name not in NOT_HERE | ALIASES | CONSTANTS and name != "__version__"
     ]
 
 
@@ -38,6 +40,8 @@ def test_every_public_name_is_a_class_a_function_or_a_listed_alias() -> None:
             assert isinstance(value, str)
         elif name in ALIASES:
             assert _is_alias(value), name
+        elif name in CONSTANTS:
+            assert isinstance(value, tuple) and all(isinstance(v, str) for v in value), name
         else:
             assert inspect.isclass(value) or callable(value), name
 
