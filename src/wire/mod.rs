@@ -105,13 +105,21 @@ fn push_optional(out: &mut String, key: &str, value: &str) {
 
 const JSON_WHITESPACE: &[char] = &[' ', '\t', '\n', '\r'];
 
-/// Checks that `raw` is one complete JSON value within the depth bound.
-fn check_raw_json(raw: &str, at: &str, what: &str) -> Result<(), Error> {
-    if json_depth(raw.as_bytes()) > MAX_DEPTH {
-        return Err(Error::Limit {
-            at: at.to_owned(),
-            message: format!("{what} nests deeper than {MAX_DEPTH} levels"),
-        });
+fn too_deep(at: &str, what: &str) -> Error {
+    Error::Limit {
+        at: at.to_owned(),
+        message: format!(
+            "{what} would nest the document deeper than {MAX_DEPTH} JSON levels, \
+             which decoding refuses; nothing was written"
+        ),
+    }
+}
+
+/// Checks that `raw` is one complete JSON value that, embedded at JSON level
+/// `depth`, keeps the document within [`MAX_DEPTH`].
+fn check_raw_json(raw: &str, depth: usize, at: &str, what: &str) -> Result<(), Error> {
+    if depth.saturating_add(json_depth(raw.as_bytes())) > MAX_DEPTH {
+        return Err(too_deep(at, what));
     }
     serde_json::from_str::<&RawValue>(raw).map(|_| ()).map_err(|e| Error::Encode {
         at: at.to_owned(),
@@ -119,91 +127,166 @@ fn check_raw_json(raw: &str, at: &str, what: &str) -> Result<(), Error> {
     })
 }
 
-fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> {
-    out.push_str("{\"type\":\"");
-    out.push_str(block.type_tag());
-    out.push('"');
-    match block {
-        Block::Text(text) | Block::Refusal(text) => push_field(out, "text", text),
-        Block::Thinking(t) => {
-            push_field(out, "thinking", &t.thinking);
-            push_optional(out, "signature", &t.signature);
-            push_optional(out, "signature_format", &t.signature_format);
-            push_state(
-                out,
-                t.provider_state.as_deref(),
-                &t.provider_state_format,
-                at,
-            )?;
-        }
-        Block::Image(i) => {
-            push_optional(out, "media_type", &i.media_type);
-            push_optional(out, "url", &i.url);
-            push_optional(out, "data", &i.data);
-        }
-        Block::Audio(a) => {
-            push_optional(out, "media_type", &a.media_type);
-            push_optional(out, "url", &a.url);
-            push_optional(out, "data", &a.data);
-            push_optional(out, "transcript", &a.transcript);
-        }
-        Block::Document(d) => {
-            push_optional(out, "media_type", &d.media_type);
-            push_optional(out, "url", &d.url);
-            push_optional(out, "data", &d.data);
-            push_optional(out, "title", &d.title);
-        }
-        Block::ToolUse(t) => {
-            let at = if t.id.is_empty() {
-                format!("{at} (tool call {:?})", t.name)
-            } else {
-                format!("{at} (tool call {:?})", t.id)
-            };
-            push_field(out, "id", &t.id);
-            push_field(out, "name", &t.name);
-            out.push_str(",\"input\":");
-            if t.input.is_empty() {
-                out.push_str("null");
-            } else {
-                check_raw_json(&t.input, at.trim_start(), "its input")?;
-                if t.input.trim_matches(JSON_WHITESPACE) == "null" {
-                    return Err(Error::Encode {
-                        at: at.trim_start().to_owned(),
-                        message:
-                            "its input is the JSON value null, which the wire cannot tell apart \
-                                  from empty input; use empty input"
-                                .to_owned(),
-                    });
-                }
-                out.push_str(&t.input);
-            }
-            push_state(
-                out,
-                t.provider_state.as_deref(),
-                &t.provider_state_format,
-                at.trim_start(),
-            )?;
-        }
-        Block::ToolResult(r) => {
-            push_field(out, "tool_use_id", &r.tool_use_id);
-            out.push_str(",\"content\":[");
-            for (i, inner) in r.content.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                encode_block(out, inner, &format!("{at}.content[{i}]"))?;
-            }
-            out.push_str("],\"is_error\":");
-            out.push_str(if r.is_error { "true" } else { "false" });
-        }
-    }
-    out.push('}');
-    Ok(())
+/// Writes blocks, counting them: a document holds at most [`MAX_BLOCKS`],
+/// nested ones included, as decoding requires.
+struct Encoder {
+    out: String,
+    blocks: usize,
 }
 
-fn push_state(out: &mut String, state: Option<&str>, format: &str, at: &str) -> Result<(), Error> {
+impl Encoder {
+    fn new(out: String) -> Self {
+        Self { out, blocks: 0 }
+    }
+
+    /// Writes `block`, whose object sits at JSON level `depth` of the document
+    /// (1 for a lone block). The depth is checked before anything nested is
+    /// written, so encoding refuses exactly what decoding would refuse, and the
+    /// recursion over nested tool results is bounded by [`MAX_DEPTH`].
+    fn block(&mut self, block: &Block, at: &str, depth: usize) -> Result<(), Error> {
+        if depth > MAX_DEPTH {
+            return Err(too_deep(at, "the block"));
+        }
+        self.blocks += 1;
+        if self.blocks > MAX_BLOCKS {
+            return Err(Error::Limit {
+                at: at.to_owned(),
+                message: format!("more than {MAX_BLOCKS} blocks, which decoding refuses"),
+            });
+        }
+        let out = &mut self.out;
+        out.push_str("{\"type\":\"");
+        out.push_str(block.type_tag());
+        out.push('"');
+        match block {
+            Block::Text(text) | Block::Refusal(text) => push_field(out, "text", text),
+            Block::Thinking(t) => {
+                push_field(out, "thinking", &t.thinking);
+                push_optional(out, "signature", &t.signature);
+                push_optional(out, "signature_format", &t.signature_format);
+                push_state(
+                    out,
+                    t.provider_state.as_deref(),
+                    &t.provider_state_format,
+                    depth,
+                    at,
+                )?;
+            }
+            Block::Image(i) => {
+                push_optional(out, "media_type", &i.media_type);
+                push_optional(out, "url", &i.url);
+                push_optional(out, "data", &i.data);
+            }
+            Block::Audio(a) => {
+                push_optional(out, "media_type", &a.media_type);
+                push_optional(out, "url", &a.url);
+                push_optional(out, "data", &a.data);
+                push_optional(out, "transcript", &a.transcript);
+            }
+            Block::Document(d) => {
+                push_optional(out, "media_type", &d.media_type);
+                push_optional(out, "url", &d.url);
+                push_optional(out, "data", &d.data);
+                push_optional(out, "title", &d.title);
+            }
+            Block::ToolUse(t) => {
+                let at = if t.id.is_empty() {
+                    format!("{at} (tool call {:?})", t.name)
+                } else {
+                    format!("{at} (tool call {:?})", t.id)
+                };
+                let at = at.trim_start();
+                push_field(out, "id", &t.id);
+                push_field(out, "name", &t.name);
+                out.push_str(",\"input\":");
+                if t.input.is_empty() {
+                    out.push_str("null");
+                } else {
+                    check_raw_json(&t.input, depth, at, "its input")?;
+                    if t.input.trim_matches(JSON_WHITESPACE) == "null" {
+                        return Err(Error::Encode {
+                            at: at.to_owned(),
+                            message: "its input is the JSON value null, which the wire cannot \
+                                      tell apart from empty input; use empty input"
+                                .to_owned(),
+                        });
+                    }
+                    out.push_str(&t.input);
+                }
+                push_state(
+                    out,
+                    t.provider_state.as_deref(),
+                    &t.provider_state_format,
+                    depth,
+                    at,
+                )?;
+            }
+            Block::ToolResult(r) => {
+                push_field(out, "tool_use_id", &r.tool_use_id);
+                if depth >= MAX_DEPTH {
+                    return Err(too_deep(at, "its content"));
+                }
+                out.push_str(",\"content\":[");
+                for (i, inner) in r.content.iter().enumerate() {
+                    if i > 0 {
+                        self.out.push(',');
+                    }
+                    self.block(inner, &format!("{at}.content[{i}]"), depth + 2)?;
+                }
+                self.out.push_str("],\"is_error\":");
+                self.out.push_str(if r.is_error { "true" } else { "false" });
+            }
+        }
+        self.out.push('}');
+        Ok(())
+    }
+
+    /// Writes a JSON array of blocks whose array sits at JSON level `depth`.
+    fn list(&mut self, blocks: &[Block], at: &str, depth: usize) -> Result<(), Error> {
+        if blocks.len() > MAX_BLOCKS {
+            return Err(Error::Limit {
+                at: at.to_owned(),
+                message: format!("{} blocks, over the limit of {MAX_BLOCKS}", blocks.len()),
+            });
+        }
+        self.out.push('[');
+        for (i, block) in blocks.iter().enumerate() {
+            if i > 0 {
+                self.out.push(',');
+            }
+            let start = self.out.len();
+            let here = format!("{at}[{i}]");
+            self.block(block, &here, depth + 1)?;
+            check_block_size(self.out.len() - start, &here)?;
+        }
+        self.out.push(']');
+        Ok(())
+    }
+
+    /// The document, refused when it is larger than decoding accepts.
+    fn document(self, at: &str) -> Result<String, Error> {
+        if self.out.len() > MAX_DOCUMENT_BYTES {
+            return Err(Error::Limit {
+                at: at.to_owned(),
+                message: format!(
+                    "{} bytes, over the limit of {MAX_DOCUMENT_BYTES}",
+                    self.out.len()
+                ),
+            });
+        }
+        Ok(self.out)
+    }
+}
+
+fn push_state(
+    out: &mut String,
+    state: Option<&str>,
+    format: &str,
+    depth: usize,
+    at: &str,
+) -> Result<(), Error> {
     if let Some(state) = state {
-        check_raw_json(state, at, "its provider_state")?;
+        check_raw_json(state, depth, at, "its provider_state")?;
         out.push_str(",\"provider_state\":");
         out.push_str(state);
         push_field(out, "provider_state_format", format);
@@ -225,43 +308,25 @@ fn check_block_size(len: usize, at: &str) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error::Encode`] for partial or invalid input or provider state,
-/// [`Error::Limit`] for a block over [`MAX_BLOCK_BYTES`] or too deep.
+/// [`Error::Limit`] for a block over [`MAX_BLOCK_BYTES`], holding more than
+/// [`MAX_BLOCKS`] blocks, or nesting deeper than [`MAX_DEPTH`] JSON levels
+/// (whatever decoding would refuse).
 pub fn marshal_block(block: &Block) -> Result<String, Error> {
-    let mut out = String::new();
-    encode_block(&mut out, block, "block")?;
-    check_block_size(out.len(), "block")?;
-    Ok(out)
-}
-
-fn encode_list(out: &mut String, blocks: &[Block], at: &str) -> Result<(), Error> {
-    if blocks.len() > MAX_BLOCKS {
-        return Err(Error::Limit {
-            at: at.to_owned(),
-            message: format!("{} blocks, over the limit of {MAX_BLOCKS}", blocks.len()),
-        });
-    }
-    out.push('[');
-    for (i, block) in blocks.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let start = out.len();
-        let here = format!("{at}[{i}]");
-        encode_block(out, block, &here)?;
-        check_block_size(out.len() - start, &here)?;
-    }
-    out.push(']');
-    Ok(())
+    let mut encoder = Encoder::new(String::new());
+    encoder.block(block, "block", 1)?;
+    check_block_size(encoder.out.len(), "block")?;
+    Ok(encoder.out)
 }
 
 /// Encodes a list of blocks as a JSON array.
 ///
 /// # Errors
-/// As [`marshal_block`], for any block, and [`Error::Limit`] past [`MAX_BLOCKS`].
+/// As [`marshal_block`], for any block, and [`Error::Limit`] past [`MAX_BLOCKS`]
+/// or [`MAX_DOCUMENT_BYTES`].
 pub fn marshal_blocks(blocks: &[Block]) -> Result<String, Error> {
-    let mut out = String::new();
-    encode_list(&mut out, blocks, "blocks")?;
-    Ok(out)
+    let mut encoder = Encoder::new(String::new());
+    encoder.list(blocks, "blocks", 1)?;
+    encoder.document("blocks")
 }
 
 /// Encodes a message: `{"role":…,"content":[…]}`, or for a tool result
@@ -270,24 +335,26 @@ pub fn marshal_blocks(blocks: &[Block]) -> Result<String, Error> {
 /// # Errors
 /// As [`marshal_blocks`].
 pub fn marshal_message(message: &AnyMessage) -> Result<String, Error> {
-    let mut out = String::from("{\"role\":");
+    let mut encoder = Encoder::new(String::from("{\"role\":"));
     match message {
         AnyMessage::Message(m) => {
-            push_json_str(&mut out, &m.role);
-            out.push_str(",\"content\":");
-            encode_list(&mut out, &m.blocks, "message.content")?;
+            push_json_str(&mut encoder.out, &m.role);
+            encoder.out.push_str(",\"content\":");
+            encoder.list(&m.blocks, "message.content", 2)?;
         }
         AnyMessage::ToolResult(m) => {
-            out.push_str("\"tool\"");
-            push_field(&mut out, "tool_use_id", &m.tool_use_id);
-            out.push_str(",\"content\":");
-            encode_list(&mut out, &m.blocks, "message.content")?;
-            out.push_str(",\"is_error\":");
-            out.push_str(if m.is_error { "true" } else { "false" });
+            encoder.out.push_str("\"tool\"");
+            push_field(&mut encoder.out, "tool_use_id", &m.tool_use_id);
+            encoder.out.push_str(",\"content\":");
+            encoder.list(&m.blocks, "message.content", 2)?;
+            encoder.out.push_str(",\"is_error\":");
+            encoder
+                .out
+                .push_str(if m.is_error { "true" } else { "false" });
         }
     }
-    out.push('}');
-    Ok(out)
+    encoder.out.push('}');
+    encoder.document("message")
 }
 
 // ---------------------------------------------------------------- decoding
@@ -728,6 +795,138 @@ mod tests {
             unmarshal_blocks(many.as_bytes()),
             Err(Error::Limit { .. })
         ));
+    }
+
+    /// `levels` tool results, each holding the next; the innermost holds `leaf`.
+    fn chain(levels: usize, leaf: Block) -> Block {
+        let mut block = leaf;
+        for _ in 0..levels {
+            block = Block::ToolResult(ToolResultBlock {
+                tool_use_id: "r".into(),
+                content: vec![block],
+                is_error: false,
+            });
+        }
+        block
+    }
+
+    /// Takes a chain apart one level at a time (the derived drop recurses).
+    fn unchain(mut block: Block) {
+        while let Block::ToolResult(mut r) = block {
+            match r.content.pop() {
+                Some(inner) => block = inner,
+                None => break,
+            }
+        }
+    }
+
+    #[test]
+    fn encoding_refuses_exactly_the_nesting_decoding_refuses() {
+        for leaf in [
+            Block::Text("x".into()),
+            tool("[[1]]"),
+            Block::ToolResult(ToolResultBlock::default()),
+        ] {
+            for levels in 40..60 {
+                let block = chain(levels, leaf.clone());
+                let encoded = marshal_block(&block);
+                // What decoding says of the same document, written by hand.
+                let text = format!(
+                    "{}{}{}",
+                    "{\"type\":\"tool_result\",\"tool_use_id\":\"r\",\"content\":[".repeat(levels),
+                    marshal_block(&leaf).unwrap_or_default(),
+                    "],\"is_error\":false}".repeat(levels)
+                );
+                let decoded = unmarshal_block(text.as_bytes());
+                match (&encoded, &decoded) {
+                    (Ok(wire), Ok(back)) => {
+                        assert_eq!(wire, &text);
+                        assert_eq!(back, &block);
+                    }
+                    (Err(Error::Limit { message, .. }), Err(Error::Limit { .. })) => {
+                        assert!(message.contains("deeper than 100"), "{message}");
+                    }
+                    other => panic!("{levels} levels of {leaf:?}: {other:?}"),
+                }
+                for wrapped in [
+                    marshal_blocks(std::slice::from_ref(&block))
+                        .map(|w| unmarshal_blocks(w.as_bytes()).is_ok()),
+                    marshal_message(&AnyMessage::Message(Message {
+                        role: "user".into(),
+                        blocks: vec![block.clone()],
+                    }))
+                    .map(|w| unmarshal_message(w.as_bytes()).is_ok()),
+                ] {
+                    assert!(
+                        matches!(wrapped, Ok(true) | Err(Error::Limit { .. })),
+                        "{wrapped:?}"
+                    );
+                }
+            }
+        }
+        // The boundary itself: 49 results around a text block are 99 levels.
+        assert!(marshal_block(&chain(49, Block::Text("x".into()))).is_ok());
+        assert!(matches!(
+            marshal_block(&chain(50, Block::Text("x".into()))),
+            Err(Error::Limit { .. })
+        ));
+    }
+
+    #[test]
+    fn hostile_nesting_is_refused_without_recursing_into_it() {
+        let block = chain(100_000, Block::Text("x".into()));
+        let err = marshal_block(&block).err();
+        assert!(
+            matches!(&err, Some(Error::Limit { message, .. }) if message.contains("deeper than 100")),
+            "{err:?}"
+        );
+        unchain(block);
+    }
+
+    #[test]
+    fn tool_input_and_provider_state_count_towards_the_depth() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(marshal_block(&tool(&deep(99))).is_ok());
+        assert!(matches!(
+            marshal_block(&tool(&deep(100))),
+            Err(Error::Limit { .. })
+        ));
+        let with_state = |n: usize| {
+            Block::Thinking(ThinkingBlock {
+                provider_state: Some(deep(n)),
+                ..Default::default()
+            })
+        };
+        assert!(marshal_block(&with_state(99)).is_ok());
+        assert!(matches!(
+            marshal_block(&with_state(100)),
+            Err(Error::Limit { .. })
+        ));
+        // Inside a result, the same input is two levels deeper.
+        let inner = chain(1, tool(&deep(98)));
+        assert!(matches!(marshal_block(&inner), Err(Error::Limit { .. })));
+        assert!(marshal_block(&chain(1, tool(&deep(97)))).is_ok());
+    }
+
+    #[test]
+    fn encoding_counts_nested_blocks_as_decoding_does() {
+        let many = Block::ToolResult(ToolResultBlock {
+            tool_use_id: "r".into(),
+            content: vec![Block::Text("x".into()); MAX_BLOCKS],
+            is_error: false,
+        });
+        let err = marshal_block(&many).err();
+        assert!(
+            matches!(&err, Some(Error::Limit { message, .. }) if message.contains("10000 blocks")),
+            "{err:?}"
+        );
+        let fits = Block::ToolResult(ToolResultBlock {
+            tool_use_id: "r".into(),
+            content: vec![Block::Text("x".into()); MAX_BLOCKS - 1],
+            is_error: false,
+        });
+        let wire = marshal_block(&fits).unwrap_or_default();
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(fits));
     }
 
     #[test]
