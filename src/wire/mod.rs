@@ -290,6 +290,9 @@ fn push_state(
         out.push_str(",\"provider_state\":");
         out.push_str(state);
         push_field(out, "provider_state_format", format);
+    } else {
+        // A format without a state still travels, so that the round trip is exact.
+        push_optional(out, "provider_state_format", format);
     }
     Ok(())
 }
@@ -870,6 +873,23 @@ mod tests {
             marshal_block(&chain(50, Block::Text("x".into()))),
             Err(Error::Limit { .. })
         ));
+    }
+
+    #[test]
+    fn a_provider_state_format_without_a_state_round_trips() {
+        for block in [
+            Block::Thinking(ThinkingBlock {
+                provider_state_format: "x".into(),
+                ..Default::default()
+            }),
+            Block::ToolUse(ToolUseBlock {
+                provider_state_format: "y".into(),
+                ..Default::default()
+            }),
+        ] {
+            let wire = marshal_block(&block).unwrap_or_default();
+            assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(block));
+        }
     }
 
     #[test]
