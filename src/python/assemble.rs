@@ -22,8 +22,8 @@ use serde_json::{Map, Value};
 use super::convert::{block_to_py, tool_use_to_py};
 use super::errors::{from_framing, from_providers};
 use super::imports::Imports;
-use super::locked;
-use super::tools::partial_to_py;
+use super::live::{LiveValue, Numbers};
+use super::{locked, locked_attached};
 use crate::framing::{self, Frame, FramingLimits};
 use crate::partial::{self, PartialOptions};
 use crate::providers::{self, AssemblerLimits, Dialect, EventRef, LiveEvent};
@@ -261,10 +261,25 @@ fn message_to_py<'py>(
 
 // ------------------------------------------------------------------ the state
 
-/// The partial-JSON parser of one open call and the input text it was fed.
+/// The partial-JSON parser of one open call, the input text it was fed, and
+/// the converter of its value (which reuses what is finished between reads).
 struct Partial {
     parser: partial::PartialJson,
     fed: String,
+    value: LiveValue,
+}
+
+impl Partial {
+    fn new(input: String, opts: PartialOptions) -> Self {
+        let mut parser = partial::PartialJson::new(opts);
+        // A syntax error stops the parser; the value so far stays.
+        let _ = parser.feed(input.as_bytes());
+        Self {
+            parser,
+            fed: input,
+            value: LiveValue::default(),
+        }
+    }
 }
 
 struct State {
@@ -645,7 +660,7 @@ impl PyAssembler {
     /// `{(choice, index): value}` for every call not finished yet: the best-effort
     /// value of its input so far (`None` when nothing is showable), for display only.
     fn partial_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut st = locked(&self.state);
+        let mut st = locked_attached(py, &self.state);
         let open = st.core.partial_inputs();
         let opts = PartialOptions {
             max_bytes: usize::MAX,
@@ -669,22 +684,18 @@ impl PyAssembler {
                     } else {
                         // The input was replaced (a Responses `done` text that
                         // disagrees, a Gemini object rebuilt from its paths).
-                        let mut parser = partial::PartialJson::new(opts);
-                        let _ = parser.feed(input.as_bytes());
-                        *p = Partial { parser, fed: input };
+                        *p = Partial::new(input, opts);
                     }
                     e.into_mut()
                 }
                 std::collections::btree_map::Entry::Vacant(e) => {
-                    let mut parser = partial::PartialJson::new(opts);
-                    let _ = parser.feed(input.as_bytes());
-                    e.insert(Partial { parser, fed: input })
+                    e.insert(Partial::new(input, opts))
                 }
             };
-            let value = match p.parser.value() {
-                Some(v) => partial_to_py(py, &v)?,
-                None => py.None().into_bound(py),
-            };
+            let value = p
+                .value
+                .read(py, &p.parser, Numbers::Display)?
+                .unwrap_or_else(|| py.None().into_bound(py));
             out.set_item((c, k), value)?;
         }
         Ok(out)
