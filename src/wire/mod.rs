@@ -127,155 +127,113 @@ fn check_raw_json(raw: &str, depth: usize, at: &str, what: &str) -> Result<(), E
     })
 }
 
-/// Writes blocks, counting them: a document holds at most [`MAX_BLOCKS`],
-/// nested ones included, as decoding requires.
-struct Encoder {
-    out: String,
-    blocks: usize,
-}
-
-impl Encoder {
-    fn new(out: String) -> Self {
-        Self { out, blocks: 0 }
+/// Writes `block`, whose object sits at JSON level `depth` of the document (1
+/// for a lone block); `count` counts the blocks written. Depth and count are
+/// checked before anything nested is written, so encoding refuses exactly what
+/// decoding would refuse, and the recursion over nested tool results is bounded
+/// by [`MAX_DEPTH`].
+fn encode_block(
+    out: &mut String,
+    block: &Block,
+    at: &str,
+    depth: usize,
+    count: &mut usize,
+) -> Result<(), Error> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep(at, "the block"));
     }
-
-    /// Writes `block`, whose object sits at JSON level `depth` of the document
-    /// (1 for a lone block). The depth is checked before anything nested is
-    /// written, so encoding refuses exactly what decoding would refuse, and the
-    /// recursion over nested tool results is bounded by [`MAX_DEPTH`].
-    fn block(&mut self, block: &Block, at: &str, depth: usize) -> Result<(), Error> {
-        if depth > MAX_DEPTH {
-            return Err(too_deep(at, "the block"));
+    *count += 1;
+    if *count > MAX_BLOCKS {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!("more than {MAX_BLOCKS} blocks, which decoding refuses"),
+        });
+    }
+    out.push_str("{\"type\":\"");
+    out.push_str(block.type_tag());
+    out.push('"');
+    match block {
+        Block::Text(text) | Block::Refusal(text) => push_field(out, "text", text),
+        Block::Thinking(t) => {
+            push_field(out, "thinking", &t.thinking);
+            push_optional(out, "signature", &t.signature);
+            push_optional(out, "signature_format", &t.signature_format);
+            push_state(
+                out,
+                t.provider_state.as_deref(),
+                &t.provider_state_format,
+                depth,
+                at,
+            )?;
         }
-        self.blocks += 1;
-        if self.blocks > MAX_BLOCKS {
-            return Err(Error::Limit {
-                at: at.to_owned(),
-                message: format!("more than {MAX_BLOCKS} blocks, which decoding refuses"),
-            });
+        Block::Image(i) => {
+            push_optional(out, "media_type", &i.media_type);
+            push_optional(out, "url", &i.url);
+            push_optional(out, "data", &i.data);
         }
-        let out = &mut self.out;
-        out.push_str("{\"type\":\"");
-        out.push_str(block.type_tag());
-        out.push('"');
-        match block {
-            Block::Text(text) | Block::Refusal(text) => push_field(out, "text", text),
-            Block::Thinking(t) => {
-                push_field(out, "thinking", &t.thinking);
-                push_optional(out, "signature", &t.signature);
-                push_optional(out, "signature_format", &t.signature_format);
-                push_state(
-                    out,
-                    t.provider_state.as_deref(),
-                    &t.provider_state_format,
-                    depth,
-                    at,
-                )?;
-            }
-            Block::Image(i) => {
-                push_optional(out, "media_type", &i.media_type);
-                push_optional(out, "url", &i.url);
-                push_optional(out, "data", &i.data);
-            }
-            Block::Audio(a) => {
-                push_optional(out, "media_type", &a.media_type);
-                push_optional(out, "url", &a.url);
-                push_optional(out, "data", &a.data);
-                push_optional(out, "transcript", &a.transcript);
-            }
-            Block::Document(d) => {
-                push_optional(out, "media_type", &d.media_type);
-                push_optional(out, "url", &d.url);
-                push_optional(out, "data", &d.data);
-                push_optional(out, "title", &d.title);
-            }
-            Block::ToolUse(t) => {
-                let at = if t.id.is_empty() {
-                    format!("{at} (tool call {:?})", t.name)
-                } else {
-                    format!("{at} (tool call {:?})", t.id)
-                };
-                let at = at.trim_start();
-                push_field(out, "id", &t.id);
-                push_field(out, "name", &t.name);
-                out.push_str(",\"input\":");
-                if t.input.is_empty() {
-                    out.push_str("null");
-                } else {
-                    check_raw_json(&t.input, depth, at, "its input")?;
-                    if t.input.trim_matches(JSON_WHITESPACE) == "null" {
-                        return Err(Error::Encode {
-                            at: at.to_owned(),
-                            message: "its input is the JSON value null, which the wire cannot \
-                                      tell apart from empty input; use empty input"
+        Block::Audio(a) => {
+            push_optional(out, "media_type", &a.media_type);
+            push_optional(out, "url", &a.url);
+            push_optional(out, "data", &a.data);
+            push_optional(out, "transcript", &a.transcript);
+        }
+        Block::Document(d) => {
+            push_optional(out, "media_type", &d.media_type);
+            push_optional(out, "url", &d.url);
+            push_optional(out, "data", &d.data);
+            push_optional(out, "title", &d.title);
+        }
+        Block::ToolUse(t) => {
+            let at = if t.id.is_empty() {
+                format!("{at} (tool call {:?})", t.name)
+            } else {
+                format!("{at} (tool call {:?})", t.id)
+            };
+            push_field(out, "id", &t.id);
+            push_field(out, "name", &t.name);
+            out.push_str(",\"input\":");
+            if t.input.is_empty() {
+                out.push_str("null");
+            } else {
+                check_raw_json(&t.input, depth, at.trim_start(), "its input")?;
+                if t.input.trim_matches(JSON_WHITESPACE) == "null" {
+                    return Err(Error::Encode {
+                        at: at.trim_start().to_owned(),
+                        message:
+                            "its input is the JSON value null, which the wire cannot tell apart \
+                                  from empty input; use empty input"
                                 .to_owned(),
-                        });
-                    }
-                    out.push_str(&t.input);
+                    });
                 }
-                push_state(
-                    out,
-                    t.provider_state.as_deref(),
-                    &t.provider_state_format,
-                    depth,
-                    at,
-                )?;
+                out.push_str(&t.input);
             }
-            Block::ToolResult(r) => {
-                push_field(out, "tool_use_id", &r.tool_use_id);
-                if depth >= MAX_DEPTH {
-                    return Err(too_deep(at, "its content"));
+            push_state(
+                out,
+                t.provider_state.as_deref(),
+                &t.provider_state_format,
+                depth,
+                at.trim_start(),
+            )?;
+        }
+        Block::ToolResult(r) => {
+            push_field(out, "tool_use_id", &r.tool_use_id);
+            if depth >= MAX_DEPTH {
+                return Err(too_deep(at, "its content"));
+            }
+            out.push_str(",\"content\":[");
+            for (i, inner) in r.content.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
                 }
-                out.push_str(",\"content\":[");
-                for (i, inner) in r.content.iter().enumerate() {
-                    if i > 0 {
-                        self.out.push(',');
-                    }
-                    self.block(inner, &format!("{at}.content[{i}]"), depth + 2)?;
-                }
-                self.out.push_str("],\"is_error\":");
-                self.out.push_str(if r.is_error { "true" } else { "false" });
+                let here = format!("{at}.content[{i}]");
+                encode_block(out, inner, &here, depth + 2, count)?;
             }
+            out.push_str("],\"is_error\":");
+            out.push_str(if r.is_error { "true" } else { "false" });
         }
-        self.out.push('}');
-        Ok(())
     }
-
-    /// Writes a JSON array of blocks whose array sits at JSON level `depth`.
-    fn list(&mut self, blocks: &[Block], at: &str, depth: usize) -> Result<(), Error> {
-        if blocks.len() > MAX_BLOCKS {
-            return Err(Error::Limit {
-                at: at.to_owned(),
-                message: format!("{} blocks, over the limit of {MAX_BLOCKS}", blocks.len()),
-            });
-        }
-        self.out.push('[');
-        for (i, block) in blocks.iter().enumerate() {
-            if i > 0 {
-                self.out.push(',');
-            }
-            let start = self.out.len();
-            let here = format!("{at}[{i}]");
-            self.block(block, &here, depth + 1)?;
-            check_block_size(self.out.len() - start, &here)?;
-        }
-        self.out.push(']');
-        Ok(())
-    }
-
-    /// The document, refused when it is larger than decoding accepts.
-    fn document(self, at: &str) -> Result<String, Error> {
-        if self.out.len() > MAX_DOCUMENT_BYTES {
-            return Err(Error::Limit {
-                at: at.to_owned(),
-                message: format!(
-                    "{} bytes, over the limit of {MAX_DOCUMENT_BYTES}",
-                    self.out.len()
-                ),
-            });
-        }
-        Ok(self.out)
-    }
+    out.push('}');
+    Ok(())
 }
 
 fn push_state(
@@ -315,10 +273,38 @@ fn check_block_size(len: usize, at: &str) -> Result<(), Error> {
 /// [`MAX_BLOCKS`] blocks, or nesting deeper than [`MAX_DEPTH`] JSON levels
 /// (whatever decoding would refuse).
 pub fn marshal_block(block: &Block) -> Result<String, Error> {
-    let mut encoder = Encoder::new(String::new());
-    encoder.block(block, "block", 1)?;
-    check_block_size(encoder.out.len(), "block")?;
-    Ok(encoder.out)
+    let mut out = String::new();
+    encode_block(&mut out, block, "block", 1, &mut 0)?;
+    check_block_size(out.len(), "block")?;
+    Ok(out)
+}
+
+/// Writes a JSON array of blocks whose array sits at JSON level `depth`.
+fn encode_list(
+    out: &mut String,
+    blocks: &[Block],
+    at: &str,
+    depth: usize,
+    count: &mut usize,
+) -> Result<(), Error> {
+    if blocks.len() > MAX_BLOCKS {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!("{} blocks, over the limit of {MAX_BLOCKS}", blocks.len()),
+        });
+    }
+    out.push('[');
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let start = out.len();
+        let here = format!("{at}[{i}]");
+        encode_block(out, block, &here, depth + 1, count)?;
+        check_block_size(out.len() - start, &here)?;
+    }
+    out.push(']');
+    Ok(())
 }
 
 /// Encodes a list of blocks as a JSON array.
@@ -327,9 +313,23 @@ pub fn marshal_block(block: &Block) -> Result<String, Error> {
 /// As [`marshal_block`], for any block, and [`Error::Limit`] past [`MAX_BLOCKS`]
 /// or [`MAX_DOCUMENT_BYTES`].
 pub fn marshal_blocks(blocks: &[Block]) -> Result<String, Error> {
-    let mut encoder = Encoder::new(String::new());
-    encoder.list(blocks, "blocks", 1)?;
-    encoder.document("blocks")
+    let mut out = String::new();
+    encode_list(&mut out, blocks, "blocks", 1, &mut 0)?;
+    check_document_size(out, "blocks")
+}
+
+/// The document, refused when it is larger than decoding accepts.
+fn check_document_size(out: String, at: &str) -> Result<String, Error> {
+    if out.len() > MAX_DOCUMENT_BYTES {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!(
+                "{} bytes, over the limit of {MAX_DOCUMENT_BYTES}",
+                out.len()
+            ),
+        });
+    }
+    Ok(out)
 }
 
 /// Encodes a message: `{"role":…,"content":[…]}`, or for a tool result
@@ -338,26 +338,24 @@ pub fn marshal_blocks(blocks: &[Block]) -> Result<String, Error> {
 /// # Errors
 /// As [`marshal_blocks`].
 pub fn marshal_message(message: &AnyMessage) -> Result<String, Error> {
-    let mut encoder = Encoder::new(String::from("{\"role\":"));
+    let mut out = String::from("{\"role\":");
     match message {
         AnyMessage::Message(m) => {
-            push_json_str(&mut encoder.out, &m.role);
-            encoder.out.push_str(",\"content\":");
-            encoder.list(&m.blocks, "message.content", 2)?;
+            push_json_str(&mut out, &m.role);
+            out.push_str(",\"content\":");
+            encode_list(&mut out, &m.blocks, "message.content", 2, &mut 0)?;
         }
         AnyMessage::ToolResult(m) => {
-            encoder.out.push_str("\"tool\"");
-            push_field(&mut encoder.out, "tool_use_id", &m.tool_use_id);
-            encoder.out.push_str(",\"content\":");
-            encoder.list(&m.blocks, "message.content", 2)?;
-            encoder.out.push_str(",\"is_error\":");
-            encoder
-                .out
-                .push_str(if m.is_error { "true" } else { "false" });
+            out.push_str("\"tool\"");
+            push_field(&mut out, "tool_use_id", &m.tool_use_id);
+            out.push_str(",\"content\":");
+            encode_list(&mut out, &m.blocks, "message.content", 2, &mut 0)?;
+            out.push_str(",\"is_error\":");
+            out.push_str(if m.is_error { "true" } else { "false" });
         }
     }
-    encoder.out.push('}');
-    encoder.document("message")
+    out.push('}');
+    check_document_size(out, "message")
 }
 
 // ---------------------------------------------------------------- decoding
@@ -807,7 +805,7 @@ mod tests {
             block = Block::ToolResult(ToolResultBlock {
                 tool_use_id: "r".into(),
                 content: vec![block],
-                is_error: false,
+                ..ToolResultBlock::default()
             });
         }
         block
@@ -933,7 +931,7 @@ mod tests {
         let many = Block::ToolResult(ToolResultBlock {
             tool_use_id: "r".into(),
             content: vec![Block::Text("x".into()); MAX_BLOCKS],
-            is_error: false,
+            ..ToolResultBlock::default()
         });
         let err = marshal_block(&many).err();
         assert!(
@@ -943,7 +941,7 @@ mod tests {
         let fits = Block::ToolResult(ToolResultBlock {
             tool_use_id: "r".into(),
             content: vec![Block::Text("x".into()); MAX_BLOCKS - 1],
-            is_error: false,
+            ..ToolResultBlock::default()
         });
         let wire = marshal_block(&fits).unwrap_or_default();
         assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(fits));
