@@ -661,16 +661,17 @@ impl PyAssembler {
     /// value of its input so far (`None` when nothing is showable), for display only.
     fn partial_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let mut st = locked_attached(py, &self.state);
-        let open = st.core.partial_inputs();
+        let State { core, partials, .. } = &mut *st;
+        let open = core.partial_input_texts();
         let opts = PartialOptions {
             max_bytes: usize::MAX,
             ..PartialOptions::default()
         };
         let keys: Vec<(i64, i64)> = open.iter().map(|(c, k, _)| (*c, *k)).collect();
-        st.partials.retain(|key, _| keys.contains(key));
+        partials.retain(|key, _| keys.contains(key));
         let out = PyDict::new(py);
         for (c, k, input) in open {
-            let p = match st.partials.entry((c, k)) {
+            let p = match partials.entry((c, k)) {
                 std::collections::btree_map::Entry::Occupied(mut e) => {
                     let p = e.get_mut();
                     if input.starts_with(p.fed.as_str()) {
@@ -684,12 +685,12 @@ impl PyAssembler {
                     } else {
                         // The input was replaced (a Responses `done` text that
                         // disagrees, a Gemini object rebuilt from its paths).
-                        *p = Partial::new(input, opts);
+                        *p = Partial::new(input.into_owned(), opts);
                     }
                     e.into_mut()
                 }
                 std::collections::btree_map::Entry::Vacant(e) => {
-                    e.insert(Partial::new(input, opts))
+                    e.insert(Partial::new(input.into_owned(), opts))
                 }
             };
             let value = p
