@@ -499,12 +499,22 @@ impl PartialJson {
                 }
                 Scalar::Num(num) => match num.at.next(b) {
                     Some(at) => {
-                        num.text.push(char::from(b));
-                        num.at = at;
-                        if at.is_complete() {
-                            num.valid_len = num.text.len();
+                        // The run of bytes that continues the number, taken at once.
+                        let rest = fragment.get(i..).unwrap_or_default();
+                        let (taken, at, valid) = number_run(at, rest);
+                        if let Some(run) =
+                            rest.get(..taken).and_then(|r| std::str::from_utf8(r).ok())
+                        {
+                            let before = num.text.len();
+                            num.text.push_str(run);
+                            num.at = at;
+                            if let Some(valid) = valid {
+                                num.valid_len = before + valid;
+                            }
                         }
-                        Step::Consumed
+                        i += taken;
+                        self.processed = self.processed.saturating_add(taken);
+                        continue;
                     }
                     None if num.at.is_complete() => {
                         self.complete_scalar(offset)?;
@@ -614,8 +624,11 @@ impl PartialJson {
                     b'0' => NumAt::Zero,
                     _ => NumAt::Int,
                 };
+                // Room for a typical number, so that it grows without reallocating.
+                let mut text = String::with_capacity(24);
+                text.push(char::from(b));
                 self.scalar = Scalar::Num(NumState {
-                    text: char::from(b).to_string(),
+                    text,
                     at,
                     valid_len: usize::from(at != NumAt::Minus),
                     start: offset,
@@ -869,6 +882,27 @@ fn string_run(s: &mut StrState, rest: &[u8], offset: usize) -> Result<usize, Err
         }
     }
     Ok(end)
+}
+
+/// The bytes at the start of `rest` that continue a number whose first of them
+/// moves its grammar to `at`: how many, where the grammar ends, and the length
+/// (within the run) of the longest prefix after which the number is complete.
+fn number_run(mut at: NumAt, rest: &[u8]) -> (usize, NumAt, Option<usize>) {
+    let mut valid = at.is_complete().then_some(1);
+    let mut taken = 1;
+    for &b in rest.iter().skip(1) {
+        match at.next(b) {
+            Some(next) => {
+                at = next;
+                taken += 1;
+                if at.is_complete() {
+                    valid = Some(taken);
+                }
+            }
+            None => break,
+        }
+    }
+    (taken, at, valid)
 }
 
 /// Adds one byte to the held-back UTF-8 sequence, emitting it when whole.
