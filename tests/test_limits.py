@@ -3,6 +3,7 @@ subclass (or a value), never a crash, a RecursionError or a bare ValueError."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -107,17 +108,19 @@ def test_encoding_refuses_exactly_what_decoding_refuses(levels: int) -> None:
     else:
         assert decoded == block
         assert marshal_block(block) == text
-    for encode, decode, value in [
-        (marshal_blocks, unmarshal_blocks, [block]),
-        (marshal_message, unmarshal_message, Message("user", (block,))),
-        (marshal_message, unmarshal_message, ToolResultMessage("r", (block,))),
-    ]:
+    # Whatever encodes also decodes, in a list and in messages.
+    try:
+        listed = marshal_blocks([block])
+    except BlockLimitError:
+        listed = ""
+    if listed:
+        assert unmarshal_blocks(listed) == [block]
+    for message in (Message("user", (block,)), ToolResultMessage("r", (block,))):
         try:
-            wire = encode(value)  # type: ignore[operator]
+            wire = marshal_message(message)
         except BlockLimitError:
             continue
-        back = decode(wire)  # type: ignore[operator]
-        assert back == value or back == list(value)  # type: ignore[arg-type]
+        assert unmarshal_message(wire) == message
 
 
 def test_the_nesting_bound_is_the_same_both_ways() -> None:
@@ -258,9 +261,7 @@ def test_strict_validation_of_a_huge_integer_is_a_tool_input_error_with_its_offs
         assert "out of range" in str(caught.value)
     # Within the float range, every digit is kept.
     big = digits(300)
-    assert toolset.validate(ToolUseBlock("c", "f", f'{{"n": {big}}}')).arguments == {
-        "n": int(big)
-    }
+    assert toolset.validate(ToolUseBlock("c", "f", f'{{"n": {big}}}')).arguments == {"n": int(big)}
 
 
 # ------------------------------------------------------------- schemas
@@ -459,10 +460,8 @@ def test_every_path_on_random_nesting_succeeds_or_raises_a_toolstitch_error(
     text: str, cut: int
 ) -> None:
     def attempt(call: Any) -> None:
-        try:
+        with contextlib.suppress(ToolstitchError):
             call()
-        except ToolstitchError:
-            pass
 
     attempt(lambda: parse_partial(text))
     attempt(lambda: parse_partial(text[: len(text) * cut // 50]))

@@ -390,9 +390,11 @@ json_texts_with_duplicates = st.recursive(
             st.lists(st.tuples(st.sampled_from(["a", "b", "c", "é"]), children), max_size=6),
             st.booleans(),
         ).map(
-            lambda o: "{"
-            + _join([json.dumps(k, ensure_ascii=False) + ": " + v for k, v in o[0]], o[1])
-            + "}"
+            lambda o: (
+                "{"
+                + _join([json.dumps(k, ensure_ascii=False) + ": " + v for k, v in o[0]], o[1])
+                + "}"
+            )
         ),
     ),
     max_leaves=30,
