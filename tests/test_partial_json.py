@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from toolstitch import (
+    Assembler,
     LimitError,
     PartialJson,
     ToolInputError,
@@ -361,3 +362,152 @@ def test_large_fragments_are_fed_without_the_gil() -> None:
     p.feed(data[100_001:])
     assert p.value() == json.loads(data)
     assert parse_partial(data) == json.loads(data)
+
+
+# --------------------------------------------------- reads after every fragment
+
+scalar_texts = st.one_of(
+    st.integers(-(2**80), 2**80).map(str),
+    st.floats(allow_nan=False, allow_infinity=False).map(repr).filter(lambda t: "e" not in t),
+    st.sampled_from(["1e5", "-0.5E-3", "true", "false", "null", "0"]),
+    st.text(max_size=6).map(lambda t: json.dumps(t, ensure_ascii=False)),
+    st.text(max_size=4).map(json.dumps),
+)
+
+
+def _join(items: list[str], space: bool) -> str:
+    return (", " if space else ",").join(items)
+
+
+json_texts_with_duplicates = st.recursive(
+    scalar_texts,
+    lambda children: st.one_of(
+        st.tuples(st.lists(children, max_size=5), st.booleans()).map(
+            lambda a: "[" + _join(a[0], a[1]) + "]"
+        ),
+        # Keys from a small set, so that duplicate keys are frequent.
+        st.tuples(
+            st.lists(st.tuples(st.sampled_from(["a", "b", "c", "é"]), children), max_size=6),
+            st.booleans(),
+        ).map(
+            lambda o: (
+                "{"
+                + _join([json.dumps(k, ensure_ascii=False) + ": " + v for k, v in o[0]], o[1])
+                + "}"
+            )
+        ),
+    ),
+    max_leaves=30,
+)
+
+
+@st.composite
+def fragmented(draw: st.DrawFn) -> tuple[bytes, list[bytes]]:
+    data = draw(json_texts_with_duplicates).encode()
+    sizes = draw(st.lists(st.integers(1, 8), min_size=len(data), max_size=len(data)))
+    parts, at = [], 0
+    for size in sizes:
+        if at >= len(data):
+            break
+        parts.append(data[at : at + size])
+        at += size
+    return data, parts
+
+
+@settings(max_examples=400, deadline=None)
+@given(fragmented())
+def test_the_value_after_every_fragment_is_a_fresh_parse_of_the_prefix(
+    case: tuple[bytes, list[bytes]],
+) -> None:
+    """Reads reuse what is finished, yet each one equals a one-shot parse of the bytes so
+    far, and a value read earlier never changes afterwards."""
+    _, parts = case
+    p = PartialJson()
+    prefix = b""
+    seen: list[tuple[bytes, Any]] = []
+    for part in parts:
+        p.feed(part)
+        prefix += part
+        value = p.value()
+        assert value == parse_partial(prefix), prefix
+        seen.append((prefix, value))
+    for prefix, value in seen:
+        assert value == parse_partial(prefix), prefix
+
+
+@settings(max_examples=200, deadline=None)
+@given(fragmented())
+def test_changing_a_returned_top_level_container_changes_no_later_read(
+    case: tuple[bytes, list[bytes]],
+) -> None:
+    _, parts = case
+    p = PartialJson()
+    prefix = b""
+    for part in parts:
+        p.feed(part)
+        prefix += part
+        value = p.value()
+        if isinstance(value, list):
+            value.append("junk")
+            value.reverse()
+        elif isinstance(value, dict):
+            value.clear()
+            value["junk"] = 1
+        assert p.value() == parse_partial(prefix)
+
+
+def test_finished_subtrees_are_shared_between_reads_while_streaming() -> None:
+    p = PartialJson()
+    p.feed('{"rows": [{"id": 1, "tags": ["a"]}, {"id": 2')
+    first = p.value()
+    p.feed(', "tags": []}, {"id"')
+    second = p.value()
+    # The containers still open are new on every read ...
+    assert second is not first and second["rows"] is not first["rows"]
+    assert first == {"rows": [{"id": 1, "tags": ["a"]}, {"id": 2}]}
+    # ... a finished subtree is the same object.
+    assert second["rows"][0] is first["rows"][0]
+    # Once the whole value is complete, each read shares nothing.
+    p.feed(": 3}]}")
+    done, again = p.value(), p.value()
+    assert done == again == {"rows": [{"id": 1, "tags": ["a"]}, {"id": 2, "tags": []}, {"id": 3}]}
+    assert done["rows"][0] is not again["rows"][0]
+    assert done["rows"][0] is not first["rows"][0]
+
+
+def test_duplicate_keys_replace_in_place_across_reads() -> None:
+    p = PartialJson()
+    reads = []
+    for part in ['{"a": [1, 2', "], ", '"b": {"x": 1}, "a"', ": {", '"y": 2}, "b": 5, "c', '": 1']:
+        p.feed(part)
+        reads.append(p.value())
+    assert reads == [
+        {"a": [1, 2]},
+        {"a": [1, 2]},
+        {"a": [1, 2], "b": {"x": 1}},
+        {"a": {}, "b": {"x": 1}},
+        {"a": {"y": 2}, "b": 5},
+        {"a": {"y": 2}, "b": 5, "c": 1},
+    ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(fragmented())
+def test_partial_calls_after_every_fragment_are_fresh_parses_of_the_input(
+    case: tuple[bytes, list[bytes]],
+) -> None:
+    data, parts = case
+    asm = Assembler("openai-chat", live=False)
+    head = {"index": 0, "id": "c", "type": "function", "function": {"name": "f", "arguments": ""}}
+    asm.feed({"choices": [{"index": 0, "delta": {"tool_calls": [head]}}]})
+    # Argument deltas are text: the same cut points, moved to character boundaries.
+    whole = data.decode()
+    text = ""
+    for size in (len(part) for part in parts):
+        piece = whole[len(text) : len(text) + size]
+        if not piece:
+            break
+        text += piece
+        delta = {"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}
+        asm.feed({"choices": [{"index": 0, "delta": delta}]})
+        assert asm.partial_calls() == {(0, 0): parse_partial(text)}

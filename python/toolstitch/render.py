@@ -42,7 +42,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from toolstitch._toolstitch import _parse_strict
+from toolstitch._toolstitch import _WIRE_MAX_DEPTH, _json_depth, _parse_strict
 from toolstitch.blocks import (
     AudioBlock,
     Block,
@@ -243,6 +243,12 @@ def _state(block: ToolUseBlock | ThinkingBlock | ToolResultBlock, form: str) -> 
     """The block's provider state when it is of format ``form``, parsed; else ``None``."""
     if not block.provider_state or block.provider_state_format != form:
         return None
+    # Bounded before json.loads, whose recursion would otherwise fail deep inside it.
+    if _json_depth(block.provider_state) > _WIRE_MAX_DEPTH:
+        raise RenderError(
+            f"the provider state of a {type(block).__name__} nests deeper than "
+            f"{_WIRE_MAX_DEPTH} levels (the wire format's bound)"
+        )
     try:
         return json.loads(block.provider_state)
     except ValueError:

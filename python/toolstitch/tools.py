@@ -286,29 +286,80 @@ def _call_parts(block: Any) -> tuple[str, str, str | bytes]:
 # ------------------------------------------------------------- definitions
 
 
-def _as_plain(obj: Any) -> Any:
-    """SDK objects (pydantic, google-genai, ...) anywhere inside ``obj`` as plain dicts
-    and lists."""
-    if isinstance(obj, Mapping):
-        return {k: _as_plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_as_plain(v) for v in obj]
-    if isinstance(obj, (str, bytes, int, float)) or obj is None:
+# The deepest nesting of containers a schema may have: the bound the Rust side puts on
+# schemas and tool arguments alike (``validate::MAX_DEPTH``).
+_MAX_SCHEMA_DEPTH = 128
+
+# How deep the envelope of a definition is read before its schema is reached: a
+# Bedrock ``{"toolSpec": {"inputSchema": {"json": ...}}}`` or a Gemini tool's
+# ``{"functionDeclarations": [{"parameters": ...}]}``. The schema itself is made
+# plain, with its depth checked, once the tool's name is known.
+_ENVELOPE_LEVELS = 4
+
+
+def _dumped(obj: Any) -> Any:
+    """An SDK object (pydantic, google-genai, ...) as the dict or list it dumps to;
+    anything else as it is."""
+    if isinstance(obj, (Mapping, list, tuple, str, bytes, int, float)) or obj is None:
         return obj
     dump = getattr(obj, "model_dump", None)
     if callable(dump):
         try:
-            return _as_plain(dump(by_alias=True, exclude_none=True))
+            return dump(by_alias=True, exclude_none=True)
         except TypeError:
-            return _as_plain(dump())
+            return dump()
     to_dict = getattr(obj, "to_dict", None)
     if callable(to_dict):
-        return _as_plain(to_dict())
+        return to_dict()
     return obj
 
 
+class _TooDeep(Exception):
+    """Raised inside ``_as_plain`` when the value nests deeper than allowed."""
+
+
+def _as_plain(obj: Any, levels: int, *, refuse_deeper: bool = False) -> Any:
+    """``obj`` with SDK objects turned into plain dicts and lists, ``levels`` levels of
+    containers deep. Deeper values are left as they are, or, with ``refuse_deeper``,
+    raise ``_TooDeep``. Iterative: hostile nesting (or a reference cycle) costs no
+    native or Python stack."""
+    root: list[Any] = [None]
+    # (value, container to store it in, key or index, depth of the value)
+    pending: list[tuple[Any, Any, Any, int]] = [(obj, root, 0, 0)]
+    while pending:
+        value, parent, key, depth = pending.pop()
+        value = _dumped(value)
+        if isinstance(value, (Mapping, list, tuple)):
+            if depth >= levels:
+                if refuse_deeper:
+                    raise _TooDeep
+                parent[key] = value
+                continue
+            if isinstance(value, Mapping):
+                out: Any = dict.fromkeys(value)
+                pending.extend((v, out, k, depth + 1) for k, v in value.items())
+            else:
+                out = [None] * len(value)
+                pending.extend((v, out, i, depth + 1) for i, v in enumerate(value))
+            parent[key] = out
+        else:
+            parent[key] = value
+    return root[0]
+
+
+def _plain_schema(name: str, schema: Any) -> Any:
+    """Tool ``name``'s schema as plain data, refused when it nests deeper than the
+    Rust side accepts."""
+    try:
+        return _as_plain(schema, _MAX_SCHEMA_DEPTH, refuse_deeper=True)
+    except _TooDeep:
+        raise ToolDefinitionError(
+            f"tool {name!r}: the schema nests deeper than {_MAX_SCHEMA_DEPTH} levels"
+        ) from None
+
+
 def _definitions(tools: Any) -> Iterator[ToolDefinition]:
-    tools = _as_plain(tools)
+    tools = _as_plain(tools, _ENVELOPE_LEVELS)
     if isinstance(tools, Mapping):
         if isinstance(tools.get("toolConfig"), Mapping):
             yield from _definitions(tools["toolConfig"])
@@ -325,7 +376,7 @@ def _definitions(tools: Any) -> Iterator[ToolDefinition]:
         )
     else:
         for item in tools:
-            yield from _from_definition(_as_plain(item))
+            yield from _from_definition(_as_plain(item, _ENVELOPE_LEVELS))
 
 
 def _from_plain(tools: Mapping[Any, Any]) -> Iterator[ToolDefinition]:
@@ -577,8 +628,10 @@ def _gemini(d: Mapping[str, Any]) -> ToolDefinition:
     if json_schema is not None:
         return _definition(d["name"], json_schema, "gemini")
     parameters = d.get("parameters")
-    schema = None if parameters is None else _gemini_schema(parameters)
-    return _definition(d["name"], schema, "gemini")
+    if parameters is None:
+        return _definition(d["name"], None, "gemini")
+    name = d["name"]
+    return _definition(name, _gemini_schema(_plain_schema(name, parameters)), "gemini")
 
 
 def _definition(name: Any, schema: Any, form: str) -> ToolDefinition:
@@ -586,6 +639,7 @@ def _definition(name: Any, schema: Any, form: str) -> ToolDefinition:
         raise ToolDefinitionError(f"a {form} tool definition has no name (got {name!r})")
     if schema is None:
         schema = _NO_PARAMETERS
+    schema = _plain_schema(name, schema)
     if not isinstance(schema, (Mapping, bool)):
         raise ToolDefinitionError(
             f"tool {name!r}: the schema must be a JSON Schema object, not {type(schema).__name__}"

@@ -119,6 +119,54 @@ impl PartialValue {
     }
 }
 
+/// A container still open, borrowed from a [`PartialJson`] (see
+/// [`PartialJson::open_containers`]). Its finished children come first; the
+/// child being built (the next open container, or the [`OpenScalar`]) is not
+/// among them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum OpenContainer<'a> {
+    /// An array and its finished elements.
+    Array {
+        /// Unique to this container over the parser's life.
+        serial: u64,
+        /// The finished elements.
+        items: &'a [PartialValue],
+    },
+    /// An object and its finished members.
+    Object {
+        /// Unique to this container over the parser's life.
+        serial: u64,
+        /// The finished members, in the order their keys first appeared.
+        members: &'a [(String, PartialValue)],
+        /// Positions of members replaced by a duplicate key, in order (a
+        /// position may appear more than once).
+        replaced: &'a [usize],
+        /// The key whose value is being built, and the position of the earlier
+        /// member it replaces (a duplicate key), if any. The value shows under
+        /// it once something of it is showable.
+        key: Option<(&'a str, Option<usize>)>,
+    },
+}
+
+impl OpenContainer<'_> {
+    /// The container's serial number.
+    #[must_use]
+    pub fn serial(&self) -> u64 {
+        match self {
+            OpenContainer::Array { serial, .. } | OpenContainer::Object { serial, .. } => *serial,
+        }
+    }
+}
+
+/// What is shown of a scalar still arriving (see [`PartialJson::open_scalar`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenScalar<'a> {
+    /// An unfinished string's text so far.
+    String(&'a str),
+    /// The longest prefix of an unfinished number that is a valid number.
+    Number(&'a str),
+}
+
 /// Why a [`PartialJson`] stopped. Errors are sticky: once a parser has
 /// failed, every later `feed` returns the same error, and the value parsed
 /// before the failure stays readable.

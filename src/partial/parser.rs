@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::{Error, PartialOptions, PartialValue, MAX_DEPTH_CEILING};
+use super::{Error, OpenContainer, OpenScalar, PartialOptions, PartialValue, MAX_DEPTH_CEILING};
 
 /// Objects with this many members get a key index, so that duplicate-key
 /// checks stay O(1) on hostile objects with very many keys.
@@ -25,6 +25,12 @@ pub struct PartialJson {
     /// numbers `serde_json` cannot hold are errors instead of being tolerated.
     strict: bool,
     stack: Vec<Frame>,
+    /// A serial number per open container (parallel to `stack`): a container
+    /// closed and another opened at the same depth have different serials.
+    serials: Vec<u64>,
+    next_serial: u64,
+    /// Object members replaced by a duplicate key so far, over the parser's life.
+    replacements: u64,
     mode: Mode,
     scalar: Scalar,
     /// The whole top-level value, once it is complete.
@@ -65,6 +71,8 @@ struct ObjectFrame {
     index: Option<HashMap<String, usize>>,
     /// The key whose value is being parsed.
     key: Option<PendingKey>,
+    /// Positions of members whose value a duplicate key replaced, in order.
+    replaced: Vec<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -82,10 +90,15 @@ impl ObjectFrame {
         }
     }
 
-    fn insert(&mut self, key: PendingKey, value: PartialValue) {
-        if let Some(member) = key.slot.and_then(|i| self.members.get_mut(i)) {
-            member.1 = value;
-            return;
+    /// Adds a member, or replaces the earlier one of the same key; true when
+    /// it replaced one.
+    fn insert(&mut self, key: PendingKey, value: PartialValue) -> bool {
+        if let Some(slot) = key.slot {
+            if let Some(member) = self.members.get_mut(slot) {
+                member.1 = value;
+                self.replaced.push(slot);
+                return true;
+            }
         }
         let position = self.members.len();
         if let Some(index) = &mut self.index {
@@ -101,6 +114,7 @@ impl ObjectFrame {
                     .collect(),
             );
         }
+        false
     }
 }
 
@@ -242,6 +256,9 @@ impl PartialJson {
             opts,
             strict: false,
             stack: Vec::new(),
+            serials: Vec::new(),
+            next_serial: 0,
+            replacements: 0,
             mode: Mode::Value,
             scalar: Scalar::None,
             root: None,
@@ -383,20 +400,23 @@ impl PartialJson {
         if let Some(root) = &self.root {
             return Some(root.clone());
         }
-        let mut child = self.scalar_shown();
-        for frame in self.stack.iter().rev() {
-            child = Some(match frame {
-                Frame::Array(items) => {
-                    let mut items = items.clone();
+        let mut child = self.open_scalar().map(|scalar| match scalar {
+            OpenScalar::String(text) => PartialValue::String(text.to_owned()),
+            OpenScalar::Number(text) => PartialValue::Number(text.to_owned()),
+        });
+        for open in self.open_containers().rev() {
+            child = Some(match open {
+                OpenContainer::Array { items, .. } => {
+                    let mut items = items.to_vec();
                     items.extend(child);
                     PartialValue::Array(items)
                 }
-                Frame::Object(object) => {
-                    let mut members = object.members.clone();
-                    if let (Some(value), Some(key)) = (child, &object.key) {
-                        match key.slot.and_then(|i| members.get_mut(i)) {
+                OpenContainer::Object { members, key, .. } => {
+                    let mut members = members.to_vec();
+                    if let (Some(value), Some((name, slot))) = (child, key) {
+                        match slot.and_then(|i| members.get_mut(i)) {
                             Some(member) => member.1 = value,
-                            None => members.push((key.name.clone(), value)),
+                            None => members.push((name.to_owned(), value)),
                         }
                     }
                     PartialValue::Object(members)
@@ -406,23 +426,56 @@ impl PartialJson {
         child
     }
 
+    /// The whole top-level value, once it is complete.
+    #[must_use]
+    pub fn complete_value(&self) -> Option<&PartialValue> {
+        self.root.as_ref()
+    }
+
+    /// The containers still open, outermost first: what [`value`](Self::value)
+    /// is made of, borrowed. Each one's finished children never change, except
+    /// that an object member may be replaced by a later duplicate key (listed
+    /// in its `replaced`). Empty once the value is complete.
+    pub fn open_containers(&self) -> impl DoubleEndedIterator<Item = OpenContainer<'_>> {
+        self.stack
+            .iter()
+            .zip(&self.serials)
+            .map(|(frame, &serial)| match frame {
+                Frame::Array(items) => OpenContainer::Array { serial, items },
+                Frame::Object(object) => OpenContainer::Object {
+                    serial,
+                    members: &object.members,
+                    replaced: &object.replaced,
+                    key: object.key.as_ref().map(|key| (key.name.as_str(), key.slot)),
+                },
+            })
+    }
+
+    /// What is shown of the scalar still arriving (innermost), if anything.
+    #[must_use]
+    pub fn open_scalar(&self) -> Option<OpenScalar<'_>> {
+        match &self.scalar {
+            Scalar::Str(s) if !s.is_key && self.opts.partial_strings => {
+                Some(OpenScalar::String(&s.text))
+            }
+            Scalar::Num(num) if num.valid_len > 0 => {
+                num.text.get(..num.valid_len).map(OpenScalar::Number)
+            }
+            _ => None,
+        }
+    }
+
+    /// How many object members a duplicate key has replaced so far: while it
+    /// stays the same, every finished child seen earlier is still in place.
+    #[must_use]
+    pub fn replacements(&self) -> u64 {
+        self.replacements
+    }
+
     /// Moves the complete top-level value out, without a copy (for the strict
     /// parser, which is dropped right after).
     pub(crate) fn take_complete(&mut self) -> Option<PartialValue> {
         self.root.take()
-    }
-
-    fn scalar_shown(&self) -> Option<PartialValue> {
-        match &self.scalar {
-            Scalar::Str(s) if !s.is_key && self.opts.partial_strings => {
-                Some(PartialValue::String(s.text.clone()))
-            }
-            Scalar::Num(num) if num.valid_len > 0 => num
-                .text
-                .get(..num.valid_len)
-                .map(|t| PartialValue::Number(t.to_owned())),
-            _ => None,
-        }
     }
 
     fn run(&mut self, fragment: &[u8]) -> Result<(), Error> {
@@ -446,12 +499,22 @@ impl PartialJson {
                 }
                 Scalar::Num(num) => match num.at.next(b) {
                     Some(at) => {
-                        num.text.push(char::from(b));
-                        num.at = at;
-                        if at.is_complete() {
-                            num.valid_len = num.text.len();
+                        // The run of bytes that continues the number, taken at once.
+                        let rest = fragment.get(i..).unwrap_or_default();
+                        let (taken, at, valid) = number_run(at, rest);
+                        if let Some(run) =
+                            rest.get(..taken).and_then(|r| std::str::from_utf8(r).ok())
+                        {
+                            let before = num.text.len();
+                            num.text.push_str(run);
+                            num.at = at;
+                            if let Some(valid) = valid {
+                                num.valid_len = before + valid;
+                            }
                         }
-                        Step::Consumed
+                        i += taken;
+                        self.processed = self.processed.saturating_add(taken);
+                        continue;
                     }
                     None if num.at.is_complete() => {
                         self.complete_scalar(offset)?;
@@ -561,8 +624,11 @@ impl PartialJson {
                     b'0' => NumAt::Zero,
                     _ => NumAt::Int,
                 };
+                // Room for a typical number, so that it grows without reallocating.
+                let mut text = String::with_capacity(24);
+                text.push(char::from(b));
                 self.scalar = Scalar::Num(NumState {
-                    text: char::from(b).to_string(),
+                    text,
                     at,
                     valid_len: usize::from(at != NumAt::Minus),
                     start: offset,
@@ -613,27 +679,32 @@ impl PartialJson {
             });
         }
         self.stack.push(frame);
+        self.serials.push(self.next_serial);
+        self.next_serial = self.next_serial.wrapping_add(1);
         Ok(())
     }
 
     fn close_container(&mut self, offset: usize) -> Result<(), Error> {
+        self.serials.pop();
         let value = match self.stack.pop() {
             Some(Frame::Array(items)) => PartialValue::Array(items),
             Some(Frame::Object(object)) => PartialValue::Object(object.members),
             None => return Err(syntax(offset, "unbalanced closing bracket")),
         };
-        self.complete_value(value);
+        self.place_value(value);
         Ok(())
     }
 
     /// Places a finished value in its parent (or as the root).
-    fn complete_value(&mut self, value: PartialValue) {
+    fn place_value(&mut self, value: PartialValue) {
         match self.stack.last_mut() {
             None => self.root = Some(value),
             Some(Frame::Array(items)) => items.push(value),
             Some(Frame::Object(object)) => {
                 if let Some(key) = object.key.take() {
-                    object.insert(key, value);
+                    if object.insert(key, value) {
+                        self.replacements = self.replacements.wrapping_add(1);
+                    }
                 }
             }
         }
@@ -663,7 +734,7 @@ impl PartialJson {
                 _ => return Err(syntax(start.min(offset), "unknown literal")),
             },
         };
-        self.complete_value(value);
+        self.place_value(value);
         Ok(())
     }
 
@@ -811,6 +882,27 @@ fn string_run(s: &mut StrState, rest: &[u8], offset: usize) -> Result<usize, Err
         }
     }
     Ok(end)
+}
+
+/// The bytes at the start of `rest` that continue a number whose first of them
+/// moves its grammar to `at`: how many, where the grammar ends, and the length
+/// (within the run) of the longest prefix after which the number is complete.
+fn number_run(mut at: NumAt, rest: &[u8]) -> (usize, NumAt, Option<usize>) {
+    let mut valid = at.is_complete().then_some(1);
+    let mut taken = 1;
+    for &b in rest.iter().skip(1) {
+        match at.next(b) {
+            Some(next) => {
+                at = next;
+                taken += 1;
+                if at.is_complete() {
+                    valid = Some(taken);
+                }
+            }
+            None => break,
+        }
+    }
+    (taken, at, valid)
 }
 
 /// Adds one byte to the held-back UTF-8 sequence, emitting it when whole.

@@ -23,6 +23,7 @@ mod outcome;
 mod responses;
 mod state;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
@@ -674,10 +675,25 @@ impl Assembler {
     /// shows the object rebuilt so far.
     #[must_use]
     pub fn partial_inputs(&self) -> Vec<(i64, i64, String)> {
-        let mut out = self.stream.open_inputs();
+        self.partial_input_texts()
+            .into_iter()
+            .map(|(c, key, text)| (c, key, text.into_owned()))
+            .collect()
+    }
+
+    /// [`partial_inputs`](Self::partial_inputs) borrowed where the input is kept
+    /// as text, so that reading it after every fragment copies nothing.
+    #[must_use]
+    pub fn partial_input_texts(&self) -> Vec<(i64, i64, Cow<'_, str>)> {
+        let mut out: Vec<(i64, i64, Cow<'_, str>)> = self
+            .stream
+            .open_inputs()
+            .into_iter()
+            .map(|(c, key, text)| (c, key, Cow::Borrowed(text)))
+            .collect();
         for (c, key, text) in self.gemini.open_inputs() {
             if let Some(slot) = out.iter_mut().find(|(oc, ok, _)| *oc == c && *ok == key) {
-                slot.2 = text;
+                slot.2 = Cow::Owned(text);
             }
         }
         out

@@ -1323,12 +1323,12 @@ impl Stream {
     }
 
     /// The input of every call not finished yet, as `(choice, index, input)`.
-    pub(crate) fn open_inputs(&self) -> Vec<(i64, i64, String)> {
+    pub(crate) fn open_inputs(&self) -> Vec<(i64, i64, &str)> {
         let mut out = Vec::new();
         for (&c, ch) in &self.choices {
             for (key, block) in ch.tools.iter() {
                 if ch.meta(key).is_some_and(|m| m.phase != Phase::Stopped) {
-                    out.push((c, key, block.input.clone()));
+                    out.push((c, key, block.input.as_str()));
                 }
             }
         }

@@ -23,8 +23,8 @@ use serde_json::{Map, Value};
 use super::convert::{block_to_py, tool_use_to_py};
 use super::errors::{error, from_framing, from_providers, Kind};
 use super::imports::Imports;
-use super::locked;
-use super::tools::partial_to_py;
+use super::live::{LiveValue, Numbers};
+use super::{locked, locked_attached};
 use crate::framing::{self, Frame, FramingLimits};
 use crate::partial::{self, PartialOptions};
 use crate::providers::{self, AssemblerLimits, Dialect, EventRef, LiveEvent};
@@ -288,10 +288,25 @@ fn message_to_py<'py>(
 
 // ------------------------------------------------------------------ the state
 
-/// The partial-JSON parser of one open call and the input text it was fed.
+/// The partial-JSON parser of one open call, the input text it was fed, and
+/// the converter of its value (which reuses what is finished between reads).
 struct Partial {
     parser: partial::PartialJson,
     fed: String,
+    value: LiveValue,
+}
+
+impl Partial {
+    fn new(input: String, opts: PartialOptions) -> Self {
+        let mut parser = partial::PartialJson::new(opts);
+        // A syntax error stops the parser; the value so far stays.
+        let _ = parser.feed(input.as_bytes());
+        Self {
+            parser,
+            fed: input,
+            value: LiveValue::default(),
+        }
+    }
 }
 
 struct State {
@@ -808,17 +823,18 @@ impl PyAssembler {
     /// `{(choice, index): value}` for every call not finished yet: the best-effort
     /// value of its input so far (`None` when nothing is showable), for display only.
     fn partial_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut st = locked(&self.state);
-        let open = st.core.partial_inputs();
+        let mut st = locked_attached(py, &self.state);
+        let State { core, partials, .. } = &mut *st;
+        let open = core.partial_input_texts();
         let opts = PartialOptions {
             max_bytes: usize::MAX,
             ..PartialOptions::default()
         };
         let keys: Vec<(i64, i64)> = open.iter().map(|(c, k, _)| (*c, *k)).collect();
-        st.partials.retain(|key, _| keys.contains(key));
+        partials.retain(|key, _| keys.contains(key));
         let out = PyDict::new(py);
         for (c, k, input) in open {
-            let p = match st.partials.entry((c, k)) {
+            let p = match partials.entry((c, k)) {
                 std::collections::btree_map::Entry::Occupied(mut e) => {
                     let p = e.get_mut();
                     if input.starts_with(p.fed.as_str()) {
@@ -832,22 +848,18 @@ impl PyAssembler {
                     } else {
                         // The input was replaced (a Responses `done` text that
                         // disagrees, a Gemini object rebuilt from its paths).
-                        let mut parser = partial::PartialJson::new(opts);
-                        let _ = parser.feed(input.as_bytes());
-                        *p = Partial { parser, fed: input };
+                        *p = Partial::new(input.into_owned(), opts);
                     }
                     e.into_mut()
                 }
                 std::collections::btree_map::Entry::Vacant(e) => {
-                    let mut parser = partial::PartialJson::new(opts);
-                    let _ = parser.feed(input.as_bytes());
-                    e.insert(Partial { parser, fed: input })
+                    e.insert(Partial::new(input.into_owned(), opts))
                 }
             };
-            let value = match p.parser.value() {
-                Some(v) => partial_to_py(py, &v)?,
-                None => py.None().into_bound(py),
-            };
+            let value = p
+                .value
+                .read(py, &p.parser, Numbers::Display)?
+                .unwrap_or_else(|| py.None().into_bound(py));
             out.set_item((c, k), value)?;
         }
         Ok(out)

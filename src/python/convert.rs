@@ -10,6 +10,7 @@ use crate::blocks::{
     AnyMessage, AudioBlock, Block, DocumentBlock, ImageBlock, Message, ThinkingBlock,
     ToolResultBlock, ToolResultMessage, ToolUseBlock,
 };
+use crate::wire;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Class {
@@ -211,15 +212,32 @@ fn bool_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<bool> {
     })
 }
 
-fn blocks_attr(obj: &Bound<'_, PyAny>, name: &str) -> PyResult<Vec<Block>> {
+/// The blocks of a list whose items sit at JSON level `depth` of the wire document.
+fn blocks_attr(obj: &Bound<'_, PyAny>, name: &str, depth: usize) -> PyResult<Vec<Block>> {
     obj.getattr(name)?
         .try_iter()?
-        .map(|item| block_from_py(&item?))
+        .map(|item| block_from_py(&item?, depth))
         .collect()
 }
 
-/// The Rust block for a block dataclass.
-pub(crate) fn block_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Block> {
+/// The Rust block for a block dataclass whose object sits at JSON level `depth`
+/// of the wire document (1 for a lone block, 2 in a list, 3 in a message).
+///
+/// Nested tool results are refused with `BlockLimitError` before recursing
+/// past the wire's depth bound (what decoding refuses), so hostile nesting
+/// never reaches the native stack's end.
+pub(crate) fn block_from_py(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Block> {
+    if depth > wire::MAX_DEPTH {
+        return Err(error(
+            obj.py(),
+            Kind::BlockLimit,
+            format!(
+                "tool results nest deeper than {} JSON levels, which the wire format refuses; \
+                 nothing was written",
+                wire::MAX_DEPTH
+            ),
+        ));
+    }
     Ok(match classify(obj)? {
         Class::Text => Block::Text(str_attr(obj, "text")?),
         Class::Refusal => Block::Refusal(str_attr(obj, "text")?),
@@ -258,7 +276,7 @@ pub(crate) fn block_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Block> {
         }),
         Class::ToolResult => Block::ToolResult(ToolResultBlock {
             tool_use_id: str_attr(obj, "tool_use_id")?,
-            content: blocks_attr(obj, "content")?,
+            content: blocks_attr(obj, "content", depth.saturating_add(2))?,
             is_error: bool_attr(obj, "is_error")?,
             kind: str_attr(obj, "kind")?,
             provider_state: opt_str_attr(obj, "provider_state")?,
@@ -277,11 +295,11 @@ pub(crate) fn message_from_py(obj: &Bound<'_, PyAny>) -> PyResult<AnyMessage> {
     match classify(obj)? {
         Class::Message => Ok(AnyMessage::Message(Message {
             role: str_attr(obj, "role")?,
-            blocks: blocks_attr(obj, "blocks")?,
+            blocks: blocks_attr(obj, "blocks", 3)?,
         })),
         Class::ToolResultMessage => Ok(AnyMessage::ToolResult(ToolResultMessage {
             tool_use_id: str_attr(obj, "tool_use_id")?,
-            blocks: blocks_attr(obj, "blocks")?,
+            blocks: blocks_attr(obj, "blocks", 3)?,
             is_error: bool_attr(obj, "is_error")?,
         })),
         _ => Err(PyTypeError::new_err(

@@ -9,6 +9,7 @@ mod assemble;
 mod convert;
 mod errors;
 mod imports;
+mod live;
 mod tools;
 mod wire;
 
@@ -20,6 +21,14 @@ use pyo3::prelude::*;
 /// so a poisoned lock still holds valid data.
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// [`locked`] for a lock that Python code may wait on with the GIL held: the
+/// GIL is released while waiting, so a holder that needs the GIL can finish.
+fn locked_attached<'a, T>(py: Python<'_>, m: &'a Mutex<T>) -> MutexGuard<'a, T> {
+    use pyo3::sync::MutexExt;
+    m.lock_py_attached(py)
+        .unwrap_or_else(PoisonError::into_inner)
 }
 
 #[pymodule]

@@ -8,13 +8,14 @@
 
 use std::sync::Mutex;
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::Value;
 
 use super::errors::{error, error_instance, Kind};
-use super::locked;
+use super::live::{to_py, LiveValue, Numbers};
+use super::{locked, locked_attached};
 use crate::partial::{self, PartialOptions, PartialValue};
 use crate::validate::{self, CompiledSchema, InputError, SchemaFailure};
 
@@ -57,58 +58,42 @@ fn with_bytes<T>(data: &Bound<'_, PyAny>, what: &str, f: impl FnOnce(&[u8]) -> T
     )))
 }
 
-// ------------------------------------------------------------ values to Python
+/// Why a Python value is not JSON.
+enum NotJson {
+    /// A value of a type JSON has no counterpart for (raised as `TypeError`).
+    Type(String),
+    /// A JSON-typed value that cannot be carried: nested deeper than the bound,
+    /// a float that is NaN or infinite, a key that is not valid text.
+    Value(String),
+}
 
-/// A JSON number's text as a Python `int` or `float`.
-fn number_to_py<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
-    let integral = !text.bytes().any(|b| matches!(b, b'.' | b'e' | b'E'));
-    if integral {
-        if let Ok(n) = text.parse::<i64>() {
-            return Ok(n.into_pyobject(py)?.into_any());
+impl NotJson {
+    fn message(&self) -> &str {
+        match self {
+            NotJson::Type(m) | NotJson::Value(m) => m,
         }
-        // Larger than 64 bits: Python's own int parser keeps every digit.
-        return py.get_type::<PyInt>().call1((text,));
     }
-    match text.parse::<f64>() {
-        Ok(f) => Ok(PyFloat::new(py, f).into_any()),
-        Err(_) => py.get_type::<PyFloat>().call1((text,)),
+
+    /// Raised as `TypeError`, or as a `kind` toolstitch error.
+    fn into_py(self, py: Python<'_>, kind: Kind, prefix: &str) -> PyErr {
+        match self {
+            NotJson::Type(m) => PyTypeError::new_err(format!("{prefix}{m}")),
+            NotJson::Value(m) => error(py, kind, format!("{prefix}{m}")),
+        }
     }
 }
 
-pub(crate) fn partial_to_py<'py>(
-    py: Python<'py>,
-    value: &PartialValue,
-) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        PartialValue::Null => py.None().into_bound(py),
-        PartialValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        PartialValue::Number(text) => number_to_py(py, text)?,
-        PartialValue::String(s) => PyString::new(py, s).into_any(),
-        PartialValue::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(partial_to_py(py, item)?)?;
-            }
-            list.into_any()
-        }
-        PartialValue::Object(members) => {
-            let dict = PyDict::new(py);
-            for (key, item) in members {
-                dict.set_item(key, partial_to_py(py, item)?)?;
-            }
-            dict.into_any()
-        }
-    })
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string())
 }
 
-/// Converts a Python value (a JSON Schema, tool arguments) to JSON.
-fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
-    if depth > validate::MAX_DEPTH {
-        return Err(PyValueError::new_err(format!(
-            "value nested deeper than {} levels",
-            validate::MAX_DEPTH
-        )));
-    }
+/// Converts a Python value (a JSON Schema, tool arguments) to JSON. Containers
+/// nested deeper than [`validate::MAX_DEPTH`] are refused before recursing
+/// further. An int beyond 64 bits becomes the nearest float, as `serde_json`
+/// reads such a literal (and as the schema check sees parsed input).
+fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> Result<Value, NotJson> {
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -122,40 +107,65 @@ fn py_to_json(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         if let Ok(n) = i.extract::<u64>() {
             return Ok(Value::from(n));
         }
-        return Err(PyValueError::new_err(format!(
-            "integer {i} does not fit in 64 bits"
-        )));
+        // int.__float__ rounds correctly and raises OverflowError past f64.
+        let f = i
+            .call_method0("__float__")
+            .and_then(|f| f.extract::<f64>())
+            .ok()
+            .and_then(serde_json::Number::from_f64);
+        return f.map(Value::Number).ok_or_else(|| {
+            NotJson::Value(
+                "an integer is too large to be a JSON number (beyond the float range)".to_owned(),
+            )
+        });
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
         let f = f.value();
         return serde_json::Number::from_f64(f)
             .map(Value::Number)
-            .ok_or_else(|| PyValueError::new_err(format!("{f} is not a JSON number")));
+            .ok_or_else(|| NotJson::Value(format!("{f} is not a JSON number")));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.to_str()?.to_owned()));
+        return s
+            .to_str()
+            .map(|s| Value::String(s.to_owned()))
+            .map_err(|_| {
+                NotJson::Value("a string is not valid Unicode (a lone surrogate)".to_owned())
+            });
+    }
+    let is_dict = obj.cast::<PyDict>().is_ok();
+    if !is_dict && obj.cast::<PyList>().is_err() && obj.cast::<PyTuple>().is_err() {
+        return Err(NotJson::Type(format!(
+            "{} is not a JSON value (use dict, list, str, int, float, bool or None)",
+            type_name(obj)
+        )));
+    }
+    if depth >= validate::MAX_DEPTH {
+        return Err(NotJson::Value(format!(
+            "the value nests deeper than {} levels",
+            validate::MAX_DEPTH
+        )));
     }
     if let Ok(d) = obj.cast::<PyDict>() {
         let mut map = serde_json::Map::new();
         for (k, v) in d.iter() {
             let key = k.cast::<PyString>().map_err(|_| {
-                PyTypeError::new_err(format!("object keys must be str, not {}", k.get_type()))
+                NotJson::Type(format!("object keys must be str, not {}", type_name(&k)))
             })?;
-            map.insert(key.to_str()?.to_owned(), py_to_json(&v, depth + 1)?);
+            let key = key.to_str().map_err(|_| {
+                NotJson::Value("an object key is not valid Unicode (a lone surrogate)".to_owned())
+            })?;
+            map.insert(key.to_owned(), py_to_json(&v, depth + 1)?);
         }
         return Ok(Value::Object(map));
     }
-    if obj.cast::<PyList>().is_ok() || obj.cast::<PyTuple>().is_ok() {
-        let items = obj
-            .try_iter()?
-            .map(|item| py_to_json(&item?, depth + 1))
-            .collect::<PyResult<Vec<_>>>()?;
-        return Ok(Value::Array(items));
+    let iter = obj.try_iter().map_err(|e| NotJson::Type(e.to_string()))?;
+    let mut items = Vec::new();
+    for item in iter {
+        let item = item.map_err(|e| NotJson::Type(e.to_string()))?;
+        items.push(py_to_json(&item, depth + 1)?);
     }
-    Err(PyTypeError::new_err(format!(
-        "{} is not a JSON value (use dict, list, str, int, float, bool or None)",
-        obj.get_type().name()?
-    )))
+    Ok(Value::Array(items))
 }
 
 // ------------------------------------------------------------------- errors
@@ -263,7 +273,7 @@ fn parse_strict<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         maybe_detach(py, b.len(), || parse_strict_ordered(b))
     })?;
     let value = parsed.map_err(|e| input_error(py, &e, "", ""))?;
-    partial_to_py(py, &value)
+    to_py(py, &value, Numbers::Strict)
 }
 
 // ------------------------------------------------------------ compiled schema
@@ -279,8 +289,13 @@ impl PyCompiledSchema {
     #[new]
     fn new(schema: &Bound<'_, PyAny>) -> PyResult<Self> {
         let py = schema.py();
-        let value = py_to_json(schema, 0)
-            .map_err(|e| error(py, Kind::ToolDefinition, format!("schema is not JSON: {e}")))?;
+        let value = py_to_json(schema, 0).map_err(|e| {
+            error(
+                py,
+                Kind::ToolDefinition,
+                format!("the schema is not JSON: {}", e.message()),
+            )
+        })?;
         let schema = CompiledSchema::compile(&value)
             .map_err(|e| error(py, Kind::ToolDefinition, e.to_string()))?;
         Ok(Self { schema })
@@ -296,7 +311,16 @@ impl PyCompiledSchema {
     #[pyo3(signature = (value, *, call_id="", tool_name=""))]
     fn validate(&self, value: &Bound<'_, PyAny>, call_id: &str, tool_name: &str) -> PyResult<()> {
         let py = value.py();
-        let json = py_to_json(value, 0)?;
+        let json = py_to_json(value, 0).map_err(|e| {
+            e.into_py(
+                py,
+                Kind::ToolSchema,
+                &format!(
+                    "{}arguments cannot be checked: ",
+                    call_prefix(call_id, tool_name)
+                ),
+            )
+        })?;
         self.schema
             .validate(&json)
             .map_err(|f| schema_error(py, &f, call_id, tool_name))
@@ -317,7 +341,21 @@ impl PyCompiledSchema {
             maybe_detach(py, b.len(), || self.check(b))
         })?;
         match checked {
-            Ok(value) => partial_to_py(py, &value),
+            Ok(value) => to_py(py, &value, Numbers::Strict).map_err(|e| {
+                // The only error is an integer beyond Python's int() bound (a
+                // backstop: the strict parser refuses such numbers first).
+                if e.is_instance_of::<pyo3::exceptions::PyValueError>(py) {
+                    let message = format!("{}{}", call_prefix(call_id, tool_name), e.value(py));
+                    error_instance(
+                        py,
+                        Kind::ToolInput,
+                        (message, 0usize),
+                        call_kwargs(py, call_id, tool_name).as_ref(),
+                    )
+                } else {
+                    e
+                }
+            }),
             Err(Rejected::Input(e)) => Err(input_error(py, &e, call_id, tool_name)),
             Err(Rejected::Schema(f)) => Err(schema_error(py, &f, call_id, tool_name)),
         }
@@ -381,6 +419,12 @@ impl PyRegexGrammar {
 
 // ----------------------------------------------------------------- PartialJson
 
+/// A parser and the converter of its value, read after every fragment.
+struct Live {
+    parser: partial::PartialJson,
+    value: LiveValue,
+}
+
 // `help(PartialJson)` shows the default limits as numbers (see `text_signature`).
 const _: () =
     assert!(partial::DEFAULT_MAX_DEPTH == 128 && partial::DEFAULT_MAX_BYTES == 67_108_864);
@@ -398,7 +442,7 @@ const _: () =
 /// nesting than `max_depth` or more than `max_bytes` raises `LimitError`.
 #[pyclass(module = "toolstitch", frozen)]
 pub struct PartialJson {
-    inner: Mutex<partial::PartialJson>,
+    inner: Mutex<Live>,
 }
 
 #[pymethods]
@@ -415,7 +459,10 @@ impl PartialJson {
             max_bytes,
         };
         Self {
-            inner: Mutex::new(partial::PartialJson::new(opts)),
+            inner: Mutex::new(Live {
+                parser: partial::PartialJson::new(opts),
+                value: LiveValue::default(),
+            }),
         }
     }
 
@@ -423,39 +470,47 @@ impl PartialJson {
     fn feed(&self, fragment: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = fragment.py();
         let result = with_bytes(fragment, "fragment", |bytes| {
-            maybe_detach(py, bytes.len(), || locked(&self.inner).feed(bytes))
+            if bytes.len() >= DETACH_AT {
+                py.detach(|| locked(&self.inner).parser.feed(bytes))
+            } else {
+                locked_attached(py, &self.inner).parser.feed(bytes)
+            }
         })?;
         result.map_err(|e| partial_error(py, &e))
     }
 
     /// The best-effort value so far, or `None` when nothing is showable yet.
+    /// Finished subtrees are shared between reads; see `live`.
     fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let value = locked(&self.inner).value();
-        match value {
-            Some(v) => partial_to_py(py, &v),
-            None => Ok(py.None().into_bound(py)),
-        }
+        let mut guard = locked_attached(py, &self.inner);
+        let Live { parser, value } = &mut *guard;
+        let shown = value.read(py, parser, Numbers::Display)?;
+        Ok(shown.unwrap_or_else(|| py.None().into_bound(py)))
     }
 
     /// True once a whole top-level value has arrived.
     #[getter]
-    fn complete(&self) -> bool {
-        locked(&self.inner).is_complete()
+    fn complete(&self, py: Python<'_>) -> bool {
+        locked_attached(py, &self.inner).parser.is_complete()
     }
 
     /// Whether an unfinished string is shown.
     #[getter]
-    fn partial_strings(&self) -> bool {
-        locked(&self.inner).options().partial_strings
+    fn partial_strings(&self, py: Python<'_>) -> bool {
+        locked_attached(py, &self.inner)
+            .parser
+            .options()
+            .partial_strings
     }
 
     /// Bytes accepted so far.
-    fn __len__(&self) -> usize {
-        locked(&self.inner).bytes_fed()
+    fn __len__(&self, py: Python<'_>) -> usize {
+        locked_attached(py, &self.inner).parser.bytes_fed()
     }
 
-    fn __repr__(&self) -> String {
-        let p = locked(&self.inner);
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let live = locked_attached(py, &self.inner);
+        let p = &live.parser;
         format!(
             "PartialJson(bytes_fed={}, complete={}, partial_strings={})",
             p.bytes_fed(),
@@ -468,14 +523,19 @@ impl PartialJson {
         )
     }
 
-    fn __copy__(&self) -> Self {
+    /// An independent copy: the parser's state, and none of the Python objects
+    /// earlier reads returned.
+    fn __copy__(&self, py: Python<'_>) -> Self {
         Self {
-            inner: Mutex::new(locked(&self.inner).clone()),
+            inner: Mutex::new(Live {
+                parser: locked_attached(py, &self.inner).parser.clone(),
+                value: LiveValue::default(),
+            }),
         }
     }
 
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-        self.__copy__()
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> Self {
+        self.__copy__(py)
     }
 }
 
@@ -496,7 +556,7 @@ fn parse_partial<'py>(
         maybe_detach(py, bytes.len(), || partial::parse_partial(bytes, opts))
     })?;
     match parsed.map_err(|e| partial_error(py, &e))? {
-        Some(v) => partial_to_py(py, &v),
+        Some(v) => to_py(py, &v, Numbers::Display),
         None => Ok(py.None().into_bound(py)),
     }
 }

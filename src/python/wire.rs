@@ -36,7 +36,7 @@ where
 /// the call) or `BlockLimitError`; anything but a block is a `TypeError`.
 #[pyfunction]
 fn marshal_block(py: Python<'_>, block: &Bound<'_, PyAny>) -> PyResult<String> {
-    let block = block_from_py(block)?;
+    let block = block_from_py(block, 1)?;
     wire::marshal_block(&block).map_err(|e| from_wire(py, &e))
 }
 
@@ -56,7 +56,7 @@ fn unmarshal_block<'py>(py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<B
 fn marshal_blocks(py: Python<'_>, blocks: &Bound<'_, PyAny>) -> PyResult<String> {
     let blocks = blocks
         .try_iter()?
-        .map(|b| block_from_py(&b?))
+        .map(|b| block_from_py(&b?, 2))
         .collect::<PyResult<Vec<_>>>()?;
     wire::marshal_blocks(&blocks).map_err(|e| from_wire(py, &e))
 }
@@ -95,7 +95,16 @@ fn unmarshal_message<'py>(
     message_to_py(py, &message)
 }
 
+/// The deepest bracket nesting of a JSON text (strings skipped); linear, no recursion.
+#[pyfunction]
+#[pyo3(name = "_json_depth")]
+fn json_depth(text: &str) -> usize {
+    wire::json_depth(text.as_bytes())
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("_WIRE_MAX_DEPTH", wire::MAX_DEPTH)?;
+    m.add_function(wrap_pyfunction!(json_depth, m)?)?;
     m.add_function(wrap_pyfunction!(marshal_block, m)?)?;
     m.add_function(wrap_pyfunction!(unmarshal_block, m)?)?;
     m.add_function(wrap_pyfunction!(marshal_blocks, m)?)?;

@@ -105,13 +105,21 @@ fn push_optional(out: &mut String, key: &str, value: &str) {
 
 const JSON_WHITESPACE: &[char] = &[' ', '\t', '\n', '\r'];
 
-/// Checks that `raw` is one complete JSON value within the depth bound.
-fn check_raw_json(raw: &str, at: &str, what: &str) -> Result<(), Error> {
-    if json_depth(raw.as_bytes()) > MAX_DEPTH {
-        return Err(Error::Limit {
-            at: at.to_owned(),
-            message: format!("{what} nests deeper than {MAX_DEPTH} levels"),
-        });
+fn too_deep(at: &str, what: &str) -> Error {
+    Error::Limit {
+        at: at.to_owned(),
+        message: format!(
+            "{what} would nest the document deeper than {MAX_DEPTH} JSON levels, \
+             which decoding refuses; nothing was written"
+        ),
+    }
+}
+
+/// Checks that `raw` is one complete JSON value that, embedded at JSON level
+/// `depth`, keeps the document within [`MAX_DEPTH`].
+fn check_raw_json(raw: &str, depth: usize, at: &str, what: &str) -> Result<(), Error> {
+    if depth.saturating_add(json_depth(raw.as_bytes())) > MAX_DEPTH {
+        return Err(too_deep(at, what));
     }
     serde_json::from_str::<&RawValue>(raw).map(|_| ()).map_err(|e| Error::Encode {
         at: at.to_owned(),
@@ -119,7 +127,28 @@ fn check_raw_json(raw: &str, at: &str, what: &str) -> Result<(), Error> {
     })
 }
 
-fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> {
+/// Writes `block`, whose object sits at JSON level `depth` of the document (1
+/// for a lone block); `count` counts the blocks written. Depth and count are
+/// checked before anything nested is written, so encoding refuses exactly what
+/// decoding would refuse, and the recursion over nested tool results is bounded
+/// by [`MAX_DEPTH`].
+fn encode_block(
+    out: &mut String,
+    block: &Block,
+    at: &str,
+    depth: usize,
+    count: &mut usize,
+) -> Result<(), Error> {
+    if depth > MAX_DEPTH {
+        return Err(too_deep(at, "the block"));
+    }
+    *count += 1;
+    if *count > MAX_BLOCKS {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!("more than {MAX_BLOCKS} blocks, which decoding refuses"),
+        });
+    }
     out.push_str("{\"type\":\"");
     out.push_str(block.type_tag());
     out.push('"');
@@ -133,6 +162,7 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
                 out,
                 t.provider_state.as_deref(),
                 &t.provider_state_format,
+                depth,
                 at,
             )?;
         }
@@ -168,7 +198,7 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
             } else if t.input.is_empty() {
                 out.push_str("null");
             } else {
-                check_raw_json(&t.input, at.trim_start(), "its input")?;
+                check_raw_json(&t.input, depth, at.trim_start(), "its input")?;
                 if t.input.trim_matches(JSON_WHITESPACE) == "null" {
                     return Err(Error::Encode {
                         at: at.trim_start().to_owned(),
@@ -184,6 +214,7 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
                 out,
                 t.provider_state.as_deref(),
                 &t.provider_state_format,
+                depth,
                 at.trim_start(),
             )?;
             if t.kind != FUNCTION {
@@ -200,14 +231,19 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
                 out,
                 r.provider_state.as_deref(),
                 &r.provider_state_format,
+                depth,
                 at.trim_start(),
             )?;
+            if depth >= MAX_DEPTH {
+                return Err(too_deep(at, "its content"));
+            }
             out.push_str(",\"content\":[");
             for (i, inner) in r.content.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                encode_block(out, inner, &format!("{at}.content[{i}]"))?;
+                let here = format!("{at}.content[{i}]");
+                encode_block(out, inner, &here, depth + 2, count)?;
             }
             out.push_str("],\"is_error\":");
             out.push_str(if r.is_error { "true" } else { "false" });
@@ -217,12 +253,21 @@ fn encode_block(out: &mut String, block: &Block, at: &str) -> Result<(), Error> 
     Ok(())
 }
 
-fn push_state(out: &mut String, state: Option<&str>, format: &str, at: &str) -> Result<(), Error> {
+fn push_state(
+    out: &mut String,
+    state: Option<&str>,
+    format: &str,
+    depth: usize,
+    at: &str,
+) -> Result<(), Error> {
     if let Some(state) = state {
-        check_raw_json(state, at, "its provider_state")?;
+        check_raw_json(state, depth, at, "its provider_state")?;
         out.push_str(",\"provider_state\":");
         out.push_str(state);
         push_field(out, "provider_state_format", format);
+    } else {
+        // A format without a state still travels, so that the round trip is exact.
+        push_optional(out, "provider_state_format", format);
     }
     Ok(())
 }
@@ -241,15 +286,24 @@ fn check_block_size(len: usize, at: &str) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error::Encode`] for partial or invalid input or provider state,
-/// [`Error::Limit`] for a block over [`MAX_BLOCK_BYTES`] or too deep.
+/// [`Error::Limit`] for a block over [`MAX_BLOCK_BYTES`], holding more than
+/// [`MAX_BLOCKS`] blocks, or nesting deeper than [`MAX_DEPTH`] JSON levels
+/// (whatever decoding would refuse).
 pub fn marshal_block(block: &Block) -> Result<String, Error> {
     let mut out = String::new();
-    encode_block(&mut out, block, "block")?;
+    encode_block(&mut out, block, "block", 1, &mut 0)?;
     check_block_size(out.len(), "block")?;
     Ok(out)
 }
 
-fn encode_list(out: &mut String, blocks: &[Block], at: &str) -> Result<(), Error> {
+/// Writes a JSON array of blocks whose array sits at JSON level `depth`.
+fn encode_list(
+    out: &mut String,
+    blocks: &[Block],
+    at: &str,
+    depth: usize,
+    count: &mut usize,
+) -> Result<(), Error> {
     if blocks.len() > MAX_BLOCKS {
         return Err(Error::Limit {
             at: at.to_owned(),
@@ -263,7 +317,7 @@ fn encode_list(out: &mut String, blocks: &[Block], at: &str) -> Result<(), Error
         }
         let start = out.len();
         let here = format!("{at}[{i}]");
-        encode_block(out, block, &here)?;
+        encode_block(out, block, &here, depth + 1, count)?;
         check_block_size(out.len() - start, &here)?;
     }
     out.push(']');
@@ -273,10 +327,25 @@ fn encode_list(out: &mut String, blocks: &[Block], at: &str) -> Result<(), Error
 /// Encodes a list of blocks as a JSON array.
 ///
 /// # Errors
-/// As [`marshal_block`], for any block, and [`Error::Limit`] past [`MAX_BLOCKS`].
+/// As [`marshal_block`], for any block, and [`Error::Limit`] past [`MAX_BLOCKS`]
+/// or [`MAX_DOCUMENT_BYTES`].
 pub fn marshal_blocks(blocks: &[Block]) -> Result<String, Error> {
     let mut out = String::new();
-    encode_list(&mut out, blocks, "blocks")?;
+    encode_list(&mut out, blocks, "blocks", 1, &mut 0)?;
+    check_document_size(out, "blocks")
+}
+
+/// The document, refused when it is larger than decoding accepts.
+fn check_document_size(out: String, at: &str) -> Result<String, Error> {
+    if out.len() > MAX_DOCUMENT_BYTES {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!(
+                "{} bytes, over the limit of {MAX_DOCUMENT_BYTES}",
+                out.len()
+            ),
+        });
+    }
     Ok(out)
 }
 
@@ -291,19 +360,19 @@ pub fn marshal_message(message: &AnyMessage) -> Result<String, Error> {
         AnyMessage::Message(m) => {
             push_json_str(&mut out, &m.role);
             out.push_str(",\"content\":");
-            encode_list(&mut out, &m.blocks, "message.content")?;
+            encode_list(&mut out, &m.blocks, "message.content", 2, &mut 0)?;
         }
         AnyMessage::ToolResult(m) => {
             out.push_str("\"tool\"");
             push_field(&mut out, "tool_use_id", &m.tool_use_id);
             out.push_str(",\"content\":");
-            encode_list(&mut out, &m.blocks, "message.content")?;
+            encode_list(&mut out, &m.blocks, "message.content", 2, &mut 0)?;
             out.push_str(",\"is_error\":");
             out.push_str(if m.is_error { "true" } else { "false" });
         }
     }
     out.push('}');
-    Ok(out)
+    check_document_size(out, "message")
 }
 
 // ---------------------------------------------------------------- decoding
@@ -762,6 +831,155 @@ mod tests {
             unmarshal_blocks(many.as_bytes()),
             Err(Error::Limit { .. })
         ));
+    }
+
+    /// `levels` tool results, each holding the next; the innermost holds `leaf`.
+    fn chain(levels: usize, leaf: Block) -> Block {
+        let mut block = leaf;
+        for _ in 0..levels {
+            block = Block::ToolResult(ToolResultBlock {
+                tool_use_id: "r".into(),
+                content: vec![block],
+                ..ToolResultBlock::default()
+            });
+        }
+        block
+    }
+
+    /// Takes a chain apart one level at a time (the derived drop recurses).
+    fn unchain(mut block: Block) {
+        while let Block::ToolResult(mut r) = block {
+            match r.content.pop() {
+                Some(inner) => block = inner,
+                None => break,
+            }
+        }
+    }
+
+    #[test]
+    fn encoding_refuses_exactly_the_nesting_decoding_refuses() {
+        for leaf in [
+            Block::Text("x".into()),
+            tool("[[1]]"),
+            Block::ToolResult(ToolResultBlock::default()),
+        ] {
+            for levels in 40..60 {
+                let block = chain(levels, leaf.clone());
+                let encoded = marshal_block(&block);
+                // What decoding says of the same document, written by hand.
+                let text = format!(
+                    "{}{}{}",
+                    "{\"type\":\"tool_result\",\"tool_use_id\":\"r\",\"content\":[".repeat(levels),
+                    marshal_block(&leaf).unwrap_or_default(),
+                    "],\"is_error\":false}".repeat(levels)
+                );
+                let decoded = unmarshal_block(text.as_bytes());
+                match (&encoded, &decoded) {
+                    (Ok(wire), Ok(back)) => {
+                        assert_eq!(wire, &text);
+                        assert_eq!(back, &block);
+                    }
+                    (Err(Error::Limit { message, .. }), Err(Error::Limit { .. })) => {
+                        assert!(message.contains("deeper than 100"), "{message}");
+                    }
+                    other => panic!("{levels} levels of {leaf:?}: {other:?}"),
+                }
+                for wrapped in [
+                    marshal_blocks(std::slice::from_ref(&block))
+                        .map(|w| unmarshal_blocks(w.as_bytes()).is_ok()),
+                    marshal_message(&AnyMessage::Message(Message {
+                        role: "user".into(),
+                        blocks: vec![block.clone()],
+                    }))
+                    .map(|w| unmarshal_message(w.as_bytes()).is_ok()),
+                ] {
+                    assert!(
+                        matches!(wrapped, Ok(true) | Err(Error::Limit { .. })),
+                        "{wrapped:?}"
+                    );
+                }
+            }
+        }
+        // The boundary itself: 49 results around a text block are 99 levels.
+        assert!(marshal_block(&chain(49, Block::Text("x".into()))).is_ok());
+        assert!(matches!(
+            marshal_block(&chain(50, Block::Text("x".into()))),
+            Err(Error::Limit { .. })
+        ));
+    }
+
+    #[test]
+    fn a_provider_state_format_without_a_state_round_trips() {
+        for block in [
+            Block::Thinking(ThinkingBlock {
+                provider_state_format: "x".into(),
+                ..Default::default()
+            }),
+            Block::ToolUse(ToolUseBlock {
+                provider_state_format: "y".into(),
+                ..Default::default()
+            }),
+        ] {
+            let wire = marshal_block(&block).unwrap_or_default();
+            assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(block));
+        }
+    }
+
+    #[test]
+    fn hostile_nesting_is_refused_without_recursing_into_it() {
+        let block = chain(100_000, Block::Text("x".into()));
+        let err = marshal_block(&block).err();
+        assert!(
+            matches!(&err, Some(Error::Limit { message, .. }) if message.contains("deeper than 100")),
+            "{err:?}"
+        );
+        unchain(block);
+    }
+
+    #[test]
+    fn tool_input_and_provider_state_count_towards_the_depth() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(marshal_block(&tool(&deep(99))).is_ok());
+        assert!(matches!(
+            marshal_block(&tool(&deep(100))),
+            Err(Error::Limit { .. })
+        ));
+        let with_state = |n: usize| {
+            Block::Thinking(ThinkingBlock {
+                provider_state: Some(deep(n)),
+                ..Default::default()
+            })
+        };
+        assert!(marshal_block(&with_state(99)).is_ok());
+        assert!(matches!(
+            marshal_block(&with_state(100)),
+            Err(Error::Limit { .. })
+        ));
+        // Inside a result, the same input is two levels deeper.
+        let inner = chain(1, tool(&deep(98)));
+        assert!(matches!(marshal_block(&inner), Err(Error::Limit { .. })));
+        assert!(marshal_block(&chain(1, tool(&deep(97)))).is_ok());
+    }
+
+    #[test]
+    fn encoding_counts_nested_blocks_as_decoding_does() {
+        let many = Block::ToolResult(ToolResultBlock {
+            tool_use_id: "r".into(),
+            content: vec![Block::Text("x".into()); MAX_BLOCKS],
+            ..ToolResultBlock::default()
+        });
+        let err = marshal_block(&many).err();
+        assert!(
+            matches!(&err, Some(Error::Limit { message, .. }) if message.contains("10000 blocks")),
+            "{err:?}"
+        );
+        let fits = Block::ToolResult(ToolResultBlock {
+            tool_use_id: "r".into(),
+            content: vec![Block::Text("x".into()); MAX_BLOCKS - 1],
+            ..ToolResultBlock::default()
+        });
+        let wire = marshal_block(&fits).unwrap_or_default();
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(fits));
     }
 
     #[test]
