@@ -548,10 +548,8 @@ def _is_response_body(body: bytes) -> bool:
     except (OSError, EOFError, zlib.error):
         return True  # let the replay report it
     probe = Assembler("auto", live=False)
-    try:
+    with contextlib.suppress(ToolstitchError):
         probe.feed(data)
-    except ToolstitchError:
-        pass
     return probe.dialect is not None
 
 
