@@ -21,6 +21,7 @@ from toolstitch.blocks import (
 
 __all__ = [
     "_ASSEMBLER_DEFAULTS",
+    "_WIRE_MAX_DEPTH",
     "Assembler",
     "ImageChunk",
     "Images",
@@ -37,6 +38,7 @@ __all__ = [
     "_CompiledSchema",
     "_RegexGrammar",
     "__version__",
+    "_json_depth",
     "_parse_strict",
     "marshal_block",
     "marshal_blocks",
