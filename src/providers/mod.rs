@@ -677,23 +677,26 @@ impl Assembler {
     pub fn partial_inputs(&self) -> Vec<(i64, i64, String)> {
         self.partial_input_texts()
             .into_iter()
-            .map(|(c, key, text)| (c, key, text.into_owned()))
+            .map(|(c, key, text, _)| (c, key, text.into_owned()))
             .collect()
     }
 
     /// [`partial_inputs`](Self::partial_inputs) borrowed where the input is kept
-    /// as text, so that reading it after every fragment copies nothing.
+    /// as text, so that reading it after every fragment copies nothing, with the
+    /// input's revision: while it stays the same the input only grows at its end
+    /// (`None`: a text rebuilt for this read, a Gemini call streamed by path).
     #[must_use]
-    pub fn partial_input_texts(&self) -> Vec<(i64, i64, Cow<'_, str>)> {
-        let mut out: Vec<(i64, i64, Cow<'_, str>)> = self
+    pub fn partial_input_texts(&self) -> Vec<(i64, i64, Cow<'_, str>, Option<u64>)> {
+        let mut out: Vec<(i64, i64, Cow<'_, str>, Option<u64>)> = self
             .stream
             .open_inputs()
             .into_iter()
-            .map(|(c, key, text)| (c, key, Cow::Borrowed(text)))
+            .map(|(c, key, text, revision)| (c, key, Cow::Borrowed(text), Some(revision)))
             .collect();
         for (c, key, text) in self.gemini.open_inputs() {
-            if let Some(slot) = out.iter_mut().find(|(oc, ok, _)| *oc == c && *ok == key) {
+            if let Some(slot) = out.iter_mut().find(|(oc, ok, _, _)| *oc == c && *ok == key) {
                 slot.2 = Cow::Owned(text);
+                slot.3 = None;
             }
         }
         out

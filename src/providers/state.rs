@@ -219,6 +219,9 @@ pub(crate) struct CallMeta {
     announced_unnamed: bool,
     /// The segment of the call.
     seg: usize,
+    /// Bumped each time the input is replaced by text that does not extend it;
+    /// between bumps the input only grows at its end (for live readers).
+    pub(crate) revision: u64,
 }
 
 /// What opens a call: [`Stream::new_call`]'s arguments.
@@ -1024,6 +1027,9 @@ impl Stream {
         ch.tools.replace_input(key, input)?;
         if let Some(m) = ch.meta_mut(key) {
             m.complete_cache = None;
+            if prefix_len.is_none() {
+                m.revision = m.revision.wrapping_add(1);
+            }
         }
         self.content_bytes = total;
         // Live consumers append fragments: when the new text extends the old one,
@@ -1322,13 +1328,14 @@ impl Stream {
         }
     }
 
-    /// The input of every call not finished yet, as `(choice, index, input)`.
-    pub(crate) fn open_inputs(&self) -> Vec<(i64, i64, &str)> {
+    /// The input of every call not finished yet, as `(choice, index, input,
+    /// revision)`: while the revision stays the same, the input only grows.
+    pub(crate) fn open_inputs(&self) -> Vec<(i64, i64, &str, u64)> {
         let mut out = Vec::new();
         for (&c, ch) in &self.choices {
             for (key, block) in ch.tools.iter() {
-                if ch.meta(key).is_some_and(|m| m.phase != Phase::Stopped) {
-                    out.push((c, key, block.input.as_str()));
+                if let Some(m) = ch.meta(key).filter(|m| m.phase != Phase::Stopped) {
+                    out.push((c, key, block.input.as_str(), m.revision));
                 }
             }
         }

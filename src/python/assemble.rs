@@ -292,18 +292,21 @@ fn message_to_py<'py>(
 /// the converter of its value (which reuses what is finished between reads).
 struct Partial {
     parser: partial::PartialJson,
-    fed: String,
+    /// How many bytes of the input the parser was fed, at which revision.
+    fed: usize,
+    revision: Option<u64>,
     value: LiveValue,
 }
 
 impl Partial {
-    fn new(input: String, opts: PartialOptions) -> Self {
+    fn new(input: &str, revision: Option<u64>, opts: PartialOptions) -> Self {
         let mut parser = partial::PartialJson::new(opts);
         // A syntax error stops the parser; the value so far stays.
         let _ = parser.feed(input.as_bytes());
         Self {
             parser,
-            fed: input,
+            fed: input.len(),
+            revision,
             value: LiveValue::default(),
         }
     }
@@ -830,30 +833,35 @@ impl PyAssembler {
             max_bytes: usize::MAX,
             ..PartialOptions::default()
         };
-        let keys: Vec<(i64, i64)> = open.iter().map(|(c, k, _)| (*c, *k)).collect();
+        let keys: Vec<(i64, i64)> = open.iter().map(|(c, k, _, _)| (*c, *k)).collect();
         partials.retain(|key, _| keys.contains(key));
         let out = PyDict::new(py);
-        for (c, k, input) in open {
+        for (c, k, input, revision) in open {
             let p = match partials.entry((c, k)) {
                 std::collections::btree_map::Entry::Occupied(mut e) => {
                     let p = e.get_mut();
-                    if input.starts_with(p.fed.as_str()) {
+                    // The same revision means the input only grew at its end.
+                    let grown = revision.is_some()
+                        && p.revision == revision
+                        && input.len() >= p.fed
+                        && input.is_char_boundary(p.fed);
+                    if grown {
                         // Only the new bytes are parsed: the parser keeps its state.
-                        let rest = input.get(p.fed.len()..).unwrap_or_default();
+                        let rest = input.get(p.fed..).unwrap_or_default();
                         if !rest.is_empty() {
                             // A syntax error stops the parser; the value so far stays.
                             let _ = p.parser.feed(rest.as_bytes());
-                            p.fed.push_str(rest);
+                            p.fed = input.len();
                         }
                     } else {
                         // The input was replaced (a Responses `done` text that
                         // disagrees, a Gemini object rebuilt from its paths).
-                        *p = Partial::new(input.into_owned(), opts);
+                        *p = Partial::new(&input, revision, opts);
                     }
                     e.into_mut()
                 }
                 std::collections::btree_map::Entry::Vacant(e) => {
-                    e.insert(Partial::new(input.into_owned(), opts))
+                    e.insert(Partial::new(&input, revision, opts))
                 }
             };
             let value = p
