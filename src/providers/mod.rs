@@ -20,6 +20,7 @@ mod json;
 mod openai_chat;
 mod responses;
 mod state;
+mod tree;
 
 use std::fmt;
 use std::str::FromStr;
@@ -29,6 +30,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 pub use error::{DecodeKind, Error, EventRef};
+pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
 
 use crate::blocks::{Block, ToolUseBlock};
 use state::{Fail, Live, Stream};
@@ -234,11 +236,13 @@ pub enum LiveEvent {
     },
 }
 
-/// One decoded event, as JSON text or as a value (SDK objects turned into dicts).
+/// One decoded event: JSON text, a value, or a tree borrowed from the caller's
+/// own decoded data (the binding's Python dicts).
 #[derive(Clone, Copy)]
 pub(crate) enum Input<'a> {
     Json(&'a [u8]),
     Value(&'a Value),
+    Tree(Tree<'a>),
 }
 
 impl<'a> Input<'a> {
@@ -247,6 +251,7 @@ impl<'a> Input<'a> {
         let r = match self {
             Input::Json(b) => serde_json::from_slice(b),
             Input::Value(v) => T::deserialize(v),
+            Input::Tree(t) => T::deserialize(&mut t.deserializer()),
         };
         r.map_err(|e| self.diagnose::<T>(&e))
     }
@@ -267,6 +272,7 @@ impl<'a> Input<'a> {
                 .err()
             }
             Input::Value(v) => serde_path_to_error::deserialize::<_, T>(v).err(),
+            Input::Tree(t) => serde_path_to_error::deserialize::<_, T>(&mut t.deserializer()).err(),
         };
         let detail = match tracked {
             Some(e) if e.path().to_string() != "." => {
@@ -292,6 +298,7 @@ impl<'a> Input<'a> {
         let probe: Probe = match self {
             Input::Json(b) => serde_json::from_slice(b).ok()?,
             Input::Value(v) => Probe::deserialize(v).ok()?,
+            Input::Tree(t) => Probe::deserialize(&mut t.deserializer()).ok()?,
         };
         [probe.kind, probe.object]
             .into_iter()
@@ -418,6 +425,40 @@ impl Assembler {
         }
         if !value.is_object() {
             if value.as_str().is_some_and(|s| s.trim() == "[DONE]") {
+                return Ok(());
+            }
+            return Err(Error::Decode {
+                event: self.event_ref(event_name, input),
+                kind: DecodeKind::NotAnObject,
+                detail: "an event must be a JSON object".to_owned(),
+            });
+        }
+        self.dispatch(event_name, input, live)
+    }
+
+    /// Feeds one event as a [`Tree`] (a Python dict read by the binding without
+    /// writing it as JSON text). The same typed path as [`Assembler::feed_json`];
+    /// Gemini `args` keep the tree's key order. `max_event_bytes` bounds JSON
+    /// text only: a tree is already decoded, and its content is bounded by the
+    /// content limits.
+    ///
+    /// # Errors
+    /// See [`Error`].
+    pub fn feed_tree(
+        &mut self,
+        event_name: Option<&str>,
+        tree: Tree<'_>,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
+        self.events += 1;
+        let input = Input::Tree(tree);
+        if self.stream.is_closed() {
+            return Err(Error::Closed {
+                event: self.event_ref(event_name, input),
+            });
+        }
+        if !tree.is_object() {
+            if tree.as_str().is_some_and(|s| s.trim() == "[DONE]") {
                 return Ok(());
             }
             return Err(Error::Decode {

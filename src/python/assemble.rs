@@ -6,7 +6,6 @@
 //! `feed_bytes` and `close` decode and assemble with the GIL released; Python
 //! objects (live events, messages) are built afterwards, with the lock released.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
@@ -26,7 +25,10 @@ use super::locked;
 use super::tools::partial_to_py;
 use crate::framing::{self, Frame, FramingLimits};
 use crate::partial::{self, PartialOptions};
-use crate::providers::{self, AssemblerLimits, Dialect, EventRef, LiveEvent};
+use super::event_tree::{self, NotJson};
+use crate::providers::{
+    self, AssemblerLimits, DecodeKind, Dialect, EventRef, LiveEvent, TreeBuilder,
+};
 
 // ------------------------------------------------------------ Python classes
 
@@ -40,7 +42,7 @@ enum Class {
     RefusalDelta,
     MessageDone,
     AssembledMessage,
-    EventJson,
+    EventPlain,
 }
 
 static NAMES: Imports<PyAny, 9> = Imports::new(
@@ -54,7 +56,7 @@ static NAMES: Imports<PyAny, 9> = Imports::new(
         "RefusalDelta",
         "MessageDone",
         "AssembledMessage",
-        "_event_json",
+        "_event_plain",
     ],
 );
 
@@ -274,6 +276,11 @@ struct State {
     framing_limits: FramingLimits,
     closed: bool,
     partials: BTreeMap<(i64, i64), Partial>,
+    /// Buffers of `feed(dict)`, reused from event to event: the tree's nodes, its
+    /// strings, and (empty between events) their UTF-8 texts.
+    tree: TreeBuilder,
+    strs: Vec<Py<PyString>>,
+    texts: Vec<&'static str>,
 }
 
 /// Why a batch of bytes failed.
@@ -450,6 +457,82 @@ fn with_event_bytes<T>(
     Ok(None)
 }
 
+/// `providers::Error` for an event that is not JSON data (a dict holding a set,
+/// a NaN, ...), numbered as the event it would have been.
+fn not_json(core: &providers::Assembler, event_type: Option<&str>, e: &NotJson) -> providers::Error {
+    providers::Error::Decode {
+        event: EventRef {
+            ordinal: core.events_seen().saturating_add(1),
+            event_type: event_type.unwrap_or_default().to_owned(),
+        },
+        kind: DecodeKind::MalformedJson,
+        detail: e.to_string(),
+    }
+}
+
+/// Feeds one decoded dict, read in place as a tree (the buffers are the state's,
+/// reused from event to event).
+fn feed_dict(
+    st: &mut State,
+    dict: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> Result<(), providers::Error> {
+    let py = dict.py();
+    let State {
+        core,
+        tree,
+        strs,
+        texts: spare,
+        ..
+    } = st;
+    tree.clear();
+    strs.clear();
+    if let Err(e) = event_tree::build(dict, tree, strs) {
+        strs.clear();
+        return Err(not_json(core, event_type, &e));
+    }
+    let mut texts: Vec<&str> = std::mem::take(spare);
+    let result = match event_tree::texts_into(py, strs, &mut texts)
+        .and_then(|()| event_tree::tree(tree, &texts))
+    {
+        Ok(t) => core.feed_tree(event_type, t, sink),
+        Err(e) => Err(not_json(core, event_type, &e)),
+    };
+    // The buffer goes back without its borrowed strings (same layout: no allocation).
+    texts.clear();
+    *spare = texts.into_iter().map(|_| "").collect();
+    strs.clear();
+    result
+}
+
+/// Feeds one event of any form `feed` takes, the state already locked.
+fn feed_event(
+    st: &mut State,
+    event: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> PyResult<()> {
+    let py = event.py();
+    if st.closed {
+        return Err(from_providers(py, &st.closed_error()));
+    }
+    let result = if event.cast::<PyDict>().is_ok() {
+        feed_dict(st, event, event_type, sink)
+    } else {
+        let mut sink = sink;
+        match with_event_bytes(event, |b| st.core.feed_json(event_type, b, sink.take()))? {
+            Some(r) => r,
+            None => {
+                // An SDK object (or another mapping): its plain data, read like a dict.
+                let plain = class(py, Class::EventPlain)?.call1((event,))?;
+                feed_dict(st, &plain, event_type, sink)
+            }
+        }
+    };
+    result.map_err(|e| from_providers(py, &e))
+}
+
 /// Assembles one streamed provider response (see `toolstitch.assemble`).
 #[pyclass(module = "toolstitch", name = "Assembler", frozen)]
 pub struct PyAssembler {
@@ -523,6 +606,9 @@ impl PyAssembler {
                 framing_limits,
                 closed: false,
                 partials: BTreeMap::new(),
+                tree: TreeBuilder::default(),
+                strs: Vec::new(),
+                texts: Vec::new(),
             }),
             live,
         })
@@ -538,26 +624,30 @@ impl PyAssembler {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = event.py();
         let mut events = Vec::new();
-        let live = self.live;
-        let run = |bytes: &[u8], events: &mut Vec<LiveEvent>| {
-            let mut st = locked(&self.state);
-            if st.closed {
-                return Err(st.closed_error());
-            }
-            let sink = if live { Some(events) } else { None };
-            st.core.feed_json(event_type, bytes, sink)
-        };
-        let result = match with_event_bytes(event, |b| run(b, &mut events))? {
-            Some(r) => r,
-            None => {
-                let ordinal = locked(&self.state).core.events_seen().saturating_add(1);
-                let text = class(py, Class::EventJson)?.call1((event, ordinal))?;
-                let text: Cow<'_, str> = text.cast::<PyString>()?.to_cow()?;
-                run(text.as_bytes(), &mut events)
-            }
-        };
-        result.map_err(|e| from_providers(py, &e))?;
+        let sink = if self.live { Some(&mut events) } else { None };
+        feed_event(&mut locked(&self.state), event, event_type, sink)?;
         live_result(py, events)
+    }
+
+    /// Feeds every event of an iterable (each as `feed` takes it), crossing into
+    /// Rust once for the batch. Returns the live events of the whole batch. Stops
+    /// at the first event that fails: the events before it stay applied.
+    #[pyo3(signature = (events, *, event_type = None))]
+    fn feed_many<'py>(
+        &self,
+        events: &Bound<'py, PyAny>,
+        event_type: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = events.py();
+        let mut live = Vec::new();
+        {
+            let mut st = locked(&self.state);
+            for event in events.try_iter()? {
+                let sink = if self.live { Some(&mut live) } else { None };
+                feed_event(&mut st, &event?, event_type, sink)?;
+            }
+        }
+        live_result(py, live)
     }
 
     /// Feeds raw transport bytes (SSE, JSON lines or AWS event-stream, told from the
