@@ -13,7 +13,7 @@ develop: $(PY)
 	$(VENV)/bin/maturin develop --quiet --extras test,lint,bench
 
 release: $(PY)
-	$(VENV)/bin/maturin develop --quiet --release --extras test,lint,bench
+	$(VENV)/bin/maturin develop --quiet --release --features python,bench-baseline --extras test,lint,bench
 
 run: develop
 	$(PY) examples/quickstart.py
@@ -33,6 +33,7 @@ bench: release
 	$(PY) benches/bench_accumulate.py
 	$(PY) benches/bench_partial_json.py
 	$(PY) benches/bench_stream.py
+	$(PY) benches/compare.py
 
 clean:
 	rm -rf target $(VENV)

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyInt, PyList, PyString, PyTuple};
 
 use super::convert::{image_to_py, index_from_py, text_to_py, thinking_to_py, tool_use_to_py};
 use super::errors::from_accumulate;
@@ -159,6 +159,80 @@ impl ToolUses {
             )
             .map_err(|e| from_accumulate(chunk.py(), &e))
     }
+
+    /// `extend` over a list or tuple: the lock is taken once for every run of
+    /// items that can be read without running Python code (fragment tuples of an
+    /// exact `int` and `str`s or `None`, `ToolUseChunk`s); any other item is
+    /// added on its own with the lock released, since reading it may run
+    /// Python code that uses this accumulator.
+    fn extend_fast<'py>(
+        &self,
+        items: impl Iterator<Item = Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        let mut guard = None;
+        for item in items {
+            if let Some(t) = plain_fragment(&item) {
+                let (index, id, name, input) = t?;
+                guard
+                    .get_or_insert_with(|| locked(&self.inner))
+                    .add(index, id, name, input, None, "")
+                    .map_err(|e| from_accumulate(item.py(), &e))?;
+            } else if item.is_instance_of::<ToolUseChunk>() {
+                let c = item
+                    .cast::<ToolUseChunk>()
+                    .map_err(|_| wrong_chunk(&item, "ToolUseChunk"))?
+                    .get();
+                guard
+                    .get_or_insert_with(|| locked(&self.inner))
+                    .add(
+                        c.index,
+                        &c.id,
+                        &c.name,
+                        &c.input_json,
+                        c.provider_state.as_deref(),
+                        &c.provider_state_format,
+                    )
+                    .map_err(|e| from_accumulate(item.py(), &e))?;
+            } else {
+                guard = None;
+                self.add_item(&item)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The four fields of a fragment tuple `(int, str | None, str | None, str | None)`
+/// read without running any Python code; `None` for any other item.
+fn plain_fragment<'a>(
+    item: &'a Bound<'_, PyAny>,
+) -> Option<PyResult<(i64, &'a str, &'a str, &'a str)>> {
+    let t = item.cast_exact::<PyTuple>().ok()?;
+    if t.len() != 4 {
+        return None;
+    }
+    let index = t.get_borrowed_item(0).ok()?;
+    if !index.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    let index = index.extract::<i64>().ok()?;
+    let mut texts = [""; 3];
+    for (slot, at) in texts.iter_mut().zip(1..) {
+        let field = t.get_borrowed_item(at).ok()?;
+        if field.is_none() {
+            continue;
+        }
+        if !field.is_instance_of::<PyString>() {
+            return None;
+        }
+        // Borrowed from the tuple, which holds the str for as long as `item` lives.
+        match field.extract::<&'a str>() {
+            Ok(s) => *slot = s,
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    let [id, name, input] = texts;
+    Some(Ok((index, id, name, input)))
 }
 
 #[pymethods]
@@ -207,6 +281,12 @@ impl ToolUses {
     /// `(index, id, name, input_json)` tuples; stops at the first error (the items
     /// before it are kept).
     fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(list) = chunks.cast_exact::<PyList>() {
+            return self.extend_fast(list.iter());
+        }
+        if let Ok(tuple) = chunks.cast_exact::<PyTuple>() {
+            return self.extend_fast(tuple.iter());
+        }
         for chunk in chunks.try_iter()? {
             self.add_item(&chunk?)?;
         }
