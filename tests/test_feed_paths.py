@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ def jsonl_texts(path: Path) -> list[str]:
 # Recordings of every dialect (Bedrock's event-stream bodies are binary frames whose
 # payloads need their event names: they are covered by the hand-made stream below).
 RECORDINGS: dict[str, Callable[[], list[str]]] = {
-    **{p.name: (lambda n=p.name: recording_texts(n)) for p in sorted(VERCEL.glob("*.chunks.txt"))},
+    **{p.name: partial(recording_texts, p.name) for p in sorted(VERCEL.glob("*.chunks.txt"))},
     "openai_chat.sse": lambda: sse_texts(REAL / "openai_chat-completions-parallel-two-tools.sse"),
     "anthropic.sse": lambda: sse_texts(REAL / "anthropic_messages-text-then-tool-use.sse"),
     "vertex.jsonl": lambda: jsonl_texts(
@@ -105,7 +106,10 @@ def test_named_events_through_feed_many() -> None:
     """Bedrock payloads carry no type of their own: the event name comes with them."""
     stream = [
         ("messageStart", {"role": "assistant"}),
-        ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "b", "name": "f"}}}),
+        (
+            "contentBlockStart",
+            {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "b", "name": "f"}}},
+        ),
         ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"a":'}}}),
         ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "1}"}}}),
         ("contentBlockStop", {"contentBlockIndex": 0}),
@@ -189,12 +193,26 @@ def test_sdk_objects_give_what_their_json_gives(case: str) -> None:
 
 def started() -> Assembler:
     asm = Assembler("openai-chat")
-    asm.feed({"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{"}}]}}]})
+    asm.feed(
+        {
+            "choices": [
+                {
+                    "delta": {
+                        "tool_calls": [
+                            {"index": 0, "id": "c", "function": {"name": "f", "arguments": "{"}}
+                        ]
+                    }
+                }
+            ]
+        }
+    )
     return asm
 
 
 def args_chunk(value: Any) -> dict[str, Any]:
-    return {"choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": value}}]}}]}
+    return {
+        "choices": [{"delta": {"tool_calls": [{"index": 0, "function": {"arguments": value}}]}}]
+    }
 
 
 def assert_kept(asm: Assembler) -> None:
@@ -254,7 +272,15 @@ def test_subclasses_tuples_and_big_ints_read_like_their_json() -> None:
             choices=(
                 {
                     "index": Index(0),
-                    "delta": {"tool_calls": [{"index": Index(0), "id": Text("c"), "function": {"name": "f", "arguments": Text('{"n":')}}]},
+                    "delta": {
+                        "tool_calls": [
+                            {
+                                "index": Index(0),
+                                "id": Text("c"),
+                                "function": {"name": "f", "arguments": Text('{"n":')},
+                            }
+                        ]
+                    },
                 },
             ),
             created=2**70,
@@ -284,8 +310,15 @@ def test_a_bool_is_not_an_index() -> None:
 
 
 def test_gemini_args_keep_key_order_through_dicts_and_feed_many() -> None:
-    args = {"z": 1, "a": {"y": [2, {"q": None}], "b": "é\n\"x\""}, "m": 1.5}
-    event = {"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": args}}]}, "finishReason": "STOP"}]}
+    args = {"z": 1, "a": {"y": [2, {"q": None}], "b": 'é\n"x"'}, "m": 1.5}
+    event = {
+        "candidates": [
+            {
+                "content": {"parts": [{"functionCall": {"name": "f", "args": args}}]},
+                "finishReason": "STOP",
+            }
+        ]
+    }
     want = json.dumps(args, ensure_ascii=False, separators=(",", ":"))
     for feed in ("feed", "feed_many"):
         asm = Assembler("gemini")
@@ -302,7 +335,17 @@ def test_gemini_args_keep_key_order_through_dicts_and_feed_many() -> None:
 
 def test_feed_many_returns_the_live_events_of_the_batch() -> None:
     events = [
-        {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{"}}]}}]},
+        {
+            "choices": [
+                {
+                    "delta": {
+                        "tool_calls": [
+                            {"index": 0, "id": "c", "function": {"name": "f", "arguments": "{"}}
+                        ]
+                    }
+                }
+            ]
+        },
         args_chunk("}"),
     ]
     one = Assembler("openai-chat")
@@ -317,7 +360,17 @@ def test_feed_many_returns_the_live_events_of_the_batch() -> None:
 
 def test_feed_many_stops_at_the_first_bad_event_and_keeps_the_ones_before() -> None:
     asm = Assembler("openai-chat")
-    good = {"choices": [{"delta": {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "f", "arguments": "{"}}]}}]}
+    good = {
+        "choices": [
+            {
+                "delta": {
+                    "tool_calls": [
+                        {"index": 0, "id": "c", "function": {"name": "f", "arguments": "{"}}
+                    ]
+                }
+            }
+        ]
+    }
     with pytest.raises(StreamDecodeError, match="event #2"):
         asm.feed_many([good, {"choices": [], "x": {1}}, args_chunk("}")])
     assert_kept(asm)
@@ -350,7 +403,9 @@ def test_feed_many_takes_any_iterable_and_refuses_a_non_iterable() -> None:
 
 
 def test_extend_fast_path_matches_add_fragment() -> None:
-    frags = [(i % 3, f"id{i % 3}" if i < 3 else "", "n" if i < 3 else None, f"{i}é") for i in range(50)]
+    frags = [
+        (i % 3, f"id{i % 3}" if i < 3 else "", "n" if i < 3 else None, f"{i}é") for i in range(50)
+    ]
     a, b, c = ToolUses(), ToolUses(), ToolUses()
     a.extend(frags)
     b.extend(tuple(frags))
@@ -362,10 +417,10 @@ def test_extend_fast_path_matches_add_fragment() -> None:
 def test_extend_keeps_what_came_before_a_bad_item() -> None:
     t = ToolUses()
     with pytest.raises(TypeError, match="str or None"):
-        t.extend([(0, "a", "f", "{"), (0, 5, "", ""), (0, "", "", "}")])
+        t.extend([(0, "a", "f", "{"), (0, 5, "", ""), (0, "", "", "}")])  # type: ignore[list-item]
     assert [(b.id, b.input) for b in t.blocks()] == [("a", "{")]
     with pytest.raises(TypeError, match=r"\(index, id, name, input_json\), not 3"):
-        t.extend([(1, "b", "g", ""), (1, "", "")])
+        t.extend([(1, "b", "g", ""), (1, "", "")])  # type: ignore[list-item]
     assert len(t) == 2
 
 

@@ -225,4 +225,4 @@ def _event_plain(event: object) -> dict[str, Any]:
                     f"to_json_dict()), not {type(event).__name__}"
                 )
             plain = to_json_dict()
-    return dict(plain) if isinstance(plain, Mapping) else plain  # type: ignore[return-value]
+    return dict(plain) if isinstance(plain, Mapping) else plain

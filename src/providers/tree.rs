@@ -29,9 +29,15 @@ pub enum Node {
     /// The string at this position of the tree's string table.
     Str(usize),
     /// `len` items follow; the subtree ends before node `end`.
-    Array { len: usize, end: usize },
+    Array {
+        len: usize,
+        end: usize,
+    },
     /// `len` (key, value) pairs follow; the subtree ends before node `end`.
-    Object { len: usize, end: usize },
+    Object {
+        len: usize,
+        end: usize,
+    },
 }
 
 /// An event as a flat tree: `nodes[0]` is the root.
@@ -230,7 +236,10 @@ impl Items<'_, '_> {
 
 impl<'de> SeqAccess<'de> for Items<'_, 'de> {
     type Error = E;
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, E> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, E> {
         if self.left == 0 {
             return Ok(None);
         }
@@ -447,7 +456,9 @@ mod tests {
 
     #[test]
     fn typed_decode_matches_the_json_text_path() {
-        round_trip::<Value>(r#"{"z":[1,-2,3.5,null,true,"x"],"a":{"b":{}},"u":18446744073709551615}"#);
+        round_trip::<Value>(
+            r#"{"z":[1,-2,3.5,null,true,"x"],"a":{"b":{}},"u":18446744073709551615}"#,
+        );
         round_trip::<Call>(r#"{"name":"f","ignored":{"deep":[1,[2,{"x":3}]]},"index":3}"#);
         round_trip::<Call>(r#"{"name":5}"#);
         round_trip::<Call>(r#"{"args":[1,2,"x"]}"#);

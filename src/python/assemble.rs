@@ -20,12 +20,12 @@ use serde_json::{Map, Value};
 
 use super::convert::{block_to_py, tool_use_to_py};
 use super::errors::{from_framing, from_providers};
+use super::event_tree::{self, NotJson};
 use super::imports::Imports;
 use super::locked;
 use super::tools::partial_to_py;
 use crate::framing::{self, Frame, FramingLimits};
 use crate::partial::{self, PartialOptions};
-use super::event_tree::{self, NotJson};
 use crate::providers::{
     self, AssemblerLimits, DecodeKind, Dialect, EventRef, LiveEvent, TreeBuilder,
 };
@@ -459,7 +459,11 @@ fn with_event_bytes<T>(
 
 /// `providers::Error` for an event that is not JSON data (a dict holding a set,
 /// a NaN, ...), numbered as the event it would have been.
-fn not_json(core: &providers::Assembler, event_type: Option<&str>, e: &NotJson) -> providers::Error {
+fn not_json(
+    core: &providers::Assembler,
+    event_type: Option<&str>,
+    e: &NotJson,
+) -> providers::Error {
     providers::Error::Decode {
         event: EventRef {
             ordinal: core.events_seen().saturating_add(1),

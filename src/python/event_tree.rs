@@ -85,39 +85,32 @@ fn walk<'py>(
     depth: usize,
 ) -> Result<(), NotJson> {
     // Type checks that cannot fail are used throughout: a failed `cast` builds
-    // an error object, which would cost more than the whole node.
-    if obj.is_instance_of::<PyString>() {
+    // an error object, which would cost more than the whole node. The exact
+    // types JSON decoders make come first (a pointer comparison each).
+    if let Ok(s) = obj.cast_exact::<PyString>() {
         b.push(Node::Str(strs.len()));
-        strs.push(obj.clone().cast_into::<PyString>().map_err(|_| unreadable())?.unbind());
+        strs.push(s.clone().unbind());
         return Ok(());
     }
-    if obj.is_instance_of::<PyDict>() {
-        let d = obj.cast::<PyDict>().map_err(|_| unreadable())?;
-        if depth >= MAX_DEPTH {
-            return Err(too_deep());
-        }
-        b.open_object(d.len());
-        for (k, v) in d {
-            if !k.is_instance_of::<PyString>() {
-                return Err(NotJson::new(format!(
-                    "a dict key of type {} (JSON keys are str)",
-                    type_name(&k)
-                )));
-            }
-            let at = strs.len();
-            b.push(Node::Str(at));
-            strs.push(k.cast_into::<PyString>().map_err(|_| unreadable())?.unbind());
-            if let Err(e) = walk(&v, b, strs, depth + 1) {
-                let name = strs
-                    .get(at)
-                    .map_or_else(String::new, |k| k.bind(v.py()).to_string_lossy().into_owned());
-                return Err(e.at(Step::Key(name)));
-            }
-        }
-        return close(b);
+    if obj.is_exact_instance_of::<PyDict>() || obj.is_instance_of::<PyDict>() {
+        return walk_dict(obj, b, strs, depth);
     }
     if obj.is_none() {
         b.push(Node::Null);
+        return Ok(());
+    }
+    if obj.is_exact_instance_of::<PyInt>() {
+        b.push(int_node(obj.cast::<PyInt>().map_err(|_| unreadable())?)?);
+        return Ok(());
+    }
+    if obj.is_instance_of::<PyString>() {
+        b.push(Node::Str(strs.len()));
+        strs.push(
+            obj.clone()
+                .cast_into::<PyString>()
+                .map_err(|_| unreadable())?
+                .unbind(),
+        );
         return Ok(());
     }
     if obj.is_instance_of::<PyInt>() {
@@ -129,7 +122,7 @@ fn walk<'py>(
         }
         return Ok(());
     }
-    if obj.is_instance_of::<PyList>() {
+    if obj.is_exact_instance_of::<PyList>() || obj.is_instance_of::<PyList>() {
         let l = obj.cast::<PyList>().map_err(|_| unreadable())?;
         if depth >= MAX_DEPTH {
             return Err(too_deep());
@@ -163,6 +156,41 @@ fn walk<'py>(
         "a value of type {} (not JSON data)",
         type_name(obj)
     )))
+}
+
+fn walk_dict<'py>(
+    obj: &Bound<'py, PyAny>,
+    b: &mut TreeBuilder,
+    strs: &mut Vec<Py<PyString>>,
+    depth: usize,
+) -> Result<(), NotJson> {
+    let d = obj.cast::<PyDict>().map_err(|_| unreadable())?;
+    if depth >= MAX_DEPTH {
+        return Err(too_deep());
+    }
+    b.open_object(d.len());
+    for (k, v) in d {
+        if !(k.is_exact_instance_of::<PyString>() || k.is_instance_of::<PyString>()) {
+            return Err(NotJson::new(format!(
+                "a dict key of type {} (JSON keys are str)",
+                type_name(&k)
+            )));
+        }
+        let at = strs.len();
+        b.push(Node::Str(at));
+        strs.push(
+            k.cast_into::<PyString>()
+                .map_err(|_| unreadable())?
+                .unbind(),
+        );
+        if let Err(e) = walk(&v, b, strs, depth + 1) {
+            let name = strs.get(at).map_or_else(String::new, |k| {
+                k.bind(v.py()).to_string_lossy().into_owned()
+            });
+            return Err(e.at(Step::Key(name)));
+        }
+    }
+    close(b)
 }
 
 #[cold]
