@@ -208,13 +208,13 @@ def anthropic_stream(rng: random.Random, response: int, calls: int) -> tuple[byt
     return b"".join(out), expected, fragments
 
 
-def make_workload(dialect: str, calls: int, target: int = TARGET_FRAGMENTS) -> Workload:
+def make_workload(dialect: str, calls: int, target: int | None = None) -> Workload:
     rng = random.Random(f"{dialect}-{calls}")
     make = openai_stream if dialect == "openai-chat" else anthropic_stream
     streams: list[bytes] = []
     expected: list[Calls] = []
     counts: list[int] = []
-    while sum(counts) < target:
+    while sum(counts) < (target or TARGET_FRAGMENTS):
         data, calls_of, n = make(rng, len(streams), calls)
         streams.append(data)
         expected.append(calls_of)
@@ -803,7 +803,7 @@ def big_openai_stream(fragments: int, calls: int = 4, piece: tuple[int, int] = (
     text = arguments(rng, 4096)
     out = [
         head + str(i).encode() + b',"id":"call_' + str(i).encode() + b'","type":"function",'
-        b'"function":{"name":"tool","arguments":"{\\"blob\\":\\""}' + tail
+        b'"function":{"name":"tool","arguments":"{\\"blob\\":\\""' + tail
         for i in range(calls)
     ]
     per_call = fragments // calls
@@ -815,11 +815,11 @@ def big_openai_stream(fragments: int, calls: int = 4, piece: tuple[int, int] = (
             n = rng.randint(lo, hi)
             if at + n > len(text):
                 at = 0
-            chunk = text[at : at + n].replace("\\", "").replace('"', "")
+            chunk = "".join(ch for ch in text[at : at + n] if ch not in '\\"\n\t')
             at += n
             out.append(prefix + dumps(chunk) + tail)
     for i in range(calls):
-        out.append(head + str(i).encode() + b',"function":{"arguments":"\\"}"}' + tail)
+        out.append(head + str(i).encode() + b',"function":{"arguments":"\\"}"' + tail)
     out.append(
         b'data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,'
         b'"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
@@ -857,14 +857,14 @@ def child_scaling_memory(arg_mb: int) -> None:
     fragments = arg_mb * 1024 * 1024 // 160
     calls = max(1, arg_mb // 4)
     data = big_openai_stream(fragments, calls=calls, piece=(64, 256))
-
-    def run() -> None:
-        asm = feed_all(data)
-        asm.message()
-
-    peak = peak_during(run)
-    args = sum(len(b.input) for b in feed_all(data).message().tool_uses)
-    print(json.dumps({"peak": peak, "args": args}))
+    box: list[Assembler] = []
+    fed = peak_during(lambda: box.append(feed_all(data)))
+    inputs = [b.input for b in box[0].message().tool_uses]
+    gc.collect()
+    with_message = fed + peak_during(lambda: box[0].message())
+    args = sum(len(i.encode()) for i in inputs)
+    py = sum(sys.getsizeof(i) for i in inputs)
+    print(json.dumps({"fed": fed, "message": with_message, "args": args, "py": py}))
 
 
 def two_threads(w: Workload, runs: int) -> tuple[float, float]:
@@ -962,15 +962,20 @@ def chart(results: dict[str, list[Row]], path: Path) -> str:
 
 
 def main() -> None:
+    global TARGET_FRAGMENTS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="rounds (medians; at least 5)")
     parser.add_argument("--quick", action="store_true", help="4-call workloads only")
+    parser.add_argument(
+        "--fragments", type=int, default=TARGET_FRAGMENTS, help="fragments per workload"
+    )
     parser.add_argument("--no-memory", action="store_true", help="skip the subprocesses")
     parser.add_argument(
         "--memory", nargs=2, metavar=("WORKLOAD", "CONTENDER"), help=argparse.SUPPRESS
     )
     parser.add_argument("--memory-scaling", type=int, help=argparse.SUPPRESS)
     ns = parser.parse_args()
+    TARGET_FRAGMENTS = ns.fragments
     if ns.memory:
         child_memory(*ns.memory)
         return
@@ -1004,7 +1009,9 @@ def main() -> None:
             rows = time_workload(w, cs, runs)
             if not ns.no_memory:
                 for c, r in zip(cs, rows, strict=True):
-                    peak = memory_in_subprocess(["--memory", w.key, c.key])["peak"]
+                    peak = memory_in_subprocess(
+                        ["--fragments", str(TARGET_FRAGMENTS), "--memory", w.key, c.key]
+                    )["peak"]
                     r.peak_mb = peak / 1e6
             for line in table(rows, rows[0], memory=not ns.no_memory):
                 print(line)
@@ -1051,18 +1058,23 @@ def main() -> None:
     print("\n".join(md[-8:]))
     if not ns.no_memory:
         md += [
-            "Peak memory of `feed_bytes` + `message()` against argument bytes (fragments "
-            "of 64-256 characters; the SSE input itself is not counted):",
+            "Peak memory against argument bytes (UTF-8), one response of argument "
+            "fragments (64-256 characters) over calls of at most 4 MB; the SSE input "
+            "itself is not counted. `feed_bytes` + `close()` first, then `message()`, "
+            "which builds the Python strings of the inputs (four bytes per character "
+            "once a string holds an emoji, as these do):",
             "",
-            "| argument bytes | peak memory | 2 x arguments + 16 MB | within |",
-            "|---:|---:|---:|---|",
+            "| argument bytes | their Python str size | feed_bytes + close | then message() "
+            "| 2 x arguments + 16 MB | feed within |",
+            "|---:|---:|---:|---:|---:|---|",
         ]
         for mb in (4, 16, 48):
             got = memory_in_subprocess(["--memory-scaling", str(mb)])
             bound = 2 * got["args"] + 16 * 1024 * 1024
             md.append(
-                f"| {got['args'] / 1e6:.1f} MB | {got['peak'] / 1e6:.1f} MB | "
-                f"{bound / 1e6:.1f} MB | {'yes' if got['peak'] <= bound else 'no'} |"
+                f"| {got['args'] / 1e6:.1f} MB | {got['py'] / 1e6:.1f} MB | "
+                f"{got['fed'] / 1e6:.1f} MB | {got['message'] / 1e6:.1f} MB | "
+                f"{bound / 1e6:.1f} MB | {'yes' if got['fed'] <= bound else 'no'} |"
             )
         md.append("")
     w = make_workload("openai-chat", 4)
