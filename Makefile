@@ -24,7 +24,7 @@ test: develop
 
 lint: develop
 	cargo fmt --check
-	cargo clippy --all-targets --features python -- -D warnings
+	cargo clippy --all-targets --features bench-baseline -- -D warnings
 	$(VENV)/bin/ruff check python tests benches examples
 	$(VENV)/bin/ruff format --check python tests benches examples
 	$(VENV)/bin/mypy python tests benches examples
