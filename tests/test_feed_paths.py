@@ -399,6 +399,43 @@ def test_feed_many_takes_any_iterable_and_refuses_a_non_iterable() -> None:
         Assembler().feed_many(5)  # type: ignore[arg-type]
 
 
+def test_a_generator_and_an_sdk_object_may_read_the_assembler_while_it_is_fed() -> None:
+    """No lock is held while Python code runs (pulling the next item, to_dict()): the
+    code may call back into the same assembler without a deadlock."""
+    asm = Assembler("openai-chat")
+    seen: list[int] = []
+
+    def gen() -> Iterator[dict[str, Any]]:
+        for piece in ("{", "}"):
+            seen.append(len(asm.message().tool_uses))
+            yield {
+                "choices": [
+                    {
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "c",
+                                    "function": {"name": "f", "arguments": piece},
+                                }
+                            ]
+                        }
+                    }
+                ]
+            }
+
+    class Sdk:
+        def to_dict(self, mode: str = "python") -> dict[str, Any]:
+            seen.append(len(asm.message().tool_uses))
+            return {"choices": [{"delta": {}, "finish_reason": "tool_calls"}]}
+
+    asm.feed_many(gen())
+    asm.feed(Sdk())
+    asm.close()
+    assert seen == [0, 1, 1]
+    assert asm.message().complete and asm.message().tool_uses[0].input == "{}"
+
+
 # ------------------------------------------------------------------ ToolUses.extend
 
 

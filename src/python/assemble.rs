@@ -510,27 +510,40 @@ fn feed_dict(
     result
 }
 
-/// Feeds one event of any form `feed` takes, the state already locked.
+/// Feeds one event of any form `feed` takes. The lock is taken only around work
+/// that runs no Python code: an SDK object's `to_dict()` (or a `str` subclass's
+/// `encode`) runs before it, so that neither code calling back into this
+/// assembler nor another thread waiting for it while holding the GIL can deadlock.
 fn feed_event(
-    st: &mut State,
+    state: &Mutex<State>,
     event: &Bound<'_, PyAny>,
     event_type: Option<&str>,
     sink: Sink<'_>,
 ) -> PyResult<()> {
     let py = event.py();
-    if st.closed {
-        return Err(from_providers(py, &st.closed_error()));
-    }
+    let in_dict = |st: &mut State, dict: &Bound<'_, PyAny>, sink: Sink<'_>| {
+        if st.closed {
+            return Err(st.closed_error());
+        }
+        feed_dict(st, dict, event_type, sink)
+    };
     let result = if event.cast::<PyDict>().is_ok() {
-        feed_dict(st, event, event_type, sink)
+        in_dict(&mut locked(state), event, sink)
     } else {
         let mut sink = sink;
-        match with_event_bytes(event, |b| st.core.feed_json(event_type, b, sink.take()))? {
+        let text = with_event_bytes(event, |b| {
+            let mut st = locked(state);
+            if st.closed {
+                return Err(st.closed_error());
+            }
+            st.core.feed_json(event_type, b, sink.take())
+        })?;
+        match text {
             Some(r) => r,
             None => {
                 // An SDK object (or another mapping): its plain data, read like a dict.
                 let plain = class(py, Class::EventPlain)?.call1((event,))?;
-                feed_dict(st, &plain, event_type, sink)
+                in_dict(&mut locked(state), &plain, sink)
             }
         }
     };
@@ -629,7 +642,7 @@ impl PyAssembler {
         let py = event.py();
         let mut events = Vec::new();
         let sink = if self.live { Some(&mut events) } else { None };
-        feed_event(&mut locked(&self.state), event, event_type, sink)?;
+        feed_event(&self.state, event, event_type, sink)?;
         live_result(py, events)
     }
 
@@ -644,12 +657,11 @@ impl PyAssembler {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = events.py();
         let mut live = Vec::new();
-        {
-            let mut st = locked(&self.state);
-            for event in events.try_iter()? {
-                let sink = if self.live { Some(&mut live) } else { None };
-                feed_event(&mut st, &event?, event_type, sink)?;
-            }
+        // One event at a time, the lock released in between: pulling the next item
+        // may run Python code (a generator), which must not find the lock held.
+        for event in events.try_iter()? {
+            let sink = if self.live { Some(&mut live) } else { None };
+            feed_event(&self.state, &event?, event_type, sink)?;
         }
         live_result(py, live)
     }
