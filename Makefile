@@ -36,7 +36,8 @@ develop: $(TOOLS)
 	$(MATURIN) develop --quiet --group dev --extras $(EXTRAS)
 
 release: $(TOOLS)
-	$(MATURIN) develop --quiet --release --group dev --extras $(EXTRAS)
+	$(MATURIN) develop --quiet --release --features python,bench-baseline --group dev \
+		--extras $(EXTRAS)
 
 # The main job: replays the recordings bundled with the package.
 run: extension
@@ -48,7 +49,7 @@ test: develop
 
 lint: develop
 	cargo fmt --check
-	cargo clippy --quiet --all-targets --features python -- -D warnings
+	cargo clippy --quiet --all-targets --features python,bench-baseline -- -D warnings
 	$(VENV)/bin/ruff check python tests benches examples .ci
 	$(VENV)/bin/ruff format --check python tests benches examples .ci
 	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py
@@ -61,6 +62,7 @@ bench: release
 	$(PY) benches/bench_assembler_subclass.py
 	$(PY) benches/bench_blocks.py
 	$(PY) benches/bench_replay.py
+	$(PY) benches/compare.py
 
 # Release tooling for `make dist`: the dependency group `dist` (ziglang, auditwheel).
 $(VENV)/.dist-tools-installed: pyproject.toml $(TOOLS)

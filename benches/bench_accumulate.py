@@ -1,9 +1,13 @@
-"""Side-by-side: ToolUses against a minimal pure-Python dict accumulator.
+"""Side-by-side: ToolUses against a minimal pure-Python dict accumulator and
+against the floor of any Python-to-Rust call.
 
 ~200k fragments of 4 interleaved calls (1-8 characters of arguments each, with
-escapes and non-ASCII), the same list for every contender, in one process.
-Prints medians and ratios; it is a benchmark, never a test. Run it from a
-release build: `make bench`.
+escapes and non-ASCII), the same list for every contender, in one process; the
+contenders alternate within each of the rounds, so a busy machine slows them
+alike. Prints medians and ratios; it is a benchmark, never a test. Run it from a
+release build: `make bench` (which builds the `bench-baseline` feature: a
+do-nothing pyclass whose method takes `add_fragment`'s four arguments, the
+floor any per-fragment call can reach).
 """
 
 from __future__ import annotations
@@ -13,11 +17,14 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
-from toolstitch import ToolUseChunk, ToolUses
+from toolstitch import ToolUseChunk, ToolUses, _toolstitch
 
 N_FRAGMENTS = 200_000
-REPEATS = 7
+REPEATS = 9
+# Present only in builds with the `bench-baseline` feature (not in the .pyi stubs).
+BASELINE: Any = vars(_toolstitch).get("_CallBaseline")
 
 
 def make_fragments() -> list[tuple[int, str, str, str]]:
@@ -107,13 +114,22 @@ def ts_extend_tuples(frags: list[tuple[int, str, str, str]]) -> list[tuple[str, 
     return [(b.id, b.name, b.input) for b in calls.blocks()]
 
 
-def median_seconds(fn: Callable[[], object]) -> float:
-    times = []
+def baseline_calls(frags: list[tuple[int, str, str, str]], method: str) -> None:
+    """The same loop as ``ts_add_fragment`` calling a do-nothing Rust method."""
+    noop = getattr(BASELINE(), method)
+    for index, call_id, name, piece in frags:
+        noop(index, call_id, name, piece)
+
+
+def medians(contenders: dict[str, Callable[[], object]]) -> dict[str, float]:
+    """Median seconds of each contender; every round runs each contender once."""
+    times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(REPEATS):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
+        for name, fn in contenders.items():
+            t0 = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
@@ -124,21 +140,43 @@ def main() -> None:
     assert ts_add(chunks) == expected
     assert ts_extend(chunks) == expected
     assert ts_extend_tuples(frags) == expected
-
     assert python_inline(frags) == expected
-    base = median_seconds(lambda: python_dict(frags))
-    rows = [
-        ("pure-Python dict accumulator", base),
-        ("(same work inlined in the loop)", median_seconds(lambda: python_inline(frags))),
-        ("ToolUses.add_fragment", median_seconds(lambda: ts_add_fragment(frags))),
-        ("ToolUses.add (prebuilt chunks)", median_seconds(lambda: ts_add(chunks))),
-        ("ToolUses.extend (prebuilt chunks)", median_seconds(lambda: ts_extend(chunks))),
-        ("ToolUses.extend (fragment tuples)", median_seconds(lambda: ts_extend_tuples(frags))),
-    ]
+
+    base_name = "pure-Python dict accumulator"
+    contenders: dict[str, Callable[[], object]] = {
+        base_name: lambda: python_dict(frags),
+        "(same work inlined in the loop)": lambda: python_inline(frags),
+        "ToolUses.add_fragment": lambda: ts_add_fragment(frags),
+        "ToolUses.add (prebuilt chunks)": lambda: ts_add(chunks),
+        "ToolUses.extend (prebuilt chunks)": lambda: ts_extend(chunks),
+        "ToolUses.extend (fragment tuples)": lambda: ts_extend_tuples(frags),
+    }
+    has_baseline = BASELINE is not None
+    if has_baseline:
+        contenders["do-nothing call, 4 arguments"] = lambda: baseline_calls(frags, "noop4")
+        contenders["do-nothing call, 4 converted"] = lambda: baseline_calls(
+            frags, "noop4_converted"
+        )
+    result = medians(contenders)
+    base = result[base_name]
     print(f"{len(frags):,} fragments, median of {REPEATS}, Python {sys.version.split()[0]}")
     print(f"{'contender':36} {'ns/fragment':>12} {'speed-up':>9}")
-    for name, seconds in rows:
+    for name, seconds in result.items():
         print(f"{name:36} {seconds / len(frags) * 1e9:12.1f} {base / seconds:8.2f}x")
+    if has_baseline:
+        floor = result["do-nothing call, 4 arguments"]
+        converted = result["do-nothing call, 4 converted"]
+        add = result["ToolUses.add_fragment"]
+        print(
+            f"add_fragment loop / do-nothing call loop: {add / floor:.2f}x "
+            f"(/ the call with the same conversions: {add / converted:.2f}x)"
+        )
+    else:
+        print("no do-nothing baseline in this build: build with `make release` to add it")
+    print(
+        "extend(fragment tuples) vs the pure-Python dict accumulator: "
+        f"{base / result['ToolUses.extend (fragment tuples)']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -24,14 +24,13 @@ Execute a call only when its message is ``complete`` and the call validates:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
 
 from toolstitch._toolstitch import LiveEvents
 from toolstitch.blocks import Block, Message, ToolUseBlock
-from toolstitch.errors import IncompleteMessageError, StreamDecodeError
+from toolstitch.errors import IncompleteMessageError
 
 if TYPE_CHECKING:
     from toolstitch.tools import Toolset, ValidatedCall
@@ -239,64 +238,60 @@ class AssembledMessage:
         return toolset.validate_all(calls)
 
 
-# ------------------------------------------------ events to JSON (called from Rust)
-
-# json.dumps(ensure_ascii=False, separators=(",", ":")) without re-reading its keyword
-# arguments on every call; NaN and infinities are not JSON and are refused.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+# ------------------------------------------ SDK events to plain data (called from Rust)
 
 
-def _as_plain(event: object) -> object:
-    """A provider SDK object as plain JSON-ready data.
+_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
+
+
+def _event_plain(event: object) -> Any:
+    """A provider SDK object (or a mapping other than a dict) as a plain dict, which
+    ``feed`` then reads in place; a list (a JSON array of events, or of a whole response's
+    events) with its SDK objects turned into their dicts.
 
     ``to_dict()`` first (openai and anthropic: it omits unset fields and uses the API's
     field names), then pydantic's ``model_dump(mode="json", by_alias=True,
     exclude_unset=True)`` (google-genai: its aliases are the API's camelCase names,
     which its ``to_json_dict()`` does not use), then ``to_json_dict()``.
     """
+    if isinstance(event, list):
+        # Anything that is neither JSON data nor an SDK object is left for the core to refuse.
+        return [
+            e if isinstance(e, _JSON_TYPES) or not _is_sdk_object(e) else _event_plain(e)
+            for e in event
+        ]
+    if isinstance(event, Mapping):
+        return dict(event)
     to_dict = getattr(event, "to_dict", None)
     if callable(to_dict):
         try:
-            return to_dict(mode="json")
+            plain = to_dict(mode="json")
         except TypeError:
-            return to_dict()
-    dump = getattr(event, "model_dump", None)
-    if callable(dump):
-        try:
-            return dump(mode="json", by_alias=True, exclude_unset=True)
-        except TypeError:
-            return dump()
-    to_json_dict = getattr(event, "to_json_dict", None)
-    if callable(to_json_dict):
-        return to_json_dict()
-    raise TypeError(
-        "feed() takes one decoded event (or a whole non-streamed response): a dict, a list "
-        "of events, JSON text as str or bytes, or an object of a provider's SDK (with "
-        "to_dict(), model_dump() or to_json_dict()), not "
-        f"{type(event).__name__}"
-    )
-
-
-_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
-
-
-def _event_json(event: object, ordinal: int) -> str:
-    """The JSON text of a dict or SDK event (or a list of them, a JSON array of events),
-    keys in their order (Gemini argument objects keep it). ``ordinal`` is the number the
-    event will have, for messages."""
-    if isinstance(event, list):
-        # SDK objects become their dicts; anything else is left for the core to refuse.
-        plain: object = [e if isinstance(e, _JSON_TYPES) else _as_plain(e) for e in event]
+            plain = to_dict()
     else:
-        plain = event if isinstance(event, dict) else _as_plain(event)
-    if isinstance(plain, Mapping) and not isinstance(plain, dict):
-        plain = dict(plain)
-    try:
-        return _encode(plain)
-    except (TypeError, ValueError, RecursionError) as e:
-        raise StreamDecodeError(
-            f"event #{ordinal} cannot be written as JSON: {e}", event_index=ordinal
-        ) from None
+        dump = getattr(event, "model_dump", None)
+        if callable(dump):
+            try:
+                plain = dump(mode="json", by_alias=True, exclude_unset=True)
+            except TypeError:
+                plain = dump()
+        else:
+            to_json_dict = getattr(event, "to_json_dict", None)
+            if not callable(to_json_dict):
+                raise TypeError(
+                    "feed() takes one decoded event (or a whole non-streamed response): a "
+                    "dict, a list of events, JSON text as str or bytes, or an object of a "
+                    "provider's SDK (with to_dict(), model_dump() or to_json_dict()), not "
+                    f"{type(event).__name__}"
+                )
+            plain = to_json_dict()
+    return dict(plain) if isinstance(plain, Mapping) else plain
+
+
+def _is_sdk_object(obj: object) -> bool:
+    return isinstance(obj, Mapping) or any(
+        callable(getattr(obj, name, None)) for name in ("to_dict", "model_dump", "to_json_dict")
+    )
 
 
 # The public Assembler is the Python subclass (context manager, feed_all, afeed_all); it

@@ -84,6 +84,7 @@ fn is_array(input: Input<'_>) -> bool {
     match input {
         Input::Json(b) => b.trim_ascii_start().first() == Some(&b'['),
         Input::Value(v) => v.is_array(),
+        Input::Tree(t) => t.is_array(),
     }
 }
 
@@ -111,6 +112,16 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
         Input::Json(b) => b,
         Input::Value(Value::Object(m)) => return detect::body_shape(m).is_some(),
         Input::Value(_) => return false,
+        // A decoded event: its top-level members say whether it can be a body.
+        Input::Tree(t) => {
+            return match (t.str_member("object"), t.str_member("type")) {
+                (Some("chat.completion" | "response"), _) | (_, Some("message")) => true,
+                (Some(_), _) | (_, Some(_)) => false,
+                (None, None) => {
+                    t.has("choices") || t.has("output") || (t.has("message") && t.has("finish_reason"))
+                }
+            } && shape_of(input).is_some();
+        }
     };
     let finder = match d {
         Dialect::OpenAiChat | Dialect::Anthropic => &MESSAGE,
@@ -127,6 +138,10 @@ fn shape_of(input: Input<'_>) -> Option<Dialect> {
     match input {
         Input::Value(Value::Object(m)) => detect::body_shape(m),
         Input::Value(_) => None,
+        Input::Tree(t) => match t.to_value().ok()? {
+            Value::Object(m) => detect::body_shape(&m),
+            _ => None,
+        },
         Input::Json(b) => {
             let m: Map<String, Value> = serde_json::from_slice(b).ok()?;
             detect::body_shape(&m)
@@ -163,6 +178,23 @@ fn feed_array(
         )
     };
     let what = |i: usize| format!("element {i} of a JSON array");
+    let owned;
+    let input = match input {
+        Input::Tree(t) => {
+            owned = t.to_value().map_err(|e| {
+                asm.wrap(
+                    Fail::Bad {
+                        kind: DecodeKind::WrongType,
+                        detail: e.to_string(),
+                    },
+                    event_name,
+                    input,
+                )
+            })?;
+            Input::Value(&owned)
+        }
+        other => other,
+    };
     match input {
         Input::Json(b) => {
             let items: Vec<&RawValue> = serde_json::from_slice(b).map_err(|e| {
@@ -211,6 +243,7 @@ fn feed_array(
             }
             first.map_or(Ok(()), Err)
         }
+        Input::Tree(_) => Ok(()),
     }
 }
 
@@ -226,6 +259,13 @@ fn feed_body(
         Input::Json(b) => b,
         Input::Value(v) => {
             owned = serde_json::to_vec(v).unwrap_or_default();
+            owned.as_slice()
+        }
+        Input::Tree(t) => {
+            let value = t
+                .to_value()
+                .map_err(|e| asm.wrap(Fail::Bad { kind: DecodeKind::WrongType, detail: e.to_string() }, event_name, input))?;
+            owned = serde_json::to_vec(&value).unwrap_or_default();
             owned.as_slice()
         }
     };

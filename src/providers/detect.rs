@@ -1,5 +1,6 @@
 //! `auto`: the dialect from the first event that identifies itself.
 
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::openai_chat::provider_error;
@@ -106,6 +107,13 @@ pub(crate) fn detect(event_name: Option<&str>, input: Input<'_>) -> Detected {
     let obj: &Map<String, Value> = match input {
         Input::Value(Value::Object(m)) => m,
         Input::Value(_) => return Detected::Unknown,
+        Input::Tree(t) => match Value::deserialize(&mut t.deserializer()) {
+            Ok(Value::Object(m)) => {
+                owned = m;
+                &owned
+            }
+            _ => return Detected::Unknown,
+        },
         Input::Json(b) => match serde_json::from_slice::<Value>(b) {
             Ok(Value::Object(m)) => {
                 owned = m;

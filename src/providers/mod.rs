@@ -22,6 +22,7 @@ mod openai_chat;
 mod outcome;
 mod responses;
 mod state;
+mod tree;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -33,6 +34,7 @@ use serde_json::{Map, Value};
 
 pub use error::{DecodeKind, Error, EventRef, Rule};
 pub use outcome::{Finish, TokenUsage};
+pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
 
 use crate::blocks::{Block, ToolUseBlock};
 use state::{Fail, Live, Stream};
@@ -272,11 +274,13 @@ pub enum LiveEvent {
     },
 }
 
-/// One decoded event, as JSON text or as a value (SDK objects turned into dicts).
+/// One decoded event: JSON text, a value, or a tree borrowed from the caller's
+/// own decoded data (the binding's Python dicts).
 #[derive(Clone, Copy)]
 pub(crate) enum Input<'a> {
     Json(&'a [u8]),
     Value(&'a Value),
+    Tree(Tree<'a>),
 }
 
 impl<'a> Input<'a> {
@@ -285,6 +289,7 @@ impl<'a> Input<'a> {
         let r = match self {
             Input::Json(b) => serde_json::from_slice(b),
             Input::Value(v) => T::deserialize(v),
+            Input::Tree(t) => T::deserialize(&mut t.deserializer()),
         };
         r.map_err(|e| self.diagnose::<T>(&e))
     }
@@ -305,6 +310,7 @@ impl<'a> Input<'a> {
                 .err()
             }
             Input::Value(v) => serde_path_to_error::deserialize::<_, T>(v).err(),
+            Input::Tree(t) => serde_path_to_error::deserialize::<_, T>(&mut t.deserializer()).err(),
         };
         let detail = match tracked {
             Some(e) if e.path().to_string() != "." => {
@@ -330,6 +336,7 @@ impl<'a> Input<'a> {
         let probe: Probe = match self {
             Input::Json(b) => serde_json::from_slice(b).ok()?,
             Input::Value(v) => Probe::deserialize(v).ok()?,
+            Input::Tree(t) => Probe::deserialize(&mut t.deserializer()).ok()?,
         };
         [probe.kind, probe.object]
             .into_iter()
@@ -508,6 +515,57 @@ impl Assembler {
         self.dispatch(event_name, input, live)
     }
 
+    /// Feeds one event as a [`Tree`] (a Python dict read by the binding without
+    /// writing it as JSON text). The same typed path as [`Assembler::feed_json`];
+    /// Gemini `args` keep the tree's key order. `max_event_bytes` bounds JSON
+    /// text only: a tree is already decoded, and its content is bounded by the
+    /// content limits.
+    ///
+    /// # Errors
+    /// See [`Assembler::feed_json`].
+    pub fn feed_tree(
+        &mut self,
+        event_name: Option<&str>,
+        tree: Tree<'_>,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
+        self.events += 1;
+        self.stream.ordinal = self.events;
+        let r = self.tree_event(event_name, tree, live);
+        if let Err(e) = &r {
+            self.record(e);
+        }
+        r
+    }
+
+    fn tree_event(
+        &mut self,
+        event_name: Option<&str>,
+        tree: Tree<'_>,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
+        let input = Input::Tree(tree);
+        if self.stream.is_closed() {
+            return Err(Error::Closed {
+                event: self.event_ref(event_name, input),
+            });
+        }
+        if !tree.is_object() {
+            if tree.as_str().is_some_and(|s| s.trim() == "[DONE]") {
+                self.stream.done = true;
+                return Ok(());
+            }
+            if !tree.is_array() {
+                return Err(Error::Decode {
+                    event: self.event_ref(event_name, input),
+                    kind: DecodeKind::NotAnObject,
+                    detail: "an event must be a JSON object".to_owned(),
+                });
+            }
+        }
+        self.dispatch(event_name, input, live)
+    }
+
     /// Leaves the problem an error means on every message of the stream.
     fn record(&mut self, e: &Error) {
         let kind = match e {
@@ -516,6 +574,24 @@ impl Assembler {
             _ => ProblemKind::NotApplied,
         };
         self.stream.problem(kind, None, e.to_string());
+    }
+
+    /// Refuses an event the binding could not even read as JSON data (a dict
+    /// holding a set, a NaN, ...): it counts as the next event, and leaves its
+    /// problem like any other refused event.
+    pub fn refuse(&mut self, event_name: Option<&str>, kind: DecodeKind, detail: String) -> Error {
+        self.events += 1;
+        self.stream.ordinal = self.events;
+        let e = Error::Decode {
+            event: EventRef {
+                ordinal: self.events,
+                event_type: event_name.unwrap_or_default().to_owned(),
+            },
+            kind,
+            detail,
+        };
+        self.record(&e);
+        e
     }
 
     /// Records an error raised outside the events (a feed after `close()`): the

@@ -4,7 +4,8 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyInt, PyList, PyString, PyTuple};
+use pyo3::{intern, Borrowed};
 
 use super::convert::{image_to_py, index_from_py, text_to_py, thinking_to_py, tool_use_to_py};
 use super::errors::from_accumulate;
@@ -123,14 +124,27 @@ pub struct ToolUses {
     inner: Mutex<core::ToolUses>,
 }
 
-/// An optional `str` item of a fragment tuple; `None` means absent.
-fn tuple_str<'a>(item: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a str> {
-    if item.is_none() {
+/// An optional `str` argument or tuple item; `None` means absent. The empty
+/// string (one shared object in CPython) and exact `str`s are read without
+/// building any error object on the way, which a per-fragment call notices.
+fn opt_str<'a>(item: Borrowed<'a, '_, PyAny>, what: &str) -> PyResult<&'a str> {
+    if item.is_none() || item.is(intern!(item.py(), "")) {
         return Ok("");
     }
-    item.cast::<PyString>()
-        .map_err(|_| PyTypeError::new_err(format!("{what} must be a str or None")))?
-        .to_str()
+    if item.is_instance_of::<PyString>() {
+        return item.extract::<&'a str>();
+    }
+    Err(PyTypeError::new_err(format!(
+        "{what} must be a str or None"
+    )))
+}
+
+fn tuple_str<'a>(item: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a str> {
+    opt_str(item.as_borrowed(), what)
+}
+
+fn arg_str<'a>(item: Option<&'a Bound<'_, PyAny>>, what: &str) -> PyResult<&'a str> {
+    item.map_or(Ok(""), |i| tuple_str(i, what))
 }
 
 impl ToolUses {
@@ -180,6 +194,74 @@ impl ToolUses {
             )
             .map_err(|e| from_accumulate(chunk.py(), &e))
     }
+
+    /// `extend` over a list or tuple: the lock is taken once for every run of
+    /// items that can be read without running Python code (fragment tuples of an
+    /// exact `int` and `str`s or `None`, `ToolUseChunk`s); any other item is
+    /// added on its own with the lock released, since reading it may run
+    /// Python code that uses this accumulator.
+    fn extend_fast<'py>(&self, items: impl Iterator<Item = Bound<'py, PyAny>>) -> PyResult<()> {
+        let mut guard = None;
+        for item in items {
+            if let Some(t) = plain_fragment(&item) {
+                let (index, id, name, input) = t?;
+                guard
+                    .get_or_insert_with(|| locked(&self.inner))
+                    .add(index, id, name, input, None, "")
+                    .map_err(|e| from_accumulate(item.py(), &e))?;
+            } else if item.is_instance_of::<ToolUseChunk>() {
+                let c = item
+                    .cast::<ToolUseChunk>()
+                    .map_err(|_| wrong_chunk(&item, "ToolUseChunk"))?
+                    .get();
+                guard
+                    .get_or_insert_with(|| locked(&self.inner))
+                    .add(
+                        c.index,
+                        &c.id,
+                        &c.name,
+                        &c.input_json,
+                        c.provider_state.as_deref(),
+                        &c.provider_state_format,
+                    )
+                    .map_err(|e| from_accumulate(item.py(), &e))?;
+            } else {
+                guard = None;
+                self.add_item(&item)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The four fields of a fragment tuple `(int, str | None, str | None, str | None)`
+/// read without running any Python code; `None` for any other item.
+fn plain_fragment<'a>(
+    item: &'a Bound<'_, PyAny>,
+) -> Option<PyResult<(i64, &'a str, &'a str, &'a str)>> {
+    let t = item.cast_exact::<PyTuple>().ok()?;
+    if t.len() != 4 {
+        return None;
+    }
+    let index = t.get_borrowed_item(0).ok()?;
+    if !index.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    let index = index.extract::<i64>().ok()?;
+    let mut texts = [""; 3];
+    for ((slot, at), what) in texts.iter_mut().zip(1..).zip(["id", "name", "input_json"]) {
+        // Borrowed from the tuple, which holds the str for as long as `item` lives.
+        let field = t.get_borrowed_item(at).ok()?;
+        if !field.is_none() && !field.is_instance_of::<PyString>() {
+            return None;
+        }
+        match opt_str(field, what) {
+            Ok(s) => *slot = s,
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    let [id, name, input] = texts;
+    Some(Ok((index, id, name, input)))
 }
 
 #[pymethods]
@@ -209,29 +291,30 @@ impl ToolUses {
     #[pyo3(signature = (index, id=None, name=None, input_json=None))]
     fn add_fragment(
         &self,
-        py: Python<'_>,
         index: &Bound<'_, PyAny>,
-        id: Option<&str>,
-        name: Option<&str>,
-        input_json: Option<&str>,
+        id: Option<&Bound<'_, PyAny>>,
+        name: Option<&Bound<'_, PyAny>>,
+        input_json: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let index = index_from_py(index)?;
+        let at = index_from_py(index)?;
+        let id = arg_str(id, "id")?;
+        let name = arg_str(name, "name")?;
+        let input = arg_str(input_json, "input_json")?;
         locked(&self.inner)
-            .add(
-                index,
-                id.unwrap_or_default(),
-                name.unwrap_or_default(),
-                input_json.unwrap_or_default(),
-                None,
-                "",
-            )
-            .map_err(|e| from_accumulate(py, &e))
+            .add(at, id, name, input, None, "")
+            .map_err(|e| from_accumulate(index.py(), &e))
     }
 
     /// Adds every item of an iterable, in order: `ToolUseChunk`s or
     /// `(index, id, name, input_json)` tuples; stops at the first error (the items
     /// before it are kept).
     fn extend(&self, chunks: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(list) = chunks.cast_exact::<PyList>() {
+            return self.extend_fast(list.iter());
+        }
+        if let Ok(tuple) = chunks.cast_exact::<PyTuple>() {
+            return self.extend_fast(tuple.iter());
+        }
         for chunk in chunks.try_iter()? {
             self.add_item(&chunk?)?;
         }

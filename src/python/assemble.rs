@@ -6,7 +6,6 @@
 //! `feed_bytes` and `close` decode and assemble with the GIL released; Python
 //! objects (live events, messages) are built afterwards, with the lock released.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -22,12 +21,15 @@ use serde_json::{Map, Value};
 
 use super::convert::{block_to_py, tool_use_to_py};
 use super::errors::{error, from_framing, from_providers, Kind};
+use super::event_tree::{self, NotJson};
 use super::imports::Imports;
 use super::live::{LiveValue, Numbers};
 use super::{locked, locked_attached};
 use crate::framing::{self, Frame, FramingLimits};
 use crate::partial::{self, PartialOptions};
-use crate::providers::{self, AssemblerLimits, Dialect, EventRef, LiveEvent};
+use crate::providers::{
+    self, AssemblerLimits, DecodeKind, Dialect, EventRef, LiveEvent, TreeBuilder,
+};
 
 // ------------------------------------------------------------ Python classes
 
@@ -41,7 +43,7 @@ enum Class {
     RefusalDelta,
     MessageDone,
     AssembledMessage,
-    EventJson,
+    EventPlain,
     SkippedEvent,
     TokenUsage,
 }
@@ -57,7 +59,7 @@ static NAMES: Imports<PyAny, 11> = Imports::new(
         "RefusalDelta",
         "MessageDone",
         "AssembledMessage",
-        "_event_json",
+        "_event_plain",
         "SkippedEvent",
         "TokenUsage",
     ],
@@ -321,6 +323,11 @@ struct State {
     partials: BTreeMap<(i64, i64), Partial>,
     /// The last framing error recorded as a problem.
     last_framing_error: Option<String>,
+    /// Buffers of `feed(dict)`, reused from event to event: the tree's nodes, its
+    /// strings, and (empty between events) their UTF-8 texts.
+    tree: TreeBuilder,
+    strs: Vec<Py<PyString>>,
+    texts: Vec<&'static str>,
 }
 
 /// Why a batch of bytes failed.
@@ -530,6 +537,92 @@ fn with_event_bytes<T>(
     Ok(None)
 }
 
+/// `providers::Error` for an event that is not JSON data (a dict holding a set,
+/// a NaN, ...), numbered as the event it would have been.
+fn not_json(
+    core: &mut providers::Assembler,
+    event_type: Option<&str>,
+    e: &NotJson,
+) -> providers::Error {
+    core.refuse(event_type, DecodeKind::MalformedJson, e.to_string())
+}
+
+/// Feeds one decoded dict, read in place as a tree (the buffers are the state's,
+/// reused from event to event).
+fn feed_dict(
+    st: &mut State,
+    dict: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> Result<(), providers::Error> {
+    let py = dict.py();
+    let State {
+        core,
+        tree,
+        strs,
+        texts: spare,
+        ..
+    } = st;
+    tree.clear();
+    strs.clear();
+    if let Err(e) = event_tree::build(dict, tree, strs) {
+        strs.clear();
+        return Err(not_json(core, event_type, &e));
+    }
+    let mut texts: Vec<&str> = std::mem::take(spare);
+    let result = match event_tree::texts_into(py, strs, &mut texts)
+        .and_then(|()| event_tree::tree(tree, &texts))
+    {
+        Ok(t) => core.feed_tree(event_type, t, sink),
+        Err(e) => Err(not_json(core, event_type, &e)),
+    };
+    // The buffer goes back without its borrowed strings (same layout: no allocation).
+    texts.clear();
+    *spare = texts.into_iter().map(|_| "").collect();
+    strs.clear();
+    result
+}
+
+/// Feeds one event of any form `feed` takes. The lock is taken only around work
+/// that runs no Python code: an SDK object's `to_dict()` (or a `str` subclass's
+/// `encode`) runs before it, so that neither code calling back into this
+/// assembler nor another thread waiting for it while holding the GIL can deadlock.
+fn feed_event(
+    state: &Mutex<State>,
+    event: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> PyResult<()> {
+    let py = event.py();
+    let in_dict = |st: &mut State, dict: &Bound<'_, PyAny>, sink: Sink<'_>| {
+        if st.closed {
+            return Err(st.closed_error());
+        }
+        feed_dict(st, dict, event_type, sink)
+    };
+    let result = if event.cast::<PyDict>().is_ok() {
+        in_dict(&mut locked(state), event, sink)
+    } else {
+        let mut sink = sink;
+        let text = with_event_bytes(event, |b| {
+            let mut st = locked(state);
+            if st.closed {
+                return Err(st.closed_error());
+            }
+            st.core.feed_json(event_type, b, sink.take())
+        })?;
+        match text {
+            Some(r) => r,
+            None => {
+                // An SDK object (or another mapping): its plain data, read like a dict.
+                let plain = class(py, Class::EventPlain)?.call1((event,))?;
+                in_dict(&mut locked(state), &plain, sink)
+            }
+        }
+    };
+    result.map_err(|e| from_providers(py, &e))
+}
+
 // `help(Assembler)` shows the default limits as numbers (see `text_signature`);
 // the build fails if a default changes without them.
 const _: () = assert!(
@@ -648,6 +741,9 @@ impl PyAssembler {
                 closed: false,
                 partials: BTreeMap::new(),
                 last_framing_error: None,
+                tree: TreeBuilder::default(),
+                strs: Vec::new(),
+                texts: Vec::new(),
             }),
             live: AtomicBool::new(live),
         })
@@ -665,26 +761,50 @@ impl PyAssembler {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = event.py();
         let mut events = Vec::new();
-        let live = self.live.load(Ordering::Relaxed);
-        let run = |bytes: &[u8], events: &mut Vec<LiveEvent>| {
-            let mut st = locked(&self.state);
-            if st.closed {
-                return Err(st.closed_error());
-            }
-            let sink = if live { Some(events) } else { None };
-            st.core.feed_json(event_type, bytes, sink)
+        let sink = if self.live.load(Ordering::Relaxed) {
+            Some(&mut events)
+        } else {
+            None
         };
-        let result = match with_event_bytes(event, |b| run(b, &mut events))? {
-            Some(r) => r,
-            None => {
-                let ordinal = locked(&self.state).core.events_seen().saturating_add(1);
-                let text = class(py, Class::EventJson)?.call1((event, ordinal))?;
-                let text: Cow<'_, str> = text.cast::<PyString>()?.to_cow()?;
-                run(text.as_bytes(), &mut events)
-            }
-        };
-        result.map_err(|e| from_providers(py, &e))?;
+        feed_event(&self.state, event, event_type, sink)?;
         live_result(py, events)
+    }
+
+    /// Feeds every event of an iterable (each as `feed` takes it), crossing into
+    /// Rust once for the batch. Returns the live events of the whole batch. An
+    /// event that fails is not applied, the ones after it are (as in a read of
+    /// `feed_bytes`), and the first error is raised at the end; every failure
+    /// has left a problem on the messages.
+    #[pyo3(signature = (events, *, event_type = None))]
+    fn feed_many<'py>(
+        &self,
+        events: &Bound<'py, PyAny>,
+        event_type: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = events.py();
+        let mut live = Vec::new();
+        // One event at a time, the lock released in between: pulling the next item
+        // may run Python code (a generator), which must not find the lock held.
+        let mut first: Option<PyErr> = None;
+        for event in events.try_iter()? {
+            let sink = if self.live.load(Ordering::Relaxed) {
+                Some(&mut live)
+            } else {
+                None
+            };
+            if let Err(e) = feed_event(&self.state, &event?, event_type, sink) {
+                // A Python error that is no error of the stream (a TypeError for an
+                // item feed() does not take) stops the batch at once.
+                if !e.is_instance_of::<PyValueError>(py) {
+                    return Err(e);
+                }
+                first.get_or_insert(e);
+            }
+        }
+        match first {
+            Some(e) => Err(e),
+            None => live_result(py, live),
+        }
     }
 
     /// Feeds raw transport bytes (SSE, JSON lines or AWS event-stream, told from the
@@ -812,6 +932,9 @@ impl PyAssembler {
             closed: loaded.closed,
             partials: BTreeMap::new(),
             last_framing_error: loaded.last_framing_error,
+            tree: TreeBuilder::default(),
+            strs: Vec::new(),
+            texts: Vec::new(),
         };
         self.live.store(loaded.live, Ordering::Relaxed);
         Ok(())

@@ -6,8 +6,11 @@
 
 mod accumulate;
 mod assemble;
+#[cfg(feature = "bench-baseline")]
+mod baseline;
 mod convert;
 mod errors;
+mod event_tree;
 mod imports;
 mod live;
 mod tools;
@@ -38,5 +41,7 @@ fn _toolstitch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     assemble::register(m)?;
     wire::register(m)?;
     tools::register(m)?;
+    #[cfg(feature = "bench-baseline")]
+    baseline::register(m)?;
     Ok(())
 }

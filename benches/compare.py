@@ -1,0 +1,1096 @@
+"""The comparison benchmark: toolstitch against pure Python and the providers' SDKs.
+
+Workloads: OpenAI chat streams and Anthropic event streams with 1, 4 and 16 calls per
+response, 2 KB of JSON arguments per call (escapes, quotes and non-ASCII in them) cut
+in fragments of 1-8 characters, one SSE event per fragment, about 200k fragments per
+workload (many responses), each response fed in 64 KiB network reads. OpenAI streams
+its parallel calls one after the other; Anthropic one content block after the other.
+
+Contenders (each checked to rebuild exactly the same calls before it is timed):
+
+- pure Python: split lines, ``orjson.loads``, a dict accumulator: the baseline (1x);
+- toolstitch ``Assembler.feed_bytes`` with ``live=False``, and with ``live=True`` with
+  every live event read (what an interface that renders as it goes pays);
+- toolstitch ``feed`` on dicts and ``feed_many`` per read, the SSE split and decoded
+  with ``orjson`` in Python (that cost is counted: every row starts from bytes);
+- the ``openai`` SDK: its own path from SSE bytes to the final message (its
+  ``SSEDecoder``, ``construct_type`` into ``ChatCompletionChunk``, and
+  ``ChatCompletionStreamState``: what ``client.chat.completions.stream()`` runs per
+  event), and ``ChatCompletionStreamState`` alone on chunk objects built beforehand;
+- the ``anthropic`` SDK's ``accumulate_event`` on event objects built beforehand;
+- ``langchain-core``: summing ``AIMessageChunk``s that carry ``tool_call_chunks``
+  (built beforehand), its provider-neutral streaming path;
+- the live display as the SDKs do it: the pure-Python pipeline plus ``jiter``'s partial
+  mode re-parsing the call's whole input after every fragment (the full partial-JSON
+  comparison is ``benches/bench_partial_json.py``).
+
+A second table starts from decoded dicts (what a caller that already has them pays):
+a hand-written Python loop that pulls the tool-call fragments out of each dict, against
+``feed`` and ``feed_many``. The slow contenders are timed on a prefix of the
+workload's responses (the table says how many fragments); the rate per fragment is
+what is compared. Timing: the contenders alternate within each round, medians of
+``--runs`` rounds (at least 5), one process. Peak memory: each contender runs once in
+its own subprocess; the figure is the peak resident set during the run (VmHWM reset
+through /proc/self/clear_refs just before it) minus the resident set just before, so
+it counts Rust allocations as well as Python's.
+
+Scaling: cost per fragment from 10k to 1M fragments, peak memory against argument
+bytes, and two threads with separate assemblers against one thread (``feed_bytes``
+releases the GIL). Writes ``benches/results/compare.md`` and ``compare.png``. A peer
+that cannot be imported is skipped with a note. Run it from a release build:
+``make bench``. It is a benchmark, never a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from toolstitch import Assembler
+
+RESULTS = Path(__file__).resolve().parent / "results"
+READ = 64 * 1024
+ARG_BYTES = 2048
+TARGET_FRAGMENTS = 200_000
+# Slow contenders are timed on responses holding about this many fragments.
+SLOW_FRAGMENTS = 12_000
+CALL_COUNTS = (1, 4, 16)
+ALPHABET = 'abcdefgh ijk"\\:{},0123456789\n\té日🦀'
+
+Calls = list[tuple[str, str, str]]
+
+
+# ------------------------------------------------------------------ workloads
+
+
+@dataclass
+class Workload:
+    key: str
+    title: str
+    dialect: str
+    calls: int
+    streams: list[bytes]
+    expected: list[Calls]
+    fragments_per_stream: list[int]
+    reads: list[list[bytes]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.reads = [
+            [data[i : i + READ] for i in range(0, len(data), READ)] for data in self.streams
+        ]
+
+    @property
+    def fragments(self) -> int:
+        return sum(self.fragments_per_stream)
+
+    @property
+    def sse_bytes(self) -> int:
+        return sum(len(s) for s in self.streams)
+
+    def prefix(self, fragments: int) -> int:
+        """How many responses hold at least ``fragments`` fragments (all, at most)."""
+        total = 0
+        for n, count in enumerate(self.fragments_per_stream, 1):
+            total += count
+            if total >= fragments:
+                return n
+        return len(self.streams)
+
+
+def arguments(rng: random.Random, size: int) -> str:
+    """A JSON object of about ``size`` bytes whose strings hold quotes, backslashes,
+    control characters and non-ASCII text."""
+    words: list[str] = []
+    out = ""
+    while len(out.encode()) < size:
+        words.append("".join(rng.choice(ALPHABET) for _ in range(rng.randint(3, 12))))
+        out = json.dumps(
+            {"query": " ".join(words), "limit": 10, "exact": False}, ensure_ascii=False
+        )
+    return out
+
+
+def pieces(rng: random.Random, text: str) -> list[str]:
+    out: list[str] = []
+    at = 0
+    while at < len(text):
+        n = rng.randint(1, 8)
+        out.append(text[at : at + n])
+        at += n
+    return out
+
+
+def dumps(obj: object) -> bytes:
+    return orjson.dumps(obj)
+
+
+def openai_stream(rng: random.Random, response: int, calls: int) -> tuple[bytes, Calls, int]:
+    head = {
+        "id": f"chatcmpl-{response}",
+        "object": "chat.completion.chunk",
+        "created": 1_700_000_000,
+        "model": "gpt-4o-2024-08-06",
+        "system_fingerprint": "fp_0123456789",
+    }
+    out: list[bytes] = []
+    expected: Calls = []
+    fragments = 0
+
+    def event(delta: dict[str, Any], finish: str | None = None) -> None:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        out.append(b"data: " + dumps({**head, "choices": [choice]}) + b"\n\n")
+
+    event({"role": "assistant", "content": None})
+    for i in range(calls):
+        call_id, name = f"call_{response}_{i}", f"tool_{i}"
+        args = arguments(rng, ARG_BYTES)
+        opening = {"index": i, "id": call_id, "type": "function"}
+        event({"tool_calls": [{**opening, "function": {"name": name, "arguments": ""}}]})
+        for piece in pieces(rng, args):
+            event({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
+            fragments += 1
+        expected.append((call_id, name, args))
+    event({}, "tool_calls")
+    out.append(b"data: [DONE]\n\n")
+    return b"".join(out), expected, fragments
+
+
+def anthropic_stream(rng: random.Random, response: int, calls: int) -> tuple[bytes, Calls, int]:
+    out: list[bytes] = []
+    expected: Calls = []
+    fragments = 0
+
+    def event(kind: str, body: dict[str, Any]) -> None:
+        out.append(
+            b"event: " + kind.encode() + b"\ndata: " + dumps({"type": kind, **body}) + b"\n\n"
+        )
+
+    message: dict[str, Any] = {
+        "id": f"msg_{response}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 412, "output_tokens": 1},
+    }
+    event("message_start", {"message": message})
+    for i in range(calls):
+        call_id, name = f"toolu_{response}_{i}", f"tool_{i}"
+        args = arguments(rng, ARG_BYTES)
+        block = {"type": "tool_use", "id": call_id, "name": name, "input": {}}
+        event("content_block_start", {"index": i, "content_block": block})
+        for piece in pieces(rng, args):
+            delta = {"type": "input_json_delta", "partial_json": piece}
+            event("content_block_delta", {"index": i, "delta": delta})
+            fragments += 1
+        event("content_block_stop", {"index": i})
+        expected.append((call_id, name, args))
+    stop = {"stop_reason": "tool_use", "stop_sequence": None}
+    event("message_delta", {"delta": stop, "usage": {"output_tokens": 900}})
+    event("message_stop", {})
+    return b"".join(out), expected, fragments
+
+
+def make_workload(dialect: str, calls: int, target: int | None = None) -> Workload:
+    rng = random.Random(f"{dialect}-{calls}")
+    make = openai_stream if dialect == "openai-chat" else anthropic_stream
+    streams: list[bytes] = []
+    expected: list[Calls] = []
+    counts: list[int] = []
+    while sum(counts) < (target or TARGET_FRAGMENTS):
+        data, calls_of, n = make(rng, len(streams), calls)
+        streams.append(data)
+        expected.append(calls_of)
+        counts.append(n)
+    name = "OpenAI chat" if dialect == "openai-chat" else "Anthropic"
+    title = f"{name}, {calls} call{'s' if calls > 1 else ''} per response"
+    key = f"{'openai' if dialect == 'openai-chat' else 'anthropic'}-{calls}"
+    return Workload(key, title, dialect, calls, streams, expected, counts)
+
+
+def workload_by_key(key: str) -> Workload:
+    name, calls = key.rsplit("-", 1)
+    return make_workload("openai-chat" if name == "openai" else "anthropic", int(calls))
+
+
+# ------------------------------------------------------------------ contenders
+
+
+def sse_data(reads: Iterable[bytes]) -> Iterable[bytes]:
+    """The ``data:`` payloads of an SSE body arriving in reads (pure Python)."""
+    buf = b""
+    for chunk in reads:
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            if line.startswith(b"data: ") and line != b"data: [DONE]":
+                yield line[6:]
+
+
+def py_openai(reads: list[bytes]) -> Calls:
+    """The baseline: split lines, orjson.loads, a dict accumulator by index."""
+    calls: dict[int, list[Any]] = {}
+    loads = orjson.loads
+    for payload in sse_data(reads):
+        for choice in loads(payload)["choices"]:
+            for tc in choice["delta"].get("tool_calls") or ():
+                entry = calls.get(tc["index"])
+                if entry is None:
+                    entry = calls[tc["index"]] = ["", "", []]
+                if tc.get("id"):
+                    entry[0] = tc["id"]
+                fn = tc.get("function") or {}
+                if fn.get("name"):
+                    entry[1] = fn["name"]
+                entry[2].append(fn.get("arguments") or "")
+    return [(e[0], e[1], "".join(e[2])) for _, e in sorted(calls.items())]
+
+
+def py_anthropic(reads: list[bytes]) -> Calls:
+    calls: dict[int, list[Any]] = {}
+    loads = orjson.loads
+    for payload in sse_data(reads):
+        event = loads(payload)
+        kind = event["type"]
+        if kind == "content_block_delta":
+            delta = event["delta"]
+            if delta["type"] == "input_json_delta":
+                calls[event["index"]][2].append(delta["partial_json"])
+        elif kind == "content_block_start":
+            block = event["content_block"]
+            if block["type"] == "tool_use":
+                calls[event["index"]] = [block["id"], block["name"], []]
+    return [(e[0], e[1], "".join(e[2])) for _, e in sorted(calls.items())]
+
+
+def result_of(asm: Assembler) -> Calls:
+    return [(b.id, b.name, b.input) for b in asm.message().tool_uses]
+
+
+def ts_bytes(dialect: str, live: bool) -> Callable[[list[bytes]], Calls]:
+    def run(reads: list[bytes]) -> Calls:
+        asm = Assembler(dialect, live=live)
+        feed = asm.feed_bytes
+        if live:
+            for chunk in reads:
+                for _ in feed(chunk):
+                    pass
+            for _ in asm.close():
+                pass
+        else:
+            for chunk in reads:
+                feed(chunk)
+            asm.close()
+        return result_of(asm)
+
+    return run
+
+
+def sse_events(reads: Iterable[bytes]) -> Iterable[tuple[str | None, bytes]]:
+    """``(event name, data)`` of each SSE event (pure Python)."""
+    buf = b""
+    name: str | None = None
+    for chunk in reads:
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            if line.startswith(b"event: "):
+                name = line[7:].decode()
+            elif line.startswith(b"data: ") and line != b"data: [DONE]":
+                yield name, line[6:]
+                name = None
+
+
+def ts_dicts(dialect: str) -> Callable[[list[bytes]], Calls]:
+    def run(reads: list[bytes]) -> Calls:
+        asm = Assembler(dialect, live=False)
+        feed = asm.feed
+        loads = orjson.loads
+        for payload in sse_data(reads):
+            feed(loads(payload))
+        asm.close()
+        return result_of(asm)
+
+    return run
+
+
+def ts_many(dialect: str) -> Callable[[list[bytes]], Calls]:
+    def run(reads: list[bytes]) -> Calls:
+        asm = Assembler(dialect, live=False)
+        loads = orjson.loads
+        buf = b""
+        for chunk in reads:
+            buf += chunk
+            *lines, buf = buf.split(b"\n")
+            asm.feed_many(
+                [
+                    loads(line[6:])
+                    for line in lines
+                    if line.startswith(b"data: ") and line != b"data: [DONE]"
+                ]
+            )
+        asm.close()
+        return result_of(asm)
+
+    return run
+
+
+def jiter_live(reads: list[bytes]) -> Calls:
+    """The baseline plus what the SDKs do for a live display: the call's whole input
+    re-parsed in jiter's partial mode after every fragment."""
+    import jiter
+
+    calls: dict[int, list[Any]] = {}
+    loads = orjson.loads
+    for payload in sse_data(reads):
+        for choice in loads(payload)["choices"]:
+            for tc in choice["delta"].get("tool_calls") or ():
+                entry = calls.get(tc["index"])
+                if entry is None:
+                    entry = calls[tc["index"]] = ["", "", ""]
+                if tc.get("id"):
+                    entry[0] = tc["id"]
+                fn = tc.get("function") or {}
+                if fn.get("name"):
+                    entry[1] = fn["name"]
+                piece = fn.get("arguments") or ""
+                if piece:
+                    entry[2] += piece
+                    jiter.from_json(entry[2].encode(), partial_mode="trailing-strings")
+    return [(e[0], e[1], e[2]) for _, e in sorted(calls.items())]
+
+
+# Contenders that need SDK objects get them built from the workload's events once,
+# outside the timing ("prebuilt").
+
+
+def openai_chunks(reads: list[bytes]) -> list[Any]:
+    """The chunk objects the SDK builds while streaming (``construct_type``)."""
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletionChunk
+
+    return [
+        construct_type(type_=ChatCompletionChunk, value=orjson.loads(p)) for p in sse_data(reads)
+    ]
+
+
+def openai_state(chunks: list[Any]) -> Calls:
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    state: Any = ChatCompletionStreamState()
+    for chunk in chunks:
+        state.handle_chunk(chunk)
+    message = state.get_final_completion().choices[0].message
+    return [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls]
+
+
+def openai_sse_to_final(reads: list[bytes]) -> Calls:
+    """What ``client.chat.completions.stream()`` runs per event after the network: the
+    SDK's SSE decoder, ``construct_type`` into ``ChatCompletionChunk``, the stream
+    state (which also builds the events it yields)."""
+    from openai._models import construct_type
+    from openai._streaming import SSEDecoder
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+    from openai.types.chat import ChatCompletionChunk
+
+    state: Any = ChatCompletionStreamState()
+    for sse in SSEDecoder().iter_bytes(iter(reads)):
+        if sse.data.startswith("[DONE]"):
+            break
+        chunk = construct_type(type_=ChatCompletionChunk, value=sse.json())
+        for _ in state.handle_chunk(chunk):
+            pass
+    message = state.get_final_completion().choices[0].message
+    return [(c.id, c.function.name, c.function.arguments) for c in message.tool_calls]
+
+
+def anthropic_events(reads: list[bytes]) -> list[Any]:
+    from anthropic._models import construct_type
+    from anthropic.types import RawMessageStreamEvent
+
+    return [
+        construct_type(type_=RawMessageStreamEvent, value=orjson.loads(p)) for p in sse_data(reads)
+    ]
+
+
+def anthropic_accumulate(events: list[Any]) -> Calls:
+    """The SDK's own accumulation (``MessageStream`` calls it per event); it re-parses
+    each call's JSON so far with jiter after every delta."""
+    import inspect
+
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    accumulate: Any = accumulate_event
+    # Newer SDKs keep each call's raw JSON in a dict the caller passes in; older ones
+    # keep it on the block.
+    bufs: dict[int, bytes] | None = (
+        {} if "json_bufs" in inspect.signature(accumulate).parameters else None
+    )
+    extra = {} if bufs is None else {"json_bufs": bufs}
+    snapshot: Any = None
+    for event in events:
+        snapshot = accumulate(event=event, current_snapshot=snapshot, **extra)
+    out: Calls = []
+    for n, block in enumerate(snapshot.content):
+        raw: Any = bufs.get(n, b"") if bufs is not None else vars(block).get("__json_buf", "")
+        out.append((block.id, block.name, raw.decode() if isinstance(raw, bytes) else raw))
+    return out
+
+
+def langchain_chunks(reads: list[bytes]) -> list[Any]:
+    from langchain_core.messages import AIMessageChunk
+
+    chunks: list[Any] = []
+    for payload in sse_data(reads):
+        for choice in orjson.loads(payload)["choices"]:
+            for tc in choice["delta"].get("tool_calls") or ():
+                fn = tc.get("function") or {}
+                chunks.append(
+                    AIMessageChunk(
+                        content="",
+                        tool_call_chunks=[
+                            {
+                                "name": fn.get("name"),
+                                "args": fn.get("arguments"),
+                                "id": tc.get("id"),
+                                "index": tc["index"],
+                                "type": "tool_call_chunk",
+                            }
+                        ],
+                    )
+                )
+    return chunks
+
+
+def langchain_sum(chunks: list[Any]) -> Calls:
+    total = chunks[0]
+    for chunk in chunks[1:]:
+        total = total + chunk
+    return [(c["id"], c["name"], c["args"]) for c in total.tool_call_chunks]
+
+
+@dataclass
+class Contender:
+    key: str
+    label: str
+    run: Callable[[Any], Calls]
+    # Builds the contender's input from a response's reads (outside the timing).
+    prepare: Callable[[list[bytes]], Any] | None = None
+    # Timed on a prefix of the workload holding about this many fragments.
+    fragments: int | None = None
+    note: str = ""
+
+
+def contenders(dialect: str) -> tuple[list[Contender], list[str]]:
+    """The contenders for a dialect, and notes on the peers that could not run."""
+    out = [
+        Contender(
+            "python",
+            "pure Python: split lines, orjson.loads, dict accumulator",
+            py_openai if dialect == "openai-chat" else py_anthropic,
+        ),
+        Contender("bytes", "toolstitch feed_bytes (live=False)", ts_bytes(dialect, False)),
+        Contender(
+            "bytes-live",
+            "toolstitch feed_bytes (live=True, every event read)",
+            ts_bytes(dialect, True),
+        ),
+        Contender("dicts", "toolstitch feed(dict), orjson.loads in Python", ts_dicts(dialect)),
+        Contender(
+            "many", "toolstitch feed_many(dicts) per read, orjson.loads in Python", ts_many(dialect)
+        ),
+    ]
+    notes: list[str] = []
+
+    def peer(module: str, contender: Contender) -> None:
+        try:
+            __import__(module)
+        except ImportError as e:
+            notes.append(f"{contender.label}: skipped, {module} cannot be imported ({e})")
+            return
+        out.append(contender)
+
+    if dialect == "openai-chat":
+        peer(
+            "openai",
+            Contender(
+                "openai-sse",
+                "openai SDK: SSE bytes to final (SSEDecoder, construct_type, stream state)",
+                openai_sse_to_final,
+                fragments=SLOW_FRAGMENTS,
+            ),
+        )
+        peer(
+            "openai",
+            Contender(
+                "openai-state",
+                "openai SDK: ChatCompletionStreamState on prebuilt chunk objects",
+                openai_state,
+                prepare=openai_chunks,
+                fragments=SLOW_FRAGMENTS,
+            ),
+        )
+        peer(
+            "langchain_core",
+            Contender(
+                "langchain",
+                "langchain-core: sum of prebuilt AIMessageChunks (tool_call_chunks)",
+                langchain_sum,
+                prepare=langchain_chunks,
+                fragments=SLOW_FRAGMENTS // 4,
+            ),
+        )
+        peer(
+            "jiter",
+            Contender(
+                "jiter",
+                "live display: pure Python + jiter partial re-parse per fragment",
+                jiter_live,
+                fragments=SLOW_FRAGMENTS,
+            ),
+        )
+    else:
+        peer(
+            "anthropic",
+            Contender(
+                "anthropic",
+                "anthropic SDK: accumulate_event on prebuilt event objects",
+                anthropic_accumulate,
+                prepare=anthropic_events,
+                fragments=SLOW_FRAGMENTS,
+            ),
+        )
+    return out, notes
+
+
+# ------------------------------------------------------------------ measuring
+
+
+@dataclass
+class Row:
+    label: str
+    fragments: int
+    sse_bytes: int
+    seconds: float
+    peak_mb: float | None = None
+    note: str = ""
+
+    @property
+    def fragments_per_s(self) -> float:
+        return self.fragments / self.seconds
+
+    @property
+    def mb_per_s(self) -> float:
+        return self.sse_bytes / self.seconds / 1e6
+
+
+def inputs_of(w: Workload, c: Contender) -> tuple[list[Any], int, int]:
+    n = w.prefix(c.fragments) if c.fragments else len(w.streams)
+    reads = w.reads[:n]
+    prepared = [c.prepare(r) for r in reads] if c.prepare else reads
+    return prepared, sum(w.fragments_per_stream[:n]), sum(len(s) for s in w.streams[:n])
+
+
+def run_all(c: Contender, prepared: list[Any]) -> list[Calls]:
+    return [c.run(p) for p in prepared]
+
+
+def time_workload(w: Workload, cs: list[Contender], runs: int) -> list[Row]:
+    inputs = {c.key: inputs_of(w, c) for c in cs}
+    for c in cs:
+        prepared, _, _ = inputs[c.key]
+        got = run_all(c, prepared)
+        if got != w.expected[: len(got)]:
+            raise SystemExit(f"{c.label} rebuilt different calls on {w.title}")
+    times: dict[str, list[float]] = {c.key: [] for c in cs}
+    for _ in range(runs):
+        for c in cs:
+            prepared = inputs[c.key][0]
+            gc.collect()
+            t0 = time.perf_counter()
+            run_all(c, prepared)
+            times[c.key].append(time.perf_counter() - t0)
+    rows = []
+    for c in cs:
+        _, fragments, sse = inputs[c.key]
+        note = c.note
+        if c.fragments and fragments < w.fragments:
+            note = f"timed on {fragments:,} fragments"
+        rows.append(Row(c.label, fragments, sse, statistics.median(times[c.key]), note=note))
+    return rows
+
+
+def rss_now() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def hwm() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def reset_hwm() -> bool:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_during(fn: Callable[[], object]) -> int:
+    """Peak resident bytes above the resident set just before ``fn`` ran."""
+    gc.collect()
+    reset = reset_hwm()
+    before = rss_now() if reset else hwm()
+    fn()
+    return max(0, hwm() - before)
+
+
+def child_memory(key: str, contender: str) -> None:
+    w = workload_by_key(key)
+    cs, _ = contenders(w.dialect)
+    (c,) = [c for c in cs if c.key == contender]
+    prepared, _, _ = inputs_of(w, c)
+    print(json.dumps({"peak": peak_during(lambda: run_all(c, prepared))}))
+
+
+def memory_in_subprocess(args: list[str]) -> dict[str, Any]:
+    out = subprocess.run(
+        [sys.executable, __file__, *args], capture_output=True, text=True, check=True
+    )
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+# ------------------------------------------------------------------ decoded dicts
+
+
+def python_dict_loop_openai(events: list[dict[str, Any]]) -> Calls:
+    """What a user writes to pull tool-call fragments out of chunk dicts."""
+    calls: dict[int, list[Any]] = {}
+    for chunk in events:
+        for choice in chunk.get("choices") or ():
+            delta = choice.get("delta") or {}
+            for tc in delta.get("tool_calls") or ():
+                entry = calls.get(tc["index"])
+                if entry is None:
+                    entry = calls[tc["index"]] = ["", "", []]
+                if tc.get("id"):
+                    entry[0] = tc["id"]
+                fn = tc.get("function") or {}
+                if fn.get("name"):
+                    entry[1] = fn["name"]
+                if fn.get("arguments"):
+                    entry[2].append(fn["arguments"])
+    return [(e[0], e[1], "".join(e[2])) for _, e in sorted(calls.items())]
+
+
+def python_dict_loop_anthropic(events: list[dict[str, Any]]) -> Calls:
+    calls: dict[int, list[Any]] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "content_block_delta":
+            delta = event.get("delta") or {}
+            if delta.get("type") == "input_json_delta":
+                calls[event["index"]][2].append(delta.get("partial_json") or "")
+        elif kind == "content_block_start":
+            block = event.get("content_block") or {}
+            if block.get("type") == "tool_use":
+                calls[event["index"]] = [block.get("id"), block.get("name"), []]
+    return [(e[0], e[1], "".join(e[2])) for _, e in sorted(calls.items())]
+
+
+def dict_rows(w: Workload, runs: int) -> list[Row]:
+    events = [[orjson.loads(p) for p in sse_data(r)] for r in w.reads]
+    loop = python_dict_loop_openai if w.dialect == "openai-chat" else python_dict_loop_anthropic
+
+    def feed(evs: list[dict[str, Any]]) -> Calls:
+        asm = Assembler(w.dialect, live=False)
+        f = asm.feed
+        for e in evs:
+            f(e)
+        asm.close()
+        return result_of(asm)
+
+    def many(evs: list[dict[str, Any]]) -> Calls:
+        asm = Assembler(w.dialect, live=False)
+        asm.feed_many(evs)
+        asm.close()
+        return result_of(asm)
+
+    def live(evs: list[dict[str, Any]]) -> Calls:
+        asm = Assembler(w.dialect, live=True)
+        for _e in asm.feed_many(evs):
+            pass
+        asm.close()
+        return result_of(asm)
+
+    cs: dict[str, tuple[Callable[[list[Any]], Calls], list[list[Any]]]] = {
+        "hand-written Python loop over the dicts": (loop, events),
+        "toolstitch feed(dict)": (feed, events),
+        "toolstitch feed_many(dicts), one call per response": (many, events),
+        "toolstitch feed_many(dicts), live events read": (live, events),
+    }
+    # SDK objects (built beforehand, as the SDKs build them while streaming) go through
+    # their to_dict(); timed on a prefix of the responses.
+    n = w.prefix(SLOW_FRAGMENTS)
+    notes = {
+        "toolstitch feed(SDK object)": f"timed on {sum(w.fragments_per_stream[:n]):,} fragments"
+    }
+    try:
+        objects = [
+            (openai_chunks if w.dialect == "openai-chat" else anthropic_events)(r)
+            for r in w.reads[:n]
+        ]
+        cs["toolstitch feed(SDK object)"] = (feed, objects)
+    except ImportError as missing:
+        notes["toolstitch feed(SDK object)"] = f"skipped: the SDK cannot be imported ({missing})"
+    for name, (fn, inputs) in cs.items():
+        if [fn(e) for e in inputs] != w.expected[: len(inputs)]:
+            raise SystemExit(f"{name} rebuilt different calls on {w.title}")
+    times: dict[str, list[float]] = {name: [] for name in cs}
+    for _ in range(runs):
+        for name, (fn, inputs) in cs.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            for response in inputs:
+                fn(response)
+            times[name].append(time.perf_counter() - t0)
+    rows = []
+    for name, (_, inputs) in cs.items():
+        k = len(inputs)
+        frags = sum(w.fragments_per_stream[:k])
+        sse = sum(len(x) for x in w.streams[:k])
+        note = notes.get(name, "") if k < len(w.streams) else ""
+        rows.append(Row(name, frags, sse, statistics.median(times[name]), note=note))
+    return rows
+
+
+# ------------------------------------------------------------------ scaling
+
+
+def big_openai_stream(fragments: int, calls: int = 4, piece: tuple[int, int] = (1, 8)) -> bytes:
+    """One response of ``fragments`` argument fragments over ``calls`` calls, built
+    from a template (fast enough for millions of events)."""
+    rng = random.Random(fragments)
+    head = (
+        b'data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,'
+        b'"model":"gpt-4o","choices":[{"index":0,"delta":{"tool_calls":[{"index":'
+    )
+    tail = b'}}]},"logprobs":null,"finish_reason":null}]}\n\n'
+    text = arguments(rng, 4096)
+    out = [
+        head + str(i).encode() + b',"id":"call_' + str(i).encode() + b'","type":"function",'
+        b'"function":{"name":"tool","arguments":"{\\"blob\\":\\""' + tail
+        for i in range(calls)
+    ]
+    per_call = fragments // calls
+    lo, hi = piece
+    for i in range(calls):
+        prefix = head + str(i).encode() + b',"function":{"arguments":'
+        at = 0
+        for _ in range(per_call):
+            n = rng.randint(lo, hi)
+            if at + n > len(text):
+                at = 0
+            chunk = "".join(ch for ch in text[at : at + n] if ch not in '\\"\n\t')
+            at += n
+            out.append(prefix + dumps(chunk) + tail)
+    for i in range(calls):
+        out.append(head + str(i).encode() + b',"function":{"arguments":"\\"}"' + tail)
+    out.append(
+        b'data: {"id":"chatcmpl-big","object":"chat.completion.chunk","created":1,'
+        b'"model":"gpt-4o","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\n'
+    )
+    out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
+def feed_all(data: bytes) -> Assembler:
+    asm = Assembler("openai-chat", live=False)
+    for i in range(0, len(data), READ):
+        asm.feed_bytes(data[i : i + READ])
+    asm.close()
+    return asm
+
+
+def scaling_per_fragment(runs: int) -> list[tuple[int, float]]:
+    out = []
+    for n in (10_000, 100_000, 1_000_000):
+        data = big_openai_stream(n)
+        reps = max(1, 200_000 // n)
+        times = []
+        for _ in range(max(3, runs // 2 if n >= 1_000_000 else runs)):
+            gc.collect()
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                feed_all(data)
+            times.append((time.perf_counter() - t0) / reps)
+        out.append((n, statistics.median(times) / n * 1e9))
+    return out
+
+
+def child_scaling_memory(arg_mb: int) -> None:
+    # Fragments of 64-256 characters: the question is argument bytes, not fragment count.
+    fragments = arg_mb * 1024 * 1024 // 160
+    calls = max(1, arg_mb // 4)
+    data = big_openai_stream(fragments, calls=calls, piece=(64, 256))
+    box: list[Assembler] = []
+    fed = peak_during(lambda: box.append(feed_all(data)))
+    inputs = [b.input for b in box[0].message().tool_uses]
+    gc.collect()
+    with_message = fed + peak_during(lambda: box[0].message())
+    args = sum(len(i.encode()) for i in inputs)
+    py = sum(sys.getsizeof(i) for i in inputs)
+    print(json.dumps({"fed": fed, "message": with_message, "args": args, "py": py}))
+
+
+def two_threads(w: Workload, runs: int) -> tuple[float, float]:
+    """Seconds for feeding the workload twice in one thread, and once in each of two
+    threads at the same time (separate assemblers)."""
+    reads = w.reads
+
+    def feed_workload() -> None:
+        for r in reads:
+            asm = Assembler(w.dialect, live=False)
+            for chunk in r:
+                asm.feed_bytes(chunk)
+            asm.close()
+
+    one, two = [], []
+    for _ in range(runs):
+        gc.collect()
+        t0 = time.perf_counter()
+        feed_workload()
+        feed_workload()
+        one.append(time.perf_counter() - t0)
+        threads = [threading.Thread(target=feed_workload) for _ in range(2)]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        two.append(time.perf_counter() - t0)
+    return statistics.median(one), statistics.median(two)
+
+
+# ------------------------------------------------------------------ report
+
+
+def fmt_rate(x: float) -> str:
+    if x >= 1e6:
+        return f"{x / 1e6:.2f} M"
+    if x >= 1e3:
+        return f"{x / 1e3:.1f} k"
+    return f"{x:.0f}"
+
+
+def table(rows: list[Row], base: Row, memory: bool = True) -> list[str]:
+    head = "| contender | fragments/s | MB/s of SSE | vs pure Python |"
+    rule = "|---|---:|---:|---:|"
+    if memory:
+        head += " peak memory |"
+        rule += "---:|"
+    lines = [head + " note |", rule + "---|"]
+    base_rate = base.fragments_per_s
+    for r in rows:
+        line = (
+            f"| {r.label} | {fmt_rate(r.fragments_per_s)} | {r.mb_per_s:.1f} | "
+            f"{r.fragments_per_s / base_rate:.2f}x |"
+        )
+        if memory:
+            line += f" {r.peak_mb:.1f} MB |" if r.peak_mb is not None else " - |"
+        lines.append(line + f" {r.note} |")
+    return lines
+
+
+def chart(results: dict[str, list[Row]], path: Path) -> str:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        return f"no chart: matplotlib cannot be imported ({e})"
+    labels: list[str] = []
+    for rows in results.values():
+        for r in rows:
+            if r.label not in labels:
+                labels.append(r.label)
+    fig, ax = plt.subplots(figsize=(11, 0.5 * len(labels) * max(1, len(results) // 2) + 2))
+    height = 0.8 / len(results)
+    for n, (title, rows) in enumerate(results.items()):
+        base = rows[0].fragments_per_s
+        by_label = {r.label: r.fragments_per_s / base for r in rows}
+        ys = [i + n * height for i, lab in enumerate(labels) if lab in by_label]
+        xs = [by_label[lab] for lab in labels if lab in by_label]
+        ax.barh(ys, xs, height=height, label=title)
+    ax.set_yticks([i + 0.4 - height / 2 for i in range(len(labels))])
+    ax.set_yticklabels(labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_xlabel("speed vs the pure-Python pipeline (log scale; 1x = pure Python)")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.set_title("toolstitch and its peers, fragments per second relative to pure Python")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return f"![compare]({path.name})"
+
+
+def main() -> None:
+    global TARGET_FRAGMENTS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="rounds (medians; at least 5)")
+    parser.add_argument("--quick", action="store_true", help="4-call workloads only")
+    parser.add_argument(
+        "--fragments", type=int, default=TARGET_FRAGMENTS, help="fragments per workload"
+    )
+    parser.add_argument("--no-memory", action="store_true", help="skip the subprocesses")
+    parser.add_argument(
+        "--memory", nargs=2, metavar=("WORKLOAD", "CONTENDER"), help=argparse.SUPPRESS
+    )
+    parser.add_argument("--memory-scaling", type=int, help=argparse.SUPPRESS)
+    ns = parser.parse_args()
+    TARGET_FRAGMENTS = ns.fragments
+    if ns.memory:
+        child_memory(*ns.memory)
+        return
+    if ns.memory_scaling:
+        child_scaling_memory(ns.memory_scaling)
+        return
+    runs = max(5, ns.runs)
+    counts = (4,) if ns.quick else CALL_COUNTS
+    RESULTS.mkdir(exist_ok=True)
+    md: list[str] = ["# toolstitch comparison benchmark", ""]
+    md += [
+        f"Python {platform.python_version()}, {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load average at start {os.getloadavg()[0]:.1f}; medians of {runs} interleaved rounds; "
+        "release build. Peak memory: each contender once in its own subprocess, peak resident "
+        "set during the run minus the resident set before it (Rust and Python allocations "
+        "alike). Produced by `benches/compare.py` (`make bench`).",
+        "",
+    ]
+    results: dict[str, list[Row]] = {}
+    all_notes: list[str] = []
+    for dialect in ("openai-chat", "anthropic"):
+        for calls in counts:
+            w = make_workload(dialect, calls)
+            cs, notes = contenders(dialect)
+            all_notes += [n for n in notes if n not in all_notes]
+            print(
+                f"{w.title}: {w.fragments:,} fragments, {w.sse_bytes / 1e6:.1f} MB of SSE, "
+                f"{len(w.streams)} responses",
+                flush=True,
+            )
+            rows = time_workload(w, cs, runs)
+            if not ns.no_memory:
+                for c, r in zip(cs, rows, strict=True):
+                    peak = memory_in_subprocess(
+                        ["--fragments", str(TARGET_FRAGMENTS), "--memory", w.key, c.key]
+                    )["peak"]
+                    r.peak_mb = peak / 1e6
+            for line in table(rows, rows[0], memory=not ns.no_memory):
+                print(line)
+            results[w.title] = rows
+            md += [
+                f"## {w.title}",
+                "",
+                f"{w.fragments:,} fragments in {len(w.streams)} "
+                f"responses, {w.sse_bytes / 1e6:.1f} MB of SSE.",
+                "",
+            ]
+            md += [*table(rows, rows[0], memory=not ns.no_memory), ""]
+    if all_notes:
+        md += ["Skipped peers:", ""] + [f"- {n}" for n in all_notes] + [""]
+
+    md += [
+        "## From decoded dicts",
+        "",
+        "The events decoded beforehand (not timed); the ratio is against a hand-written "
+        "Python loop that pulls the tool-call fragments out of each dict.",
+        "",
+    ]
+    for dialect in ("openai-chat", "anthropic"):
+        w = make_workload(dialect, 4)
+        rows = dict_rows(w, runs)
+        print(f"{w.title}, from decoded dicts")
+        lines = table(rows, rows[0], memory=False)
+        lines = [ln.replace("vs pure Python", "vs the Python loop") for ln in lines]
+        for line in lines:
+            print(line)
+        md += [f"### {w.title}", "", *lines, ""]
+
+    md += ["## Scaling", ""]
+    per = scaling_per_fragment(runs)
+    spread = max(ns_ for _, ns_ in per) / min(ns_ for _, ns_ in per)
+    md += [
+        "Cost per fragment of `feed_bytes` (live=False) on one response of 4 calls:",
+        "",
+        "| fragments | ns per fragment |",
+        "|---:|---:|",
+    ]
+    md += [f"| {n:,} | {ns_:.0f} |" for n, ns_ in per]
+    md += ["", f"Largest / smallest: {spread:.2f}x (target: flat within 1.5x).", ""]
+    print("\n".join(md[-8:]))
+    if not ns.no_memory:
+        md += [
+            "Peak memory against argument bytes (UTF-8), one response of argument "
+            "fragments (64-256 characters) over calls of at most 4 MB; the SSE input "
+            "itself is not counted. `feed_bytes` + `close()` first, then `message()`, "
+            "which builds the Python strings of the inputs (four bytes per character "
+            "once a string holds an emoji, as these do):",
+            "",
+            "| argument bytes | their Python str size | feed_bytes + close | then message() "
+            "| 2 x arguments + 16 MB | feed within |",
+            "|---:|---:|---:|---:|---:|---|",
+        ]
+        for mb in (4, 16, 48):
+            got = memory_in_subprocess(["--memory-scaling", str(mb)])
+            bound = 2 * got["args"] + 16 * 1024 * 1024
+            md.append(
+                f"| {got['args'] / 1e6:.1f} MB | {got['py'] / 1e6:.1f} MB | "
+                f"{got['fed'] / 1e6:.1f} MB | {got['message'] / 1e6:.1f} MB | "
+                f"{bound / 1e6:.1f} MB | {'yes' if got['fed'] <= bound else 'no'} |"
+            )
+        md.append("")
+    w = make_workload("openai-chat", 4)
+    one, two = two_threads(w, runs)
+    md += [
+        f"Two threads with separate assemblers on the bytes path (the 4-call OpenAI "
+        f"workload each) against one thread doing both: {one:.3f} s vs {two:.3f} s, "
+        f"{one / two:.2f}x (target: at least 1.6x on 2 cores; load average now "
+        f"{os.getloadavg()[0]:.1f}).",
+        "",
+    ]
+    print(md[-2])
+    md.append(chart(results, RESULTS / "compare.png"))
+    (RESULTS / "compare.md").write_text("\n".join(md) + "\n")
+    print(f"wrote {RESULTS / 'compare.md'}")
+
+
+if __name__ == "__main__":
+    main()
