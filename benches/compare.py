@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from toolstitch import Assembler
+from toolstitch import Assembler, Provider
 
 RESULTS = Path(__file__).resolve().parent / "results"
 READ = 64 * 1024
@@ -82,7 +82,7 @@ Calls = list[tuple[str, str, str]]
 class Workload:
     key: str
     title: str
-    dialect: str
+    dialect: Provider
     calls: int
     streams: list[bytes]
     expected: list[Calls]
@@ -208,7 +208,7 @@ def anthropic_stream(rng: random.Random, response: int, calls: int) -> tuple[byt
     return b"".join(out), expected, fragments
 
 
-def make_workload(dialect: str, calls: int, target: int | None = None) -> Workload:
+def make_workload(dialect: Provider, calls: int, target: int | None = None) -> Workload:
     rng = random.Random(f"{dialect}-{calls}")
     make = openai_stream if dialect == "openai-chat" else anthropic_stream
     streams: list[bytes] = []
@@ -284,7 +284,7 @@ def result_of(asm: Assembler) -> Calls:
     return [(b.id, b.name, b.input) for b in asm.message().tool_uses]
 
 
-def ts_bytes(dialect: str, live: bool) -> Callable[[list[bytes]], Calls]:
+def ts_bytes(dialect: Provider, live: bool) -> Callable[[list[bytes]], Calls]:
     def run(reads: list[bytes]) -> Calls:
         asm = Assembler(dialect, live=live)
         feed = asm.feed_bytes
@@ -318,7 +318,7 @@ def sse_events(reads: Iterable[bytes]) -> Iterable[tuple[str | None, bytes]]:
                 name = None
 
 
-def ts_dicts(dialect: str) -> Callable[[list[bytes]], Calls]:
+def ts_dicts(dialect: Provider) -> Callable[[list[bytes]], Calls]:
     def run(reads: list[bytes]) -> Calls:
         asm = Assembler(dialect, live=False)
         feed = asm.feed
@@ -331,7 +331,7 @@ def ts_dicts(dialect: str) -> Callable[[list[bytes]], Calls]:
     return run
 
 
-def ts_many(dialect: str) -> Callable[[list[bytes]], Calls]:
+def ts_many(dialect: Provider) -> Callable[[list[bytes]], Calls]:
     def run(reads: list[bytes]) -> Calls:
         asm = Assembler(dialect, live=False)
         loads = orjson.loads
@@ -498,7 +498,7 @@ class Contender:
     note: str = ""
 
 
-def contenders(dialect: str) -> tuple[list[Contender], list[str]]:
+def contenders(dialect: Provider) -> tuple[list[Contender], list[str]]:
     """The contenders for a dialect, and notes on the peers that could not run."""
     out = [
         Contender(
@@ -1034,7 +1034,8 @@ def main() -> None:
         "Python loop that pulls the tool-call fragments out of each dict.",
         "",
     ]
-    for dialect in ("openai-chat", "anthropic"):
+    dialects: tuple[Provider, ...] = ("openai-chat", "anthropic")
+    for dialect in dialects:
         w = make_workload(dialect, 4)
         rows = dict_rows(w, runs)
         print(f"{w.title}, from decoded dicts")

@@ -118,7 +118,9 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
                 (Some("chat.completion" | "response"), _) | (_, Some("message")) => true,
                 (Some(_), _) | (_, Some(_)) => false,
                 (None, None) => {
-                    t.has("choices") || t.has("output") || (t.has("message") && t.has("finish_reason"))
+                    t.has("choices")
+                        || t.has("output")
+                        || (t.has("message") && t.has("finish_reason"))
                 }
             } && shape_of(input).is_some();
         }
@@ -262,9 +264,16 @@ fn feed_body(
             owned.as_slice()
         }
         Input::Tree(t) => {
-            let value = t
-                .to_value()
-                .map_err(|e| asm.wrap(Fail::Bad { kind: DecodeKind::WrongType, detail: e.to_string() }, event_name, input))?;
+            let value = t.to_value().map_err(|e| {
+                asm.wrap(
+                    Fail::Bad {
+                        kind: DecodeKind::WrongType,
+                        detail: e.to_string(),
+                    },
+                    event_name,
+                    input,
+                )
+            })?;
             owned = serde_json::to_vec(&value).unwrap_or_default();
             owned.as_slice()
         }
