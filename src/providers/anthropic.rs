@@ -143,29 +143,22 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let ev: Event<'_> = match input.parse() {
-            Ok(ev) => ev,
-            Err(f) => {
-                let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
-                return match kind {
-                    Some(k) if HANDLED.contains(&k.as_str()) => {
-                        // A block or delta of a type this version does not read may
-                        // carry fields of any type (Q29): skipped, not an error.
-                        match self.unknown_part(input) {
-                            Some(what) => {
-                                s.unknown(&format!("{k}:{what}"));
-                                Ok(())
-                            }
-                            None => Err(f),
-                        }
-                    }
-                    Some(k) => {
-                        s.unknown(&k);
-                        Ok(())
-                    }
-                    None => Err(f),
-                };
+        let ev: Event<'_> = match input.parse_typed(event_name, &HANDLED) {
+            Ok(Ok(ev)) => ev,
+            Ok(Err(unread)) => {
+                s.unknown(&unread);
+                return Ok(());
             }
+            // A block or delta of a type this version does not read may carry
+            // fields of any type (Q29): skipped, not an error.
+            Err(f) => match self.unknown_part(input) {
+                Some(what) => {
+                    let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
+                    s.unknown(&format!("{}:{what}", kind.unwrap_or_default()));
+                    return Ok(());
+                }
+                None => return Err(f),
+            },
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         if self.stopped && kind != "ping" && kind != "error" {
