@@ -152,13 +152,9 @@ class Assembler(_toolstitch.Assembler):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc_type is None:
-            self.close()
-            return
         # The exception that ended the block is the one the caller needs: an error
         # from closing a stream already broken would only hide it.
-        with suppress(Exception):
-            self.close()
+        _Closing(self.close).__exit__(exc_type, exc, tb)
 
     def feed_all(self, source: object) -> list[AssembledMessage]:
         """Feeds a whole source, closes, and returns ``messages()``.
@@ -599,11 +595,7 @@ class LiveStream(_Messages):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            with suppress(Exception):
-                self.close()
+        _Closing(self.close).__exit__(exc_type, exc, tb)
 
     def close(self) -> None:
         """Stops reading and closes the response or SDK stream (idempotent). The
