@@ -223,6 +223,9 @@ fn push_state(out: &mut String, state: Option<&str>, format: &str, at: &str) -> 
         out.push_str(",\"provider_state\":");
         out.push_str(state);
         push_field(out, "provider_state_format", format);
+    } else {
+        // A format without state is written too, so the block decodes as it was.
+        push_optional(out, "provider_state_format", format);
     }
     Ok(())
 }
@@ -284,10 +287,19 @@ pub fn marshal_blocks(blocks: &[Block]) -> Result<String, Error> {
 /// `{"role":"tool","tool_use_id":…,"content":[…],"is_error":…}`.
 ///
 /// # Errors
-/// As [`marshal_blocks`].
+/// As [`marshal_blocks`], and [`Error::Encode`] for a [`Message`] whose role is
+/// `tool` (it would be read back as a tool result).
 pub fn marshal_message(message: &AnyMessage) -> Result<String, Error> {
     let mut out = String::from("{\"role\":");
     match message {
+        AnyMessage::Message(m) if m.role == "tool" => {
+            return Err(Error::Encode {
+                at: "message".to_owned(),
+                message: "a message with the role \"tool\" is read back as a tool result; \
+                          send a ToolResultMessage instead"
+                    .to_owned(),
+            });
+        }
         AnyMessage::Message(m) => {
             push_json_str(&mut out, &m.role);
             out.push_str(",\"content\":");
@@ -801,6 +813,41 @@ mod tests {
         assert!(!marshal_block(&tool("{}"))
             .unwrap_or_default()
             .contains("kind"));
+    }
+
+    #[test]
+    fn a_plain_message_with_the_tool_role_is_refused() {
+        let m = AnyMessage::Message(Message {
+            role: "tool".into(),
+            blocks: vec![Block::Text("r".into())],
+        });
+        assert!(matches!(
+            marshal_message(&m),
+            Err(Error::Encode { message, .. }) if message.contains("ToolResultMessage")
+        ));
+    }
+
+    #[test]
+    fn a_state_format_without_state_round_trips() {
+        let blocks = [
+            Block::ToolUse(ToolUseBlock {
+                provider_state_format: "gemini".into(),
+                ..ToolUseBlock::default()
+            }),
+            Block::Thinking(ThinkingBlock {
+                provider_state_format: "anthropic-redacted".into(),
+                ..ThinkingBlock::default()
+            }),
+            Block::ToolResult(ToolResultBlock {
+                provider_state_format: "anthropic".into(),
+                ..ToolResultBlock::default()
+            }),
+        ];
+        for block in blocks {
+            let wire = marshal_block(&block).unwrap_or_default();
+            assert!(wire.contains("\"provider_state_format\""), "{wire}");
+            assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(block));
+        }
     }
 
     #[test]
