@@ -2,7 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: run test lint bench develop release clean
+.PHONY: run test lint bench develop release clean fuzz fuzz-build
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -33,6 +33,16 @@ bench: release
 	$(PY) benches/bench_accumulate.py
 	$(PY) benches/bench_partial_json.py
 	$(PY) benches/bench_stream.py
+
+# Fuzzing (nightly Rust and cargo-fuzz: see docs/fuzzing.md). Short by default;
+# FUZZ_RUNS=2000000 or FUZZ_SECONDS=600 for a campaign, FUZZ_TARGETS to pick.
+FUZZ_TARGETS ?=
+fuzz:
+	fuzz/run.sh $(FUZZ_TARGETS)
+
+# Only builds the fuzz targets (keeps them compiling).
+fuzz-build:
+	cd fuzz && cargo +nightly fuzz build -s none -a
 
 clean:
 	rm -rf target $(VENV)
