@@ -25,9 +25,9 @@ test: develop
 lint: develop
 	cargo fmt --check
 	cargo clippy --all-targets --features python -- -D warnings
-	$(VENV)/bin/ruff check python tests benches examples
-	$(VENV)/bin/ruff format --check python tests benches examples
-	$(VENV)/bin/mypy python tests benches examples
+	$(VENV)/bin/ruff check python tests benches examples fuzz
+	$(VENV)/bin/ruff format --check python tests benches examples fuzz
+	$(VENV)/bin/mypy python tests benches examples fuzz
 
 bench: release
 	$(PY) benches/bench_accumulate.py
@@ -40,9 +40,11 @@ FUZZ_TARGETS ?=
 fuzz:
 	fuzz/run.sh $(FUZZ_TARGETS)
 
-# Only builds the fuzz targets (keeps them compiling).
+# Only builds the fuzz targets (keeps them compiling); nightly when installed,
+# else the default toolchain (sanitizers off builds on stable).
+FUZZ_CARGO := $(shell cargo +nightly --version >/dev/null 2>&1 && echo "cargo +nightly" || echo cargo)
 fuzz-build:
-	cd fuzz && cargo +nightly fuzz build -s none -a
+	cd fuzz && $(FUZZ_CARGO) fuzz build -s none -a
 
 clean:
 	rm -rf target $(VENV)

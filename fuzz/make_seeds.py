@@ -102,10 +102,14 @@ def frame(headers: list[tuple[str, str]], payload: bytes) -> bytes:
 def recordings() -> dict[str, list[bytes]]:
     """Transport bytes of every recording, by the dialect that reads it."""
     out: dict[str, list[bytes]] = {d: [] for d in DIALECTS}
-    out["openai_chat"].append((REAL / "openai_chat-completions-parallel-two-tools.sse").read_bytes())
+    out["openai_chat"].append(
+        (REAL / "openai_chat-completions-parallel-two-tools.sse").read_bytes()
+    )
     out["openai_chat"].append((REAL / "mistral_chat-single-chunk-tool-call.jsonl").read_bytes())
     out["anthropic"].append((REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes())
-    out["gemini"].append((REAL / "google_vertex-stream-function-call-args-4-calls.jsonl").read_bytes())
+    out["gemini"].append(
+        (REAL / "google_vertex-stream-function-call-args-4-calls.jsonl").read_bytes()
+    )
     out["bedrock"] += vcr_bodies(REAL / "bedrock_converse-stream-nova-tool-use.vcr.yaml")
     out["openai_responses"] += vcr_bodies(REAL / "openai_responses-function-call.vcr.yaml")
     by_prefix = {
@@ -131,6 +135,7 @@ def recordings() -> dict[str, list[bytes]]:
 
 def hand_made() -> dict[str, list[bytes]]:
     """Small streams with the shapes the recordings lack."""
+
     def sse(*events: tuple[str | None, object]) -> bytes:
         text = ""
         for name, data in events:
@@ -140,51 +145,207 @@ def hand_made() -> dict[str, list[bytes]]:
         return text.encode()
 
     chat = sse(
-        (None, {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "f", "arguments": "{\"a\""}}]}}]}),
-        (None, {"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": ":1}"}}]}, "finish_reason": "tool_calls"}]}),
+        (
+            None,
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "tool_calls": [
+                                {
+                                    "index": 0,
+                                    "id": "call_a",
+                                    "function": {"name": "f", "arguments": '{"a"'},
+                                }
+                            ]
+                        },
+                    }
+                ]
+            },
+        ),
+        (
+            None,
+            {
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {"tool_calls": [{"index": 0, "function": {"arguments": ":1}"}}]},
+                        "finish_reason": "tool_calls",
+                    }
+                ]
+            },
+        ),
         (None, {"choices": [], "usage": {"prompt_tokens": 1, "completion_tokens": 2}}),
         (None, "[DONE]"),
     )
     anthropic = sse(
         ("message_start", {"type": "message_start", "message": {"usage": {"input_tokens": 1}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{\"a\":1}"}}),
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}},
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": '{"a":1}'},
+            },
+        ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}}),
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use"},
+                "usage": {"output_tokens": 3},
+            },
+        ),
         ("message_stop", {"type": "message_stop"}),
     )
     cohere = sse(
         ("message-start", {"type": "message-start"}),
-        ("tool-call-start", {"type": "tool-call-start", "index": 0, "delta": {"message": {"tool_calls": {"id": "c1", "type": "function", "function": {"name": "f", "arguments": ""}}}}}),
-        ("tool-call-delta", {"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": "{}"}}}}}),
+        (
+            "tool-call-start",
+            {
+                "type": "tool-call-start",
+                "index": 0,
+                "delta": {
+                    "message": {
+                        "tool_calls": {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": "f", "arguments": ""},
+                        }
+                    }
+                },
+            },
+        ),
+        (
+            "tool-call-delta",
+            {
+                "type": "tool-call-delta",
+                "index": 0,
+                "delta": {"message": {"tool_calls": {"function": {"arguments": "{}"}}}},
+            },
+        ),
         ("tool-call-end", {"type": "tool-call-end", "index": 0}),
         ("message-end", {"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}}),
     )
     gemini = b"".join(
         json.dumps(x).encode() + b"\n"
         for x in [
-            {"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "willContinue": True}}]}}]},
-            {"candidates": [{"content": {"parts": [{"functionCall": {"partialArgs": [{"jsonPath": "$.a", "stringValue": "x"}], "willContinue": True}}]}}]},
-            {"candidates": [{"content": {"parts": [{"functionCall": {}}]}, "finishReason": "STOP"}], "usageMetadata": {"totalTokenCount": 3}},
+            {
+                "candidates": [
+                    {"content": {"parts": [{"functionCall": {"name": "f", "willContinue": True}}]}}
+                ]
+            },
+            {
+                "candidates": [
+                    {
+                        "content": {
+                            "parts": [
+                                {
+                                    "functionCall": {
+                                        "partialArgs": [{"jsonPath": "$.a", "stringValue": "x"}],
+                                        "willContinue": True,
+                                    }
+                                }
+                            ]
+                        }
+                    }
+                ]
+            },
+            {
+                "candidates": [
+                    {"content": {"parts": [{"functionCall": {}}]}, "finishReason": "STOP"}
+                ],
+                "usageMetadata": {"totalTokenCount": 3},
+            },
         ]
     )
     bedrock = b"".join(
-        frame([(":event-type", name), (":content-type", "application/json"), (":message-type", "event")], json.dumps(p).encode())
+        frame(
+            [
+                (":event-type", name),
+                (":content-type", "application/json"),
+                (":message-type", "event"),
+            ],
+            json.dumps(p).encode(),
+        )
         for name, p in [
             ("messageStart", {"role": "assistant", "p": "ab"}),
-            ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t1", "name": "f"}}}),
-            ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{\"a\":1}"}}}),
+            (
+                "contentBlockStart",
+                {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t1", "name": "f"}}},
+            ),
+            (
+                "contentBlockDelta",
+                {"contentBlockIndex": 0, "delta": {"toolUse": {"input": '{"a":1}'}}},
+            ),
             ("contentBlockStop", {"contentBlockIndex": 0}),
             ("messageStop", {"stopReason": "tool_use"}),
             ("metadata", {"usage": {"inputTokens": 1, "outputTokens": 2}}),
         ]
-    ) + frame([(":exception-type", "throttlingException"), (":message-type", "exception")], b'{"message":"slow"}')
+    ) + frame(
+        [(":exception-type", "throttlingException"), (":message-type", "exception")],
+        b'{"message":"slow"}',
+    )
     responses = sse(
         ("response.created", {"type": "response.created", "sequence_number": 0, "response": {}}),
-        ("response.output_item.added", {"type": "response.output_item.added", "sequence_number": 1, "output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""}}),
-        ("response.function_call_arguments.delta", {"type": "response.function_call_arguments.delta", "sequence_number": 2, "output_index": 0, "item_id": "fc_1", "delta": "{}"}),
-        ("response.output_item.done", {"type": "response.output_item.done", "sequence_number": 3, "output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}}),
-        ("response.completed", {"type": "response.completed", "sequence_number": 4, "response": {"status": "completed", "usage": {"input_tokens": 1}}}),
+        (
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "sequence_number": 1,
+                "output_index": 0,
+                "item": {
+                    "type": "function_call",
+                    "id": "fc_1",
+                    "call_id": "call_1",
+                    "name": "f",
+                    "arguments": "",
+                },
+            },
+        ),
+        (
+            "response.function_call_arguments.delta",
+            {
+                "type": "response.function_call_arguments.delta",
+                "sequence_number": 2,
+                "output_index": 0,
+                "item_id": "fc_1",
+                "delta": "{}",
+            },
+        ),
+        (
+            "response.output_item.done",
+            {
+                "type": "response.output_item.done",
+                "sequence_number": 3,
+                "output_index": 0,
+                "item": {
+                    "type": "function_call",
+                    "id": "fc_1",
+                    "call_id": "call_1",
+                    "name": "f",
+                    "arguments": "{}",
+                },
+            },
+        ),
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "sequence_number": 4,
+                "response": {"status": "completed", "usage": {"input_tokens": 1}},
+            },
+        ),
     )
     return {
         "openai_chat": [chat],
@@ -214,14 +375,26 @@ JSON_SEEDS = [
 
 WIRE_SEEDS = [
     (0, b'{"type":"text","text":"hi"}'),
-    (0, b'{"type":"tool_use","id":"call_1","name":"f","input":{"a":1},"provider_state":"sig","provider_state_format":"gemini"}'),
+    (
+        0,
+        b'{"type":"tool_use","id":"call_1","name":"f","input":{"a":1},"provider_state":"sig","provider_state_format":"gemini"}',
+    ),
     (0, b'{"Type":"ToolUse","ID":"c","Name":"n","Input":null,"Kind":"custom_tool_call"}'),
     (0, b'{"type":"thinking","thinking":"t","signature":"s","signature_format":"anthropic"}'),
-    (1, b'[{"type":"image","media_type":"image/png","data":"AA=="},{"type":"document","url":"u","title":"t"},{"type":"audio","transcript":"x"}]'),
+    (
+        1,
+        b'[{"type":"image","media_type":"image/png","data":"AA=="},{"type":"document","url":"u","title":"t"},{"type":"audio","transcript":"x"}]',
+    ),
     (1, b'[{"type":"tool_result","tool_use_id":"c","content":"done","is_error":true}]'),
     (2, b'{"role":"assistant","content":[{"type":"refusal","text":"no"}]}'),
-    (2, b'{"role":"tool","tool_use_id":"c","content":[{"type":"text","text":"r"}],"is_error":false}'),
-    (2, b'{"role":"user","blocks":[{"type":"tool_result","tool_use_id":"s","kind":"web_search_tool_result","provider_state":{"x":[1]},"provider_state_format":"anthropic","content":[]}]}'),
+    (
+        2,
+        b'{"role":"tool","tool_use_id":"c","content":[{"type":"text","text":"r"}],"is_error":false}',
+    ),
+    (
+        2,
+        b'{"role":"user","blocks":[{"type":"tool_result","tool_use_id":"s","kind":"web_search_tool_result","provider_state":{"x":[1]},"provider_state_format":"anthropic","content":[]}]}',
+    ),
 ]
 
 SCHEMA_SEEDS = [
@@ -259,6 +432,7 @@ def main() -> None:
     for dialect in DIALECTS:
         seeds: list[bytes] = []
         for data in streams[dialect]:
+            bodies: list[bytes | None]
             if dialect == "bedrock" and data[:1] == b"\x00":
                 bodies = [cut_frames(data)]
             else:
@@ -269,17 +443,42 @@ def main() -> None:
                 all_streams.append(body)
         seeds += [h + bytes(range(i, i + 40)) for i, h in enumerate(STRUCTURED)]
         write(f"assembler_{dialect}", seeds)
-    write("assembler_auto", [RAW + s for s in all_streams] + [h + bytes([i]) + bytes(range(60)) for i, h in enumerate(STRUCTURED)])
+    write(
+        "assembler_auto",
+        [RAW + s for s in all_streams]
+        + [h + bytes([i]) + bytes(range(60)) for i, h in enumerate(STRUCTURED)],
+    )
     sse_streams = [s for s in all_streams if s[:1] in (b"e", b"d", b":")]
     jsonl_streams = [s for s in all_streams if s[:1] in (b"{", b"[")]
     frames = [s for s in all_streams if s[:1] == b"\x00"]
-    write("framing_sse", [RAW + s for s in sse_streams] + [RAW_SMALL + s for s in sse_streams[:3]]
-          + [RAW + b"\xef\xbb\xbfid: 1\r\nevent: e\rdata: a\r\n\r\n: c\ndata\ndata:\n\ndata: {\"x\":1}"])
-    write("framing_jsonl", [RAW + s for s in jsonl_streams] + [RAW + b'\xef\xbb\xbf{"a":1}\r\n \t\r\n[2]'])
-    write("framing_eventstream", [RAW + s for s in frames] + [bytes([1, 3, 9, 0]) + bytes(range(80))])
-    write("partial_vs_strict", [RAW + s for s in JSON_SEEDS] + [bytes([0x01, 0x07, 0x03, 0x00]) + s for s in JSON_SEEDS[:3]])
-    write("wire_roundtrip", [bytes([0, f, 0, 0]) + s for f, s in WIRE_SEEDS] + [bytes([1, 0, 0, 0]) + bytes(range(64))])
-    write("schema_compile", [RAW + s for s in SCHEMA_SEEDS] + [bytes([1, 0, 0, 0]) + s for s in REGEX_SEEDS])
+    write(
+        "framing_sse",
+        [RAW + s for s in sse_streams]
+        + [RAW_SMALL + s for s in sse_streams[:3]]
+        + [
+            RAW + b'\xef\xbb\xbfid: 1\r\nevent: e\rdata: a\r\n\r\n: c\ndata\ndata:\n\ndata: {"x":1}'
+        ],
+    )
+    write(
+        "framing_jsonl",
+        [RAW + s for s in jsonl_streams] + [RAW + b'\xef\xbb\xbf{"a":1}\r\n \t\r\n[2]'],
+    )
+    write(
+        "framing_eventstream", [RAW + s for s in frames] + [bytes([1, 3, 9, 0]) + bytes(range(80))]
+    )
+    write(
+        "partial_vs_strict",
+        [RAW + s for s in JSON_SEEDS]
+        + [bytes([0x01, 0x07, 0x03, 0x00]) + s for s in JSON_SEEDS[:3]],
+    )
+    write(
+        "wire_roundtrip",
+        [bytes([0, f, 0, 0]) + s for f, s in WIRE_SEEDS] + [bytes([1, 0, 0, 0]) + bytes(range(64))],
+    )
+    write(
+        "schema_compile",
+        [RAW + s for s in SCHEMA_SEEDS] + [bytes([1, 0, 0, 0]) + s for s in REGEX_SEEDS],
+    )
     for target in sorted(p.name for p in SEEDS.iterdir()):
         files = list((SEEDS / target).iterdir())
         print(f"{target}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")

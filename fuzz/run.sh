@@ -5,7 +5,8 @@
 #
 # Environment:
 #   FUZZ_RUNS     executions per target (default 20000: a short run)
-#   FUZZ_SECONDS  seconds per target instead of a run count (when set)
+#   FUZZ_SECONDS  seconds per target instead of a run count (when set; with
+#                 FUZZ_RUNS set too, whichever is reached first)
 #   FUZZ_NICE     niceness of the fuzzing processes (default 19)
 #   FUZZ_BUILD    set to 0 to skip the build step
 #
@@ -15,6 +16,7 @@
 # line: executions, seconds, executions per second.
 set -euo pipefail
 cd "$(dirname "$0")"
+here=$(pwd)
 
 ALL=(
     framing_sse framing_jsonl framing_eventstream
@@ -56,37 +58,44 @@ if [ "${FUZZ_BUILD:-1}" != 0 ]; then
     nice -n "${FUZZ_NICE:-19}" "${CARGO[@]}" fuzz build "${FLAGS[@]}"
 fi
 
+budget=(-runs="${FUZZ_RUNS:-20000}")
 if [ -n "${FUZZ_SECONDS:-}" ]; then
-    budget=(-max_total_time="$FUZZ_SECONDS")
-else
-    budget=(-runs="${FUZZ_RUNS:-20000}")
+    if [ -n "${FUZZ_RUNS:-}" ]; then
+        budget+=(-max_total_time="$FUZZ_SECONDS")  # whichever comes first
+    else
+        budget=(-max_total_time="$FUZZ_SECONDS")
+    fi
 fi
 
 status=0
 for t in "${targets[@]}"; do
     mkdir -p "corpus/$t" "artifacts/$t"
-    log="artifacts/$t/last-run.log"
-    rm -f fuzz-0.log
+    log="$here/artifacts/$t/last-run.log"
     start=$(date +%s)
     set +e
-    # One job, one worker: libFuzzer runs the campaign in a child process
-    # whose output it writes to fuzz-0.log.
-    nice -n "${FUZZ_NICE:-19}" "${CARGO[@]}" fuzz run "${FLAGS[@]}" "$t" "corpus/$t" "seeds/$t" -- \
-        -jobs=1 -workers=1 -dict="$(dict "$t")" -max_len="$(max_len "$t")" -timeout=20 \
-        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
-        "${budget[@]}" >"$log" 2>&1
+    # One job, one worker: libFuzzer runs the campaign in a child process and
+    # writes its output to fuzz-0.log in the working directory, here the
+    # target's artifact folder (so that several targets may run at once).
+    (
+        cd "artifacts/$t" && rm -f fuzz-0.log &&
+            nice -n "${FUZZ_NICE:-19}" "${CARGO[@]}" fuzz run --fuzz-dir "$here" "${FLAGS[@]}" "$t" \
+                "$here/corpus/$t" "$here/seeds/$t" -- \
+                -jobs=1 -workers=1 -dict="$here/$(dict "$t")" -max_len="$(max_len "$t")" \
+                -timeout=20 -rss_limit_mb=2048 -print_final_stats=1 \
+                -artifact_prefix="$here/artifacts/$t/" "${budget[@]}"
+    ) >"$log" 2>&1
     rc=$?
     set -e
-    if [ -f fuzz-0.log ]; then
-        cat fuzz-0.log >>"$log"
-        rm -f fuzz-0.log
+    if [ -f "artifacts/$t/fuzz-0.log" ]; then
+        cat "artifacts/$t/fuzz-0.log" >>"$log"
+        rm -f "artifacts/$t/fuzz-0.log"
     fi
     secs=$(($(date +%s) - start))
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+    rate=$(( ${runs:-0} / (secs > 0 ? secs : 1) ))
     if [ "$rc" -ne 0 ]; then
         status=1
-        echo "$t: FAILED after ${runs:-?} executions in ${secs}s (log: fuzz/$log)"
+        echo "$t: FAILED after ${runs:-?} executions in ${secs}s (log: fuzz/artifacts/$t/last-run.log)"
         grep -E "panicked|ERROR|SUMMARY|Test unit written" "$log" | head -8 || true
     else
         echo "$t: ${runs:-?} executions in ${secs}s (${rate:-?}/s)"
