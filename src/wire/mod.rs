@@ -244,12 +244,29 @@ fn check_block_size(len: usize, at: &str) -> Result<(), Error> {
 ///
 /// # Errors
 /// [`Error::Encode`] for partial or invalid input or provider state,
-/// [`Error::Limit`] for a block over [`MAX_BLOCK_BYTES`] or too deep.
+/// [`Error::Limit`] for a block over [`MAX_BLOCK_BYTES`] or whose encoding
+/// nests deeper than [`MAX_DEPTH`].
 pub fn marshal_block(block: &Block) -> Result<String, Error> {
     let mut out = String::new();
     encode_block(&mut out, block, "block")?;
     check_block_size(out.len(), "block")?;
+    check_depth(&out, "block")?;
     Ok(out)
+}
+
+/// Refuses an encoding the decoder would refuse: nested tool results (with the
+/// raw JSON inside them) deeper than [`MAX_DEPTH`].
+fn check_depth(out: &str, at: &str) -> Result<(), Error> {
+    if json_depth(out.as_bytes()) > MAX_DEPTH {
+        return Err(Error::Limit {
+            at: at.to_owned(),
+            message: format!(
+                "the encoding nests deeper than {MAX_DEPTH} levels (tool results inside tool \
+                 results), more than decoding accepts"
+            ),
+        });
+    }
+    Ok(())
 }
 
 fn encode_list(out: &mut String, blocks: &[Block], at: &str) -> Result<(), Error> {
@@ -280,6 +297,7 @@ fn encode_list(out: &mut String, blocks: &[Block], at: &str) -> Result<(), Error
 pub fn marshal_blocks(blocks: &[Block]) -> Result<String, Error> {
     let mut out = String::new();
     encode_list(&mut out, blocks, "blocks")?;
+    check_depth(&out, "blocks")?;
     Ok(out)
 }
 
@@ -315,6 +333,7 @@ pub fn marshal_message(message: &AnyMessage) -> Result<String, Error> {
         }
     }
     out.push('}');
+    check_depth(&out, "message")?;
     Ok(out)
 }
 
@@ -813,6 +832,33 @@ mod tests {
         assert!(!marshal_block(&tool("{}"))
             .unwrap_or_default()
             .contains("kind"));
+    }
+
+    #[test]
+    fn nesting_the_decoder_refuses_is_not_encoded() {
+        let nest = |levels: usize| {
+            (0..levels).fold(Block::Text("x".into()), |inner, _| {
+                Block::ToolResult(ToolResultBlock {
+                    content: vec![inner],
+                    ..ToolResultBlock::default()
+                })
+            })
+        };
+        // Each tool result is two levels: its object and its content list.
+        let deep = nest(MAX_DEPTH / 2 + 1);
+        assert!(matches!(marshal_block(&deep), Err(Error::Limit { .. })));
+        assert!(matches!(
+            marshal_blocks(std::slice::from_ref(&deep)),
+            Err(Error::Limit { .. })
+        ));
+        let m = AnyMessage::Message(Message {
+            role: "user".into(),
+            blocks: vec![deep],
+        });
+        assert!(matches!(marshal_message(&m), Err(Error::Limit { .. })));
+        let fits = nest(MAX_DEPTH / 2 - 1);
+        let wire = marshal_block(&fits).unwrap_or_default();
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(fits));
     }
 
     #[test]
