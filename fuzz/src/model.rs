@@ -14,11 +14,7 @@ fn sse_lines(text: &str) -> (Vec<&str>, &str) {
     while let Some(at) = rest.find(['\r', '\n']) {
         lines.push(&rest[..at]);
         let after = &rest[at..];
-        rest = if after.starts_with("\r\n") {
-            &after[2..]
-        } else {
-            &after[1..]
-        };
+        rest = after.strip_prefix("\r\n").unwrap_or_else(|| &after[1..]);
     }
     (lines, rest)
 }
