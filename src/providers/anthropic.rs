@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
+use super::scan::{Scan, Seen};
 use super::openai_chat::provider_error;
 use super::state::{usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R};
 use super::{DecodeKind, Input, Rule};
@@ -33,7 +34,7 @@ const HANDLED: [&str; 8] = [
     "error",
 ];
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
@@ -51,7 +52,7 @@ struct Event<'a> {
     error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct ContentBlock<'a> {
     #[serde(rename = "type", borrow)]
     kind: Str<'a>,
@@ -90,7 +91,7 @@ struct ResultContent {
     content: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Delta<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
@@ -106,10 +107,82 @@ struct Delta<'a> {
     stop_reason: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Message {
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
+}
+
+/// The fast path of an event: exactly the [`Event`] the typed decode gives,
+/// or `None` for the general path (a block start, usage, a message, an
+/// error, anything [`Scan`] does not certify). It serves the deltas, stops and
+/// pings that make up nearly all of a stream.
+fn scan_event(text: &str) -> Option<Event<'_>> {
+    let mut p = Scan::new(text);
+    let mut ev = Event {
+        kind: None,
+        index: None,
+        content_block: None,
+        delta: None,
+        usage: None,
+        message: None,
+        error: None,
+    };
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "type" => {
+            seen.once(0)?;
+            ev.kind = p.opt_str()?;
+            Some(())
+        }
+        "index" => {
+            seen.once(1)?;
+            ev.index = p.opt_index()?;
+            Some(())
+        }
+        "delta" => {
+            seen.once(2)?;
+            if !p.null()? {
+                ev.delta = Some(scan_delta(p)?);
+            }
+            Some(())
+        }
+        // Present as `null` is absent; anything else is for the general path.
+        "content_block" => seen.once(3).and_then(|()| p.null()?.then_some(())),
+        "usage" => seen.once(4).and_then(|()| p.null()?.then_some(())),
+        "message" => seen.once(5).and_then(|()| p.null()?.then_some(())),
+        "error" => seen.once(6).and_then(|()| p.null()?.then_some(())),
+        _ => p.skip(),
+    })?;
+    p.end()?;
+    Some(ev)
+}
+
+fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
+    let mut d = Delta {
+        kind: None,
+        text: None,
+        partial_json: None,
+        thinking: None,
+        signature: None,
+        stop_reason: None,
+    };
+    let mut seen = Seen::default();
+    p.object(|p, key| {
+        let (n, field) = match key {
+            "type" => (0, &mut d.kind),
+            "text" => (1, &mut d.text),
+            "partial_json" => (2, &mut d.partial_json),
+            "thinking" => (3, &mut d.thinking),
+            "signature" => (4, &mut d.signature),
+            "stop_reason" => (5, &mut d.stop_reason),
+            _ => return p.skip(),
+        };
+        seen.once(n)?;
+        *field = p.opt_str()?;
+        Some(())
+    })?;
+    Some(d)
 }
 
 /// Anthropic has one message per stream: choice 0.
@@ -143,7 +216,11 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let ev: Event<'_> = match input.parse() {
+        let parsed = match input {
+            Input::Text(t) => scan_event(t).map_or_else(|| input.parse(), Ok),
+            _ => input.parse(),
+        };
+        let ev: Event<'_> = match parsed {
             Ok(ev) => ev,
             Err(f) => {
                 let kind = input.self_type().or_else(|| event_name.map(str::to_owned));

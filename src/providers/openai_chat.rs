@@ -7,16 +7,17 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::json::{text, Index, Str};
+use super::json::{text, Few, Index, Str};
+use super::scan::{Scan, Seen};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::CUSTOM;
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Chunk<'a> {
     #[serde(borrow, default)]
-    choices: Option<Vec<ChatChoice<'a>>>,
+    choices: Option<Few<ChatChoice<'a>>>,
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
     /// Groq repeats usage here (Q34); read only when `usage` never comes.
@@ -26,13 +27,13 @@ struct Chunk<'a> {
     error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct XGroq {
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct ChatChoice<'a> {
     #[serde(default)]
     index: Option<Index>,
@@ -42,7 +43,7 @@ struct ChatChoice<'a> {
     finish_reason: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Delta<'a> {
     #[serde(borrow, default)]
     content: Option<Str<'a>>,
@@ -55,13 +56,13 @@ struct Delta<'a> {
     #[serde(borrow, default)]
     reasoning: Option<Str<'a>>,
     #[serde(borrow, default)]
-    tool_calls: Option<Vec<ToolCall<'a>>>,
+    tool_calls: Option<Few<ToolCall<'a>>>,
     /// The legacy single-function delta.
     #[serde(borrow, default)]
     function_call: Option<Function<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct ToolCall<'a> {
     #[serde(default)]
     index: Option<Index>,
@@ -74,7 +75,7 @@ struct ToolCall<'a> {
     custom: Option<Custom<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Custom<'a> {
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
@@ -82,12 +83,169 @@ struct Custom<'a> {
     input: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Function<'a> {
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
     #[serde(borrow, default)]
     arguments: Option<Str<'a>>,
+}
+
+/// The fast path of a chunk: exactly the [`Chunk`] the typed decode gives, or
+/// `None` for the general path (a chunk with usage, an error, a legacy
+/// `function_call` or a custom tool call, an index given as a string or a
+/// float, anything [`Scan`] does not certify).
+fn scan_chunk(text: &str) -> Option<Chunk<'_>> {
+    let mut p = Scan::new(text);
+    let mut chunk = Chunk {
+        choices: None,
+        usage: None,
+        x_groq: None,
+        error: None,
+    };
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "choices" => {
+            seen.once(0)?;
+            if !p.null()? {
+                let mut choices = Few::default();
+                p.array(|p| {
+                    choices.push(scan_choice(p)?);
+                    Some(())
+                })?;
+                chunk.choices = Some(choices);
+            }
+            Some(())
+        }
+        // Present as `null` is absent; anything else is for the general path.
+        "usage" => seen.once(1).and_then(|()| p.null()?.then_some(())),
+        "x_groq" => seen.once(2).and_then(|()| p.null()?.then_some(())),
+        "error" => seen.once(3).and_then(|()| p.null()?.then_some(())),
+        _ => p.skip(),
+    })?;
+    p.end()?;
+    Some(chunk)
+}
+
+fn scan_choice<'a>(p: &mut Scan<'a>) -> Option<ChatChoice<'a>> {
+    let mut choice = ChatChoice {
+        index: None,
+        delta: None,
+        finish_reason: None,
+    };
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "index" => {
+            seen.once(0)?;
+            choice.index = p.opt_index()?;
+            Some(())
+        }
+        "delta" => {
+            seen.once(1)?;
+            if !p.null()? {
+                choice.delta = Some(scan_delta(p)?);
+            }
+            Some(())
+        }
+        "finish_reason" => {
+            seen.once(2)?;
+            choice.finish_reason = p.opt_str()?;
+            Some(())
+        }
+        _ => p.skip(),
+    })?;
+    Some(choice)
+}
+
+fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
+    let mut delta = Delta {
+        content: None,
+        refusal: None,
+        reasoning_content: None,
+        reasoning: None,
+        tool_calls: None,
+        function_call: None,
+    };
+    let mut seen = Seen::default();
+    p.object(|p, key| {
+        let (n, field) = match key {
+            "content" => (0, &mut delta.content),
+            "refusal" => (1, &mut delta.refusal),
+            "reasoning_content" => (2, &mut delta.reasoning_content),
+            "reasoning" => (3, &mut delta.reasoning),
+            "tool_calls" => {
+                seen.once(4)?;
+                if !p.null()? {
+                    let mut calls = Few::default();
+                    p.array(|p| {
+                        calls.push(scan_tool_call(p)?);
+                        Some(())
+                    })?;
+                    delta.tool_calls = Some(calls);
+                }
+                return Some(());
+            }
+            "function_call" => {
+                seen.once(5)?;
+                return p.null()?.then_some(());
+            }
+            _ => return p.skip(),
+        };
+        seen.once(n)?;
+        *field = p.opt_str()?;
+        Some(())
+    })?;
+    Some(delta)
+}
+
+fn scan_tool_call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
+    let mut call = ToolCall {
+        index: None,
+        id: None,
+        function: None,
+        custom: None,
+    };
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "index" => {
+            seen.once(0)?;
+            call.index = p.opt_index()?;
+            Some(())
+        }
+        "id" => {
+            seen.once(1)?;
+            call.id = p.opt_str()?;
+            Some(())
+        }
+        "function" => {
+            seen.once(2)?;
+            if !p.null()? {
+                let mut f = Function {
+                    name: None,
+                    arguments: None,
+                };
+                let mut seen_f = Seen::default();
+                p.object(|p, key| {
+                    let (n, field) = match key {
+                        "name" => (0, &mut f.name),
+                        "arguments" => (1, &mut f.arguments),
+                        _ => return p.skip(),
+                    };
+                    seen_f.once(n)?;
+                    *field = p.opt_str()?;
+                    Some(())
+                })?;
+                call.function = Some(f);
+            }
+            Some(())
+        }
+        "custom" => {
+            seen.once(3)?;
+            p.null()?.then_some(())
+        }
+        _ => p.skip(),
+    })?;
+    Some(call)
 }
 
 pub(crate) fn feed(
@@ -102,7 +260,13 @@ pub(crate) fn feed(
         let err = body.get("error").filter(|e| e.is_object()).unwrap_or(&body);
         return Err(provider_error(err));
     }
-    let chunk: Chunk<'_> = input.parse()?;
+    let chunk: Chunk<'_> = match input {
+        Input::Text(t) => match scan_chunk(t) {
+            Some(chunk) => chunk,
+            None => input.parse()?,
+        },
+        _ => input.parse()?,
+    };
     if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
         return Err(provider_error(&err));
     }
