@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 MATURIN := $(VENV)/bin/maturin
 TOOLS := $(VENV)/.tools-installed
 
-.PHONY: run test lint bench extension develop release dist dist-check clean
+.PHONY: run test lint bench extension develop release dist dist-check clean fuzz fuzz-build
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -50,9 +50,9 @@ test: develop
 lint: develop
 	cargo fmt --check
 	cargo clippy --quiet --all-targets --features python,bench-baseline -- -D warnings
-	$(VENV)/bin/ruff check python tests benches examples .ci
-	$(VENV)/bin/ruff format --check python tests benches examples .ci
-	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py
+	$(VENV)/bin/ruff check python tests benches examples .ci fuzz
+	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz
+	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py fuzz
 	$(PY) -m mypy.stubtest toolstitch._toolstitch --mypy-config-file pyproject.toml
 
 bench: release
@@ -85,6 +85,18 @@ dist: $(VENV)/.dist-tools-installed
 # The sdist alone builds a working wheel from scratch (see .ci/dist-check).
 dist-check: $(TOOLS)
 	.ci/dist-check
+
+# Fuzzing (nightly Rust and cargo-fuzz: see docs/fuzzing.md). Short by default;
+# FUZZ_RUNS=2000000 or FUZZ_SECONDS=600 for a campaign, FUZZ_TARGETS to pick.
+FUZZ_TARGETS ?=
+fuzz:
+	fuzz/run.sh $(FUZZ_TARGETS)
+
+# Only builds the fuzz targets (keeps them compiling); nightly when installed,
+# else the default toolchain (sanitizers off builds on stable).
+FUZZ_CARGO := $(shell cargo +nightly --version >/dev/null 2>&1 && echo "cargo +nightly" || echo cargo)
+fuzz-build:
+	cd fuzz && $(FUZZ_CARGO) fuzz build -s none -a
 
 clean:
 	rm -rf target dist $(VENV)

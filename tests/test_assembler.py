@@ -882,3 +882,11 @@ def test_live_events_are_a_lazy_sequence_equal_to_their_tuple() -> None:
     with pytest.raises(IndexError):
         events[2]
     assert asm.feed({"choices": []}) == ()
+
+
+def test_a_call_is_one_object_in_blocks_and_tool_uses() -> None:
+    """A large input is built once, not once per list that holds the call."""
+    asm = run([calls(tc(0, "c0", "f", '{"a":"' + "x" * 1000 + '"}')), END])
+    m = asm.message()
+    (in_blocks,) = [b for b in m.blocks if isinstance(b, ToolUseBlock)]
+    assert in_blocks is m.tool_uses[0]

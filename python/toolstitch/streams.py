@@ -152,13 +152,9 @@ class Assembler(_toolstitch.Assembler):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc_type is None:
-            self.close()
-            return
         # The exception that ended the block is the one the caller needs: an error
         # from closing a stream already broken would only hide it.
-        with suppress(Exception):
-            self.close()
+        _Closing(self.close).__exit__(exc_type, exc, tb)
 
     def feed_all(self, source: object) -> list[AssembledMessage]:
         """Feeds a whole source, closes, and returns ``messages()``.
@@ -515,7 +511,35 @@ async def aassemble(
 # ------------------------------------------------------------ live events
 
 
-class LiveStream:
+class _Messages:
+    """What the sync and async live streams share: the assembler and its messages."""
+
+    __slots__ = ("_assembler", "_finished")
+
+    def __init__(self, assembler: Assembler) -> None:
+        self._assembler = assembler
+        self._finished = False
+
+    @property
+    def assembler(self) -> Assembler:
+        """The ``Assembler`` being fed (``partial_calls()`` for display)."""
+        return self._assembler
+
+    @property
+    def finished(self) -> bool:
+        """Whether the iteration ran to its end (source read, assembler closed)."""
+        return self._finished
+
+    def messages(self) -> list[AssembledMessage]:
+        """One ``AssembledMessage`` per choice: final once the iteration ended."""
+        return self._assembler.messages()
+
+    def message(self, choice: int = 0) -> AssembledMessage:
+        """The ``AssembledMessage`` of one choice (``KeyError`` for one never seen)."""
+        return self._assembler.message(choice)
+
+
+class LiveStream(_Messages):
     """The live events of one source as they happen: iterate it for ``ToolCallStarted``,
     ``ToolInputDelta``, ..., ``MessageDone``; once the iteration has ended (the source
     read to its end and the assembler closed), ``messages()`` / ``message(choice)`` are
@@ -531,15 +555,14 @@ class LiveStream:
     (which is how to stop early and still release the connection). One pass only.
     """
 
-    __slots__ = ("_assembler", "_close", "_events", "_finished", "_items")
+    __slots__ = ("_close", "_events", "_items")
 
     def __init__(self, assembler: Assembler, source: object) -> None:
         opened = _open(source, asynchronous=False)
-        self._assembler = assembler
+        super().__init__(assembler)
         # Sync opening never gives an async iterable.
         self._items = cast("Iterable[object]", opened.items)
         self._close = opened.close
-        self._finished = False
         self._events = self._run()
 
     def _run(self) -> Generator[LiveEvent, None, None]:
@@ -572,11 +595,7 @@ class LiveStream:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            with suppress(Exception):
-                self.close()
+        _Closing(self.close).__exit__(exc_type, exc, tb)
 
     def close(self) -> None:
         """Stops reading and closes the response or SDK stream (idempotent). The
@@ -585,37 +604,18 @@ class LiveStream:
         self._events.close()
         self._release()
 
-    @property
-    def assembler(self) -> Assembler:
-        """The ``Assembler`` being fed (``partial_calls()`` for display)."""
-        return self._assembler
 
-    @property
-    def finished(self) -> bool:
-        """Whether the iteration ran to its end (source read, assembler closed)."""
-        return self._finished
-
-    def messages(self) -> list[AssembledMessage]:
-        """One ``AssembledMessage`` per choice: final once the iteration ended."""
-        return self._assembler.messages()
-
-    def message(self, choice: int = 0) -> AssembledMessage:
-        """The ``AssembledMessage`` of one choice (``KeyError`` for one never seen)."""
-        return self._assembler.message(choice)
-
-
-class AsyncLiveStream:
+class AsyncLiveStream(_Messages):
     """``LiveStream`` for async sources (``async for``, ``async with``, ``await
     aclose()``). Made by ``aiter_events``."""
 
-    __slots__ = ("_assembler", "_close", "_events", "_finished", "_items")
+    __slots__ = ("_close", "_events", "_items")
 
     def __init__(self, assembler: Assembler, source: object) -> None:
         opened = _open(source, asynchronous=True)
-        self._assembler = assembler
+        super().__init__(assembler)
         self._items = opened.items
         self._close = opened.close
-        self._finished = False
         self._events = self._run()
 
     async def _run(self) -> AsyncGenerator[LiveEvent, None]:
@@ -665,24 +665,6 @@ class AsyncLiveStream:
         """Stops reading and closes the response or SDK stream (idempotent)."""
         await self._events.aclose()
         await self._release()
-
-    @property
-    def assembler(self) -> Assembler:
-        """The ``Assembler`` being fed (``partial_calls()`` for display)."""
-        return self._assembler
-
-    @property
-    def finished(self) -> bool:
-        """Whether the iteration ran to its end (source read, assembler closed)."""
-        return self._finished
-
-    def messages(self) -> list[AssembledMessage]:
-        """One ``AssembledMessage`` per choice: final once the iteration ended."""
-        return self._assembler.messages()
-
-    def message(self, choice: int = 0) -> AssembledMessage:
-        """The ``AssembledMessage`` of one choice (``KeyError`` for one never seen)."""
-        return self._assembler.message(choice)
 
 
 def iter_events(

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
-use super::scan::{Scan, Seen};
 use super::openai_chat::provider_error;
+use super::scan::{self, Scan, Seen};
 use super::state::{usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R};
 use super::{DecodeKind, Input, Rule};
 use crate::accumulate::ThinkingFragment;
@@ -185,6 +185,22 @@ fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
     Some(d)
 }
 
+/// The fast path against the general decode, for the tests that compare
+/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
+/// typed `serde_json` decode gives, `Ok(false)` when it left `text` to the
+/// general path, `Err` (both results) otherwise.
+#[cfg(test)]
+pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
+    let Some(fast) = scan_event(text) else {
+        return Ok(false);
+    };
+    match serde_json::from_str::<Event<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
+    }
+}
+
 /// Anthropic has one message per stream: choice 0.
 const C: i64 = 0;
 
@@ -216,33 +232,28 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let parsed = match input {
-            Input::Text(t) => scan_event(t).map_or_else(|| input.parse(), Ok),
-            _ => input.parse(),
+        let scanned = match input {
+            Input::Text(t) if scan::enabled() => scan_event(t),
+            _ => None,
         };
+        let parsed =
+            scanned.map_or_else(|| input.parse_typed(event_name, &HANDLED), |ev| Ok(Ok(ev)));
         let ev: Event<'_> = match parsed {
-            Ok(ev) => ev,
-            Err(f) => {
-                let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
-                return match kind {
-                    Some(k) if HANDLED.contains(&k.as_str()) => {
-                        // A block or delta of a type this version does not read may
-                        // carry fields of any type (Q29): skipped, not an error.
-                        match self.unknown_part(input) {
-                            Some(what) => {
-                                s.unknown(&format!("{k}:{what}"));
-                                Ok(())
-                            }
-                            None => Err(f),
-                        }
-                    }
-                    Some(k) => {
-                        s.unknown(&k);
-                        Ok(())
-                    }
-                    None => Err(f),
-                };
+            Ok(Ok(ev)) => ev,
+            Ok(Err(unread)) => {
+                s.unknown(&unread);
+                return Ok(());
             }
+            // A block or delta of a type this version does not read may carry
+            // fields of any type (Q29): skipped, not an error.
+            Err(f) => match self.unknown_part(input) {
+                Some(what) => {
+                    let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
+                    s.unknown(&format!("{}:{what}", kind.unwrap_or_default()));
+                    return Ok(());
+                }
+                None => return Err(f),
+            },
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         if self.stopped && kind != "ping" && kind != "error" {

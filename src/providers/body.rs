@@ -626,6 +626,36 @@ struct Sequence {
     next: u64,
 }
 
+/// The four events a stream sends for one part of a Responses reasoning item
+/// (its summary or its text): the part added, its one delta, its text done, the
+/// part done as the body has it.
+struct ReasoningPart {
+    index_key: &'static str,
+    part_type: &'static str,
+    added: &'static str,
+    delta: &'static str,
+    done: &'static str,
+    part_done: &'static str,
+}
+
+impl ReasoningPart {
+    fn push(
+        &self,
+        seq: &mut Sequence,
+        at_item: &dyn Fn(Value) -> Value,
+        index: usize,
+        text: Value,
+        raw: &RawValue,
+    ) {
+        let key = self.index_key;
+        let part = json!({ key: index, "part": { "type": self.part_type, "text": "" } });
+        seq.push(self.added, at_item(part));
+        seq.push(self.delta, at_item(json!({ key: index, "delta": text })));
+        seq.push(self.done, at_item(json!({ key: index, "text": text })));
+        seq.push_raw(self.part_done, at_item(json!({ key: index })), "part", raw);
+    }
+}
+
 impl Sequence {
     fn push(&mut self, kind: &str, fields: Value) {
         let mut m = Map::new();
@@ -810,51 +840,37 @@ fn responses(body_text: &[u8], body: ResponsesBody<'_>) -> Result<Vec<Made>, Fai
             "reasoning" => {
                 for (si, s_raw) in item.summary.unwrap_or_default().into_iter().enumerate() {
                     let part: Part<'_> = parse_part(s_raw, &format!("{at}.summary[{si}]"))?;
-                    let text = part.text.unwrap_or(json!(""));
-                    seq.push(
-                        "response.reasoning_summary_part.added",
-                        at_item(json!({
-                            "summary_index": si,
-                            "part": { "type": "summary_text", "text": "" },
-                        })),
-                    );
-                    seq.push(
-                        "response.reasoning_summary_text.delta",
-                        at_item(json!({ "summary_index": si, "delta": text })),
-                    );
-                    seq.push(
-                        "response.reasoning_summary_text.done",
-                        at_item(json!({ "summary_index": si, "text": text })),
-                    );
-                    seq.push_raw(
-                        "response.reasoning_summary_part.done",
-                        at_item(json!({ "summary_index": si })),
-                        "part",
+                    let events = ReasoningPart {
+                        index_key: "summary_index",
+                        part_type: "summary_text",
+                        added: "response.reasoning_summary_part.added",
+                        delta: "response.reasoning_summary_text.delta",
+                        done: "response.reasoning_summary_text.done",
+                        part_done: "response.reasoning_summary_part.done",
+                    };
+                    events.push(
+                        &mut seq,
+                        &at_item,
+                        si,
+                        part.text.unwrap_or(json!("")),
                         s_raw,
                     );
                 }
                 for (ci, c_raw) in item.content.unwrap_or_default().into_iter().enumerate() {
                     let part: Part<'_> = parse_part(c_raw, &format!("{at}.content[{ci}]"))?;
-                    let text = part.text.unwrap_or(json!(""));
-                    seq.push(
-                        "response.content_part.added",
-                        at_item(json!({
-                            "content_index": ci,
-                            "part": { "type": "reasoning_text", "text": "" },
-                        })),
-                    );
-                    seq.push(
-                        "response.reasoning_text.delta",
-                        at_item(json!({ "content_index": ci, "delta": text })),
-                    );
-                    seq.push(
-                        "response.reasoning_text.done",
-                        at_item(json!({ "content_index": ci, "text": text })),
-                    );
-                    seq.push_raw(
-                        "response.content_part.done",
-                        at_item(json!({ "content_index": ci })),
-                        "part",
+                    let events = ReasoningPart {
+                        index_key: "content_index",
+                        part_type: "reasoning_text",
+                        added: "response.content_part.added",
+                        delta: "response.reasoning_text.delta",
+                        done: "response.reasoning_text.done",
+                        part_done: "response.content_part.done",
+                    };
+                    events.push(
+                        &mut seq,
+                        &at_item,
+                        ci,
+                        part.text.unwrap_or(json!("")),
                         c_raw,
                     );
                 }

@@ -103,17 +103,11 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let ev: Event<'_> = match input.parse() {
+        let ev: Event<'_> = match input.parse_typed(event_name, &HANDLED)? {
             Ok(ev) => ev,
-            Err(f) => {
-                let kind = input.self_type().or_else(|| event_name.map(str::to_owned));
-                return match kind {
-                    Some(k) if !HANDLED.contains(&k.as_str()) => {
-                        s.unknown(&k);
-                        Ok(())
-                    }
-                    _ => Err(f),
-                };
+            Err(unread) => {
+                s.unknown(&unread);
+                return Ok(());
             }
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();

@@ -467,6 +467,8 @@ impl State {
         }
         if no_candidates {
             if let Some(reason) = r.prompt_feedback.and_then(|p| p.block_reason) {
+                // A call still being streamed ends with the message, as at a finishReason.
+                self.close_open(s, 0, live)?;
                 s.set_finish_reason(0, &reason)?;
                 s.end_abnormal(0, live)?;
             }

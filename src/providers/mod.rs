@@ -343,8 +343,26 @@ impl<'a> Input<'a> {
         }
     }
 
+    /// Decodes an event of a dialect whose events name their type. An event
+    /// that does not decode is an error when its type is one in `handled`
+    /// (or it names none); otherwise it is an event type this version does not
+    /// read, whose fields may be anything (Q29): `Ok(Err(type))`.
+    pub(crate) fn parse_typed<T: Deserialize<'a>>(
+        self,
+        event_name: Option<&str>,
+        handled: &[&str],
+    ) -> Result<Result<T, String>, Fail> {
+        match self.parse() {
+            Ok(ev) => Ok(Ok(ev)),
+            Err(f) => match self.self_type().or_else(|| event_name.map(str::to_owned)) {
+                Some(k) if !handled.contains(&k.as_str()) => Ok(Err(k)),
+                _ => Err(f),
+            },
+        }
+    }
+
     /// The event's own `type` (or `object`) string, for messages; cold path.
-    fn self_type(self) -> Option<String> {
+    pub(crate) fn self_type(self) -> Option<String> {
         #[derive(Deserialize)]
         struct Probe {
             #[serde(rename = "type")]
@@ -820,5 +838,7 @@ impl Assembler {
     }
 }
 
+#[cfg(test)]
+mod fast_tests;
 #[cfg(test)]
 mod tests;

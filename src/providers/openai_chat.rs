@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{text, Few, Index, Str};
-use super::scan::{Scan, Seen};
+use super::scan::{self, Scan, Seen};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -248,6 +248,22 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
     Some(call)
 }
 
+/// The fast path against the general decode, for the tests that compare
+/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
+/// typed `serde_json` decode gives, `Ok(false)` when it left `text` to the
+/// general path, `Err` (both results) otherwise.
+#[cfg(test)]
+pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
+    let Some(fast) = scan_chunk(text) else {
+        return Ok(false);
+    };
+    match serde_json::from_str::<Chunk<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
+    }
+}
+
 pub(crate) fn feed(
     s: &mut Stream,
     event_name: Option<&str>,
@@ -261,7 +277,7 @@ pub(crate) fn feed(
         return Err(provider_error(err));
     }
     let chunk: Chunk<'_> = match input {
-        Input::Text(t) => match scan_chunk(t) {
+        Input::Text(t) if scan::enabled() => match scan_chunk(t) {
             Some(chunk) => chunk,
             None => input.parse()?,
         },

@@ -29,6 +29,28 @@ use std::borrow::Cow;
 
 use super::json::{Index, Str};
 
+#[cfg(test)]
+thread_local! {
+    /// Set by the tests that compare the two paths: every event takes the
+    /// general path.
+    pub(crate) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the fast paths may serve an event (always, outside the tests that
+/// compare them with the general path).
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) const fn enabled() -> bool {
+    true
+}
+
+/// Whether the fast paths may serve an event (always, outside the tests that
+/// compare them with the general path).
+#[cfg(test)]
+pub(crate) fn enabled() -> bool {
+    !GENERAL_ONLY.with(std::cell::Cell::get)
+}
+
 /// How deep a skipped value may nest before the scanner gives up (the general
 /// decode has its own, larger limit and its own error for it).
 pub(crate) const MAX_SKIP_DEPTH: usize = 32;

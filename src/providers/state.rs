@@ -530,9 +530,8 @@ impl Stream {
         self.choices.get_mut(&c)
     }
 
-    /// The choice, for a change of its content: refused after `[DONE]` and after
-    /// the message ended (Q24).
-    fn writable(&mut self, c: i64) -> R<&mut Choice> {
+    /// Refuses anything after `[DONE]` (Q24).
+    fn not_done(&self) -> R {
         if self.done {
             return Err(violation(
                 Rule::AfterDone,
@@ -540,6 +539,13 @@ impl Stream {
                 "the stream sent [DONE] already",
             ));
         }
+        Ok(())
+    }
+
+    /// The choice, for a change of its content: refused after `[DONE]` and after
+    /// the message ended (Q24).
+    fn writable(&mut self, c: i64) -> R<&mut Choice> {
+        self.not_done()?;
         let ch = self.choice(c)?;
         if ch.ended {
             return Err(violation(
@@ -605,13 +611,7 @@ impl Stream {
     /// `messageStart`, `message-start`): a second one is a replayed or
     /// concatenated stream (Q24).
     pub(crate) fn start(&mut self, c: i64) -> R {
-        if self.done {
-            return Err(violation(
-                Rule::AfterDone,
-                None,
-                "the stream sent [DONE] already",
-            ));
-        }
+        self.not_done()?;
         let ch = self.choice(c)?;
         if ch.started || ch.ended {
             return Err(violation(
@@ -1209,13 +1209,7 @@ impl Stream {
     /// whether it ended normally (Q15) from the recorded reason. No reason
     /// recorded is not a normal end (Q26). A second end changes nothing.
     pub(crate) fn end(&mut self, c: i64, live: &mut Live<'_>) -> R {
-        if self.done {
-            return Err(violation(
-                Rule::AfterDone,
-                None,
-                "the stream sent [DONE] already",
-            ));
-        }
+        self.not_done()?;
         let stream_problems = self.has_problems(c);
         let ch = self.choice(c)?;
         if ch.ended {

@@ -6,7 +6,7 @@
 //! `feed_bytes` and `close` decode and assemble with the GIL released; Python
 //! objects (live events, messages) are built afterwards, with the lock released.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -25,6 +25,7 @@ use super::event_tree::{self, NotJson};
 use super::imports::Imports;
 use super::live::{LiveValue, Numbers};
 use super::{locked, locked_attached};
+use crate::blocks::{Block, ToolUseBlock};
 use crate::framing::{self, FramingLimits};
 use crate::partial::{self, PartialOptions};
 use crate::providers::{
@@ -227,15 +228,27 @@ fn message_to_py<'py>(
     py: Python<'py>,
     m: &providers::AssembledMessage,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let blocks = m
-        .blocks
-        .iter()
-        .map(|b| block_to_py(py, b))
-        .collect::<PyResult<Vec<_>>>()?;
     let tool_uses = m
         .tool_uses
         .iter()
         .map(|t| tool_use_to_py(py, &t.block))
+        .collect::<PyResult<Vec<_>>>()?;
+    // A call is in `blocks` and in `tool_uses`: one Python object serves both, so a
+    // large input is not built twice.
+    let mut shared: HashMap<&str, (&ToolUseBlock, &Bound<'py, PyAny>)> = HashMap::new();
+    for (t, obj) in m.tool_uses.iter().zip(&tool_uses) {
+        shared.insert(t.block.id.as_str(), (&t.block, obj));
+    }
+    let blocks = m
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::ToolUse(call) => match shared.get(call.id.as_str()) {
+                Some((same, obj)) if *same == call => Ok((*obj).clone()),
+                _ => block_to_py(py, b),
+            },
+            other => block_to_py(py, other),
+        })
         .collect::<PyResult<Vec<_>>>()?;
     let problems: Vec<&str> = m.problems.iter().map(|p| p.message.as_str()).collect();
     let minted: Vec<&str> = m
@@ -589,7 +602,10 @@ impl PyAssembler {
         };
         Ok(Self {
             state: Mutex::new(State {
-                asm: BytesAssembler::new(providers::Assembler::new(dialect, limits), framing_limits),
+                asm: BytesAssembler::new(
+                    providers::Assembler::new(dialect, limits),
+                    framing_limits,
+                ),
                 closed: false,
                 partials: BTreeMap::new(),
                 tree: TreeBuilder::default(),

@@ -353,10 +353,19 @@ fn check_document_size(out: String, at: &str) -> Result<String, Error> {
 /// `{"role":"tool","tool_use_id":…,"content":[…],"is_error":…}`.
 ///
 /// # Errors
-/// As [`marshal_blocks`].
+/// As [`marshal_blocks`], and [`Error::Encode`] for a [`Message`] whose role is
+/// `tool` (it would be read back as a tool result).
 pub fn marshal_message(message: &AnyMessage) -> Result<String, Error> {
     let mut out = String::from("{\"role\":");
     match message {
+        AnyMessage::Message(m) if m.role == "tool" => {
+            return Err(Error::Encode {
+                at: "message".to_owned(),
+                message: "a message with the role \"tool\" is read back as a tool result; \
+                          send a ToolResultMessage instead"
+                    .to_owned(),
+            });
+        }
         AnyMessage::Message(m) => {
             push_json_str(&mut out, &m.role);
             out.push_str(",\"content\":");
@@ -1019,6 +1028,68 @@ mod tests {
         assert!(!marshal_block(&tool("{}"))
             .unwrap_or_default()
             .contains("kind"));
+    }
+
+    #[test]
+    fn nesting_the_decoder_refuses_is_not_encoded() {
+        let nest = |levels: usize| {
+            (0..levels).fold(Block::Text("x".into()), |inner, _| {
+                Block::ToolResult(ToolResultBlock {
+                    content: vec![inner],
+                    ..ToolResultBlock::default()
+                })
+            })
+        };
+        // Each tool result is two levels: its object and its content list.
+        let deep = nest(MAX_DEPTH / 2 + 1);
+        assert!(matches!(marshal_block(&deep), Err(Error::Limit { .. })));
+        assert!(matches!(
+            marshal_blocks(std::slice::from_ref(&deep)),
+            Err(Error::Limit { .. })
+        ));
+        let m = AnyMessage::Message(Message {
+            role: "user".into(),
+            blocks: vec![deep],
+        });
+        assert!(matches!(marshal_message(&m), Err(Error::Limit { .. })));
+        let fits = nest(MAX_DEPTH / 2 - 1);
+        let wire = marshal_block(&fits).unwrap_or_default();
+        assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(fits));
+    }
+
+    #[test]
+    fn a_plain_message_with_the_tool_role_is_refused() {
+        let m = AnyMessage::Message(Message {
+            role: "tool".into(),
+            blocks: vec![Block::Text("r".into())],
+        });
+        assert!(matches!(
+            marshal_message(&m),
+            Err(Error::Encode { message, .. }) if message.contains("ToolResultMessage")
+        ));
+    }
+
+    #[test]
+    fn a_state_format_without_state_round_trips() {
+        let blocks = [
+            Block::ToolUse(ToolUseBlock {
+                provider_state_format: "gemini".into(),
+                ..ToolUseBlock::default()
+            }),
+            Block::Thinking(ThinkingBlock {
+                provider_state_format: "anthropic-redacted".into(),
+                ..ThinkingBlock::default()
+            }),
+            Block::ToolResult(ToolResultBlock {
+                provider_state_format: "anthropic".into(),
+                ..ToolResultBlock::default()
+            }),
+        ];
+        for block in blocks {
+            let wire = marshal_block(&block).unwrap_or_default();
+            assert!(wire.contains("\"provider_state_format\""), "{wire}");
+            assert_eq!(unmarshal_block(wire.as_bytes()).ok(), Some(block));
+        }
     }
 
     #[test]

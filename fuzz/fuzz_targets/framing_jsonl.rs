@@ -1,0 +1,85 @@
+//! The JSON lines decoder, and the auto-detecting decoder on JSON lines.
+//!
+//! Checks: whole, cut and byte-by-byte decoding agree (events and error);
+//! errors are sticky; the auto decoder gives the same frames once it detects
+//! JSON lines; on valid UTF-8 within the limits the lines are those of a
+//! plain model; invalid UTF-8 is an error.
+#![no_main]
+
+use _toolstitch::framing::{Decoder, Error, Frame, FramingLimits, JsonLinesDecoder, Transport};
+use libfuzzer_sys::fuzz_target;
+use toolstitch_fuzz::{cuts, model, pipeline, Header};
+
+fn decode(limits: FramingLimits, pieces: &[&[u8]]) -> (Vec<String>, Result<(), Error>) {
+    let mut d = JsonLinesDecoder::new(limits);
+    let mut out = Vec::new();
+    for p in pieces {
+        if let Err(e) = d.push(p, &mut out) {
+            let mut more = Vec::new();
+            assert_eq!(d.push(b"{}\n", &mut more), Err(e.clone()), "sticky");
+            assert_eq!(d.finish(&mut more), Err(e.clone()), "sticky at finish");
+            assert!(more.is_empty());
+            return (out, Err(e));
+        }
+    }
+    let r = d.finish(&mut out);
+    (out, r)
+}
+
+fn decode_fixed(
+    transport: Option<Transport>,
+    limits: FramingLimits,
+    pieces: &[&[u8]],
+) -> (Option<Transport>, Vec<Frame>, Result<(), Error>) {
+    let mut d = match transport {
+        Some(t) => Decoder::with_transport(t, limits),
+        None => Decoder::new(limits),
+    };
+    let mut out = Vec::new();
+    for p in pieces {
+        if let Err(e) = d.push(p, &mut out) {
+            return (d.transport(), out, Err(e));
+        }
+    }
+    let t = d.transport();
+    let r = d.finish(&mut out);
+    (t, out, r)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let (h, body) = Header::split(data);
+    let limits = pipeline::limits(h.small_limits).1;
+    let whole = decode(limits, &[body]);
+    let pieces = cuts::pieces(body, h.cuts, h.seed);
+    assert_eq!(decode(limits, &pieces), whole, "whole vs cut");
+    if body.len() <= 1024 {
+        assert_eq!(
+            decode(limits, &cuts::bytewise(body)),
+            whole,
+            "whole vs bytewise"
+        );
+    }
+    let lines: Vec<Frame> = whole.0.iter().cloned().map(Frame::Line).collect();
+    let (_, frames, r) = decode_fixed(Some(Transport::JsonLines), limits, &pieces);
+    assert_eq!(
+        (&frames, &r),
+        (&lines, &whole.1),
+        "Decoder::with_transport differs"
+    );
+    let (transport, frames, r) = decode_fixed(None, limits, &pieces);
+    if transport == Some(Transport::JsonLines) {
+        assert_eq!(
+            (frames, r),
+            (lines, whole.1.clone()),
+            "auto decoder differs"
+        );
+    }
+    match std::str::from_utf8(body) {
+        Err(_) => assert!(whole.1.is_err(), "invalid UTF-8 accepted"),
+        Ok(text) if !h.small_limits => {
+            assert_eq!(whole.1, Ok(()));
+            assert_eq!(whole.0, model::jsonl(text), "lines differ from the model");
+        }
+        Ok(_) => {}
+    }
+});

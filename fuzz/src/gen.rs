@@ -1,0 +1,1283 @@
+//! Structured inputs: plausible event sequences built from each dialect's
+//! event vocabulary (types, fields, block kinds, reasons), with strings drawn
+//! mostly from small pools (so that ids collide, JSON fragments join into
+//! complete values, and positions repeat) and sometimes from the input.
+
+use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
+use serde_json::{json, Map, Value};
+
+use _toolstitch::providers::Dialect;
+
+use crate::render::{Body, Event};
+
+/// At most this many events per input.
+const MAX_EVENTS: usize = 48;
+/// At most this many items in any generated list.
+const MAX_ITEMS: usize = 4;
+
+const IDS: &[&str] = &[
+    "call_a", "call_b", "toolu_1", "fc_1", "", "call_0_0", "call_0_1", "x",
+];
+const NAMES: &[&str] = &["get_weather", "lookup", "", "f", "web_search"];
+const ARGS: &[&str] = &[
+    "{",
+    "}",
+    "{}",
+    "\"city\"",
+    ":",
+    "\"Paris\"",
+    ",",
+    "{\"city\":\"Paris\"}",
+    "[1,2]",
+    "\"",
+    " ",
+    "nul",
+    "l",
+    "1",
+    ".5",
+    "\\u00e9",
+    "{\"a\":",
+    "\"b\"}",
+    "{\"a\":1}{\"b\":2}",
+    "é",
+    "",
+    "{\"a\":1}",
+    "{\"a\":1,\"b\":[true,null]}",
+    "\\ud83d",
+    "\\ude00",
+];
+const TEXTS: &[&str] = &["Hello", " world", "", "\n", "é", "👍", "a\u{0}b"];
+const SIGS: &[&str] = &["sig", "", "EqQBCgIYAhIk", "c2ln"];
+
+/// A string: from the field's pool, or from the input.
+#[derive(Arbitrary, Debug, Clone)]
+pub enum Txt {
+    Pool(u8),
+    Own(String),
+}
+
+impl Txt {
+    fn of(&self, pool: &[&str]) -> String {
+        match self {
+            Txt::Pool(i) => pool[usize::from(*i) % pool.len()].to_owned(),
+            Txt::Own(s) => s.chars().take(40).collect(),
+        }
+    }
+}
+
+fn opt(t: &Option<Txt>, pool: &[&str]) -> Option<Value> {
+    t.as_ref().map(|t| Value::String(t.of(pool)))
+}
+
+/// A position: mostly 0..3, sometimes the odd forms providers send.
+#[derive(Arbitrary, Debug, Clone, Copy)]
+pub struct Ix(u8);
+
+impl Ix {
+    fn value(self) -> Value {
+        match self.0 {
+            0..=199 => json!(self.0 % 4),
+            200..=209 => json!(-1),
+            210..=219 => json!((self.0 % 4).to_string()),
+            220..=229 => json!(f64::from(self.0 % 4)),
+            230..=234 => json!(1.5),
+            235..=239 => json!(u64::MAX),
+            240..=244 => Value::Null,
+            _ => json!(i64::from(self.0) * 1_000_000_007),
+        }
+    }
+}
+
+/// Sets `key` when there is a value.
+fn put(m: &mut Map<String, Value>, key: &str, v: Option<Value>) {
+    if let Some(v) = v {
+        m.insert(key.to_owned(), v);
+    }
+}
+
+fn usage() -> Value {
+    json!({"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8,
+           "input_tokens": 3, "output_tokens": 5})
+}
+
+fn ev(name: Option<&str>, v: Value) -> Event {
+    Event::json(name, v)
+}
+
+fn raw(name: Option<&str>, text: &str) -> Event {
+    Event {
+        name: name.map(str::to_owned),
+        body: Body::Raw(text.to_owned()),
+        exception: false,
+    }
+}
+
+/// The event sequence `data` describes for `dialect`.
+#[must_use]
+pub fn events(dialect: Dialect, data: &[u8]) -> Vec<Event> {
+    let mut u = Unstructured::new(data);
+    let mut out = Vec::new();
+    if dialect == Dialect::OpenAiResponses {
+        responses_events(&mut u, &mut out);
+        return out;
+    }
+    while !u.is_empty() && out.len() < MAX_EVENTS {
+        let ok = match dialect {
+            Dialect::OpenAiChat => ChatOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
+            Dialect::Anthropic => AnthOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
+            Dialect::Bedrock => BedOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
+            Dialect::Gemini => GemOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
+            Dialect::Cohere | Dialect::OpenAiResponses => {
+                CohOp::arbitrary(&mut u).map(|op| op.render(&mut out))
+            }
+        };
+        if ok.is_err() {
+            break;
+        }
+    }
+    out
+}
+
+// ------------------------------------------------------------- openai-chat
+
+const CHAT_REASONS: &[&str] = &[
+    "stop",
+    "tool_calls",
+    "length",
+    "content_filter",
+    "function_call",
+    "",
+];
+
+#[derive(Arbitrary, Debug)]
+enum ChatOp {
+    Chunk {
+        choices: Vec<ChatChoice>,
+        usage: bool,
+        object: bool,
+    },
+    Done,
+    ErrorChunk(Txt),
+    ErrorEvent(Txt),
+    GroqUsage,
+    Raw(String),
+}
+
+#[derive(Arbitrary, Debug)]
+struct ChatChoice {
+    index: Option<Ix>,
+    content: Option<Txt>,
+    refusal: Option<Txt>,
+    reasoning: Option<Txt>,
+    reasoning_field: bool,
+    calls: Vec<ChatCall>,
+    function_call: Option<(Option<Txt>, Option<Txt>)>,
+    finish: Option<Txt>,
+}
+
+#[derive(Arbitrary, Debug)]
+struct ChatCall {
+    index: Option<Ix>,
+    id: Option<Txt>,
+    name: Option<Txt>,
+    args: Option<Txt>,
+    custom: bool,
+}
+
+impl ChatOp {
+    fn render(self, out: &mut Vec<Event>) {
+        match self {
+            ChatOp::Chunk {
+                choices,
+                usage: with_usage,
+                object,
+            } => {
+                let mut chunk = Map::new();
+                if object {
+                    chunk.insert("object".into(), json!("chat.completion.chunk"));
+                }
+                let choices: Vec<Value> = choices
+                    .into_iter()
+                    .take(MAX_ITEMS)
+                    .map(ChatChoice::value)
+                    .collect();
+                chunk.insert("choices".into(), Value::Array(choices));
+                if with_usage {
+                    chunk.insert("usage".into(), usage());
+                }
+                out.push(ev(None, Value::Object(chunk)));
+            }
+            ChatOp::Done => out.push(raw(None, "[DONE]")),
+            ChatOp::ErrorChunk(t) => out.push(ev(
+                None,
+                json!({"error": {"message": t.of(TEXTS), "type": "server_error"}}),
+            )),
+            ChatOp::ErrorEvent(t) => out.push(ev(Some("error"), json!({"message": t.of(TEXTS)}))),
+            ChatOp::GroqUsage => out.push(ev(None, json!({"x_groq": {"usage": usage()}}))),
+            ChatOp::Raw(s) => out.push(raw(None, &s)),
+        }
+    }
+}
+
+impl ChatChoice {
+    fn value(self) -> Value {
+        let mut delta = Map::new();
+        put(&mut delta, "content", opt(&self.content, TEXTS));
+        put(&mut delta, "refusal", opt(&self.refusal, TEXTS));
+        let reasoning_key = if self.reasoning_field {
+            "reasoning"
+        } else {
+            "reasoning_content"
+        };
+        put(&mut delta, reasoning_key, opt(&self.reasoning, TEXTS));
+        if !self.calls.is_empty() {
+            let calls: Vec<Value> = self
+                .calls
+                .into_iter()
+                .take(MAX_ITEMS)
+                .map(|c| {
+                    let mut call = Map::new();
+                    put(&mut call, "index", c.index.map(Ix::value));
+                    put(&mut call, "id", opt(&c.id, IDS));
+                    let mut f = Map::new();
+                    put(&mut f, "name", opt(&c.name, NAMES));
+                    let (key, field) = if c.custom {
+                        ("custom", "input")
+                    } else {
+                        ("function", "arguments")
+                    };
+                    put(&mut f, field, opt(&c.args, ARGS));
+                    call.insert(key.into(), Value::Object(f));
+                    call.insert("type".into(), json!(key));
+                    Value::Object(call)
+                })
+                .collect();
+            delta.insert("tool_calls".into(), Value::Array(calls));
+        }
+        if let Some((name, args)) = &self.function_call {
+            let mut f = Map::new();
+            put(&mut f, "name", opt(name, NAMES));
+            put(&mut f, "arguments", opt(args, ARGS));
+            delta.insert("function_call".into(), Value::Object(f));
+        }
+        let mut choice = Map::new();
+        put(&mut choice, "index", self.index.map(Ix::value));
+        choice.insert("delta".into(), Value::Object(delta));
+        choice.insert(
+            "finish_reason".into(),
+            opt(&self.finish, CHAT_REASONS).unwrap_or(Value::Null),
+        );
+        Value::Object(choice)
+    }
+}
+
+// --------------------------------------------------------------- anthropic
+
+const ANTH_REASONS: &[&str] = &[
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "stop_sequence",
+    "refusal",
+    "pause_turn",
+];
+
+#[derive(Arbitrary, Debug)]
+enum AnthOp {
+    MessageStart,
+    BlockStart { index: Ix, block: AnthBlock },
+    Delta { index: Ix, delta: AnthDelta },
+    BlockStop(Ix),
+    MessageDelta { reason: Option<Txt>, usage: bool },
+    MessageStop,
+    Ping,
+    Error(Txt),
+    Unknown(Txt),
+    Named(Box<AnthOp>),
+    Raw(String),
+}
+
+#[derive(Arbitrary, Debug)]
+enum AnthBlock {
+    Text(Txt),
+    Thinking(Txt, Txt),
+    Redacted(Txt),
+    ToolUse {
+        id: Txt,
+        name: Txt,
+        input: Option<Txt>,
+    },
+    ServerToolUse {
+        id: Txt,
+        name: Txt,
+    },
+    Mcp {
+        id: Txt,
+        name: Txt,
+    },
+    Result {
+        id: Txt,
+        content: Txt,
+        error: bool,
+    },
+    Unknown(Txt),
+}
+
+#[derive(Arbitrary, Debug)]
+enum AnthDelta {
+    Text(Txt),
+    InputJson(Txt),
+    Thinking(Txt),
+    Signature(Txt),
+    Citations,
+    Unknown(Txt),
+}
+
+impl AnthBlock {
+    fn value(&self) -> Value {
+        match self {
+            AnthBlock::Text(t) => json!({"type": "text", "text": t.of(TEXTS)}),
+            AnthBlock::Thinking(t, s) => {
+                json!({"type": "thinking", "thinking": t.of(TEXTS), "signature": s.of(SIGS)})
+            }
+            AnthBlock::Redacted(d) => json!({"type": "redacted_thinking", "data": d.of(SIGS)}),
+            AnthBlock::ToolUse { id, name, input } => {
+                let input = input
+                    .as_ref()
+                    .map(|t| serde_json::from_str::<Value>(&t.of(ARGS)).unwrap_or(json!({})))
+                    .unwrap_or(json!({}));
+                json!({"type": "tool_use", "id": id.of(IDS), "name": name.of(NAMES), "input": input})
+            }
+            AnthBlock::ServerToolUse { id, name } => json!({"type": "server_tool_use",
+                "id": id.of(IDS), "name": name.of(NAMES), "input": {}}),
+            AnthBlock::Mcp { id, name } => json!({"type": "mcp_tool_use", "id": id.of(IDS),
+                "name": name.of(NAMES), "server_name": "s", "input": {}}),
+            AnthBlock::Result { id, content, error } => json!({"type": "web_search_tool_result",
+                "tool_use_id": id.of(IDS), "is_error": error,
+                "content": [{"type": "text", "text": content.of(TEXTS)}]}),
+            AnthBlock::Unknown(t) => json!({"type": t.of(&["image", "document", "x"]), "x": 1}),
+        }
+    }
+}
+
+impl AnthDelta {
+    fn value(&self) -> Value {
+        match self {
+            AnthDelta::Text(t) => json!({"type": "text_delta", "text": t.of(TEXTS)}),
+            AnthDelta::InputJson(t) => {
+                json!({"type": "input_json_delta", "partial_json": t.of(ARGS)})
+            }
+            AnthDelta::Thinking(t) => json!({"type": "thinking_delta", "thinking": t.of(TEXTS)}),
+            AnthDelta::Signature(t) => json!({"type": "signature_delta", "signature": t.of(SIGS)}),
+            AnthDelta::Citations => json!({"type": "citations_delta", "citation": {"x": 1}}),
+            AnthDelta::Unknown(t) => json!({"type": t.of(&["future_delta", ""]), "v": [1]}),
+        }
+    }
+}
+
+impl AnthOp {
+    fn value(&self) -> (&'static str, Value) {
+        match self {
+            AnthOp::MessageStart => (
+                "message_start",
+                json!({"type": "message_start", "message": {"id": "msg_1", "usage": usage()}}),
+            ),
+            AnthOp::BlockStart { index, block } => (
+                "content_block_start",
+                json!({"type": "content_block_start", "index": index.value(),
+                       "content_block": block.value()}),
+            ),
+            AnthOp::Delta { index, delta } => (
+                "content_block_delta",
+                json!({"type": "content_block_delta", "index": index.value(), "delta": delta.value()}),
+            ),
+            AnthOp::BlockStop(index) => (
+                "content_block_stop",
+                json!({"type": "content_block_stop", "index": index.value()}),
+            ),
+            AnthOp::MessageDelta { reason, usage: u } => {
+                let mut delta = Map::new();
+                delta.insert(
+                    "stop_reason".into(),
+                    opt(reason, ANTH_REASONS).unwrap_or(Value::Null),
+                );
+                let mut v = json!({"type": "message_delta", "delta": delta});
+                if *u {
+                    v["usage"] = json!({"output_tokens": 9});
+                }
+                ("message_delta", v)
+            }
+            AnthOp::MessageStop => ("message_stop", json!({"type": "message_stop"})),
+            AnthOp::Ping => ("ping", json!({"type": "ping"})),
+            AnthOp::Error(t) => (
+                "error",
+                json!({"type": "error", "error": {"type": "overloaded_error", "message": t.of(TEXTS)}}),
+            ),
+            AnthOp::Unknown(t) => (
+                "future",
+                json!({"type": t.of(&["future_event", "message_start"])}),
+            ),
+            AnthOp::Named(op) => op.value(),
+            AnthOp::Raw(_) => ("", Value::Null),
+        }
+    }
+
+    fn render(self, out: &mut Vec<Event>) {
+        match &self {
+            AnthOp::Raw(s) => out.push(raw(None, s)),
+            AnthOp::Named(op) => {
+                let (name, v) = op.value();
+                out.push(ev(Some(name), v));
+            }
+            _ => out.push(ev(None, self.value().1)),
+        }
+    }
+}
+
+// ----------------------------------------------------------------- bedrock
+
+const BED_REASONS: &[&str] = &[
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "guardrail_intervened",
+    "stop_sequence",
+];
+const EXCEPTIONS: &[&str] = &[
+    "throttlingException",
+    "modelStreamErrorException",
+    "internalServerException",
+    "validationException",
+    "serviceUnavailable",
+];
+
+#[derive(Arbitrary, Debug)]
+struct BedOp {
+    kind: BedKind,
+    /// Wrap the payload in its event name (`{"contentBlockDelta": {...}}`).
+    wrapped: bool,
+    /// Give the `:event-type` header.
+    named: bool,
+    /// Pad the payload with Bedrock's random `"p"` field.
+    padded: bool,
+}
+
+#[derive(Arbitrary, Debug)]
+enum BedKind {
+    MessageStart,
+    ToolStart {
+        index: Ix,
+        id: Txt,
+        name: Txt,
+        server: bool,
+    },
+    ResultStart {
+        index: Ix,
+        id: Txt,
+        error: bool,
+    },
+    OtherStart(Ix),
+    Text {
+        index: Ix,
+        text: Txt,
+    },
+    ToolInput {
+        index: Ix,
+        input: Txt,
+    },
+    Reasoning {
+        index: Ix,
+        text: Option<Txt>,
+        signature: Option<Txt>,
+        redacted: Option<Txt>,
+    },
+    ResultDelta {
+        index: Ix,
+        text: Txt,
+        json: bool,
+    },
+    Stop(Ix),
+    MessageStop(Option<Txt>),
+    Metadata,
+    Exception(Txt, bool),
+    Raw(String),
+}
+
+impl BedOp {
+    fn render(self, out: &mut Vec<Event>) {
+        let (name, mut payload) = match self.kind {
+            BedKind::MessageStart => ("messageStart", json!({"role": "assistant"})),
+            BedKind::ToolStart {
+                index,
+                id,
+                name,
+                server,
+            } => {
+                let mut tool = json!({"toolUseId": id.of(IDS), "name": name.of(NAMES)});
+                if server {
+                    tool["type"] = json!("server_tool_use");
+                }
+                (
+                    "contentBlockStart",
+                    json!({"contentBlockIndex": index.value(), "start": {"toolUse": tool}}),
+                )
+            }
+            BedKind::ResultStart { index, id, error } => (
+                "contentBlockStart",
+                json!({"contentBlockIndex": index.value(), "start": {"toolResult":
+                    {"toolUseId": id.of(IDS), "type": "web_search_result",
+                     "status": if error { "error" } else { "success" }}}}),
+            ),
+            BedKind::OtherStart(index) => (
+                "contentBlockStart",
+                json!({"contentBlockIndex": index.value(), "start": {"image": {}}}),
+            ),
+            BedKind::Text { index, text } => (
+                "contentBlockDelta",
+                json!({"contentBlockIndex": index.value(), "delta": {"text": text.of(TEXTS)}}),
+            ),
+            BedKind::ToolInput { index, input } => (
+                "contentBlockDelta",
+                json!({"contentBlockIndex": index.value(), "delta": {"toolUse": {"input": input.of(ARGS)}}}),
+            ),
+            BedKind::Reasoning {
+                index,
+                text,
+                signature,
+                redacted,
+            } => {
+                let mut r = Map::new();
+                put(&mut r, "text", opt(&text, TEXTS));
+                put(&mut r, "signature", opt(&signature, SIGS));
+                put(&mut r, "redactedContent", opt(&redacted, SIGS));
+                (
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": index.value(), "delta": {"reasoningContent": r}}),
+                )
+            }
+            BedKind::ResultDelta {
+                index,
+                text,
+                json: as_json,
+            } => {
+                let item = if as_json {
+                    json!({"json": {"v": text.of(TEXTS)}})
+                } else {
+                    json!({"text": text.of(TEXTS)})
+                };
+                (
+                    "contentBlockDelta",
+                    json!({"contentBlockIndex": index.value(), "delta": {"toolResult": [item]}}),
+                )
+            }
+            BedKind::Stop(index) => (
+                "contentBlockStop",
+                json!({"contentBlockIndex": index.value()}),
+            ),
+            BedKind::MessageStop(reason) => {
+                let mut m = Map::new();
+                put(&mut m, "stopReason", opt(&reason, BED_REASONS));
+                ("messageStop", Value::Object(m))
+            }
+            BedKind::Metadata => (
+                "metadata",
+                json!({"usage": {"inputTokens": 3, "outputTokens": 5, "totalTokens": 8},
+                       "metrics": {"latencyMs": 1}}),
+            ),
+            BedKind::Exception(t, frame) => {
+                let kind = t.of(EXCEPTIONS);
+                if frame {
+                    out.push(Event {
+                        name: Some(kind),
+                        body: Body::Json(json!({"message": "slow down"})),
+                        exception: true,
+                    });
+                    return;
+                }
+                out.push(ev(Some(&kind), json!({"message": "slow down"})));
+                return;
+            }
+            BedKind::Raw(s) => {
+                out.push(raw(self.named.then_some("contentBlockDelta"), &s));
+                return;
+            }
+        };
+        if self.padded {
+            if let Value::Object(m) = &mut payload {
+                m.insert("p".into(), json!("abcdefghijkl"));
+            }
+        }
+        if self.wrapped {
+            payload = json!({ name: payload });
+        }
+        out.push(ev(self.named.then_some(name), payload));
+    }
+}
+
+// ------------------------------------------------------- openai-responses
+
+const ITEM_TYPES: &[&str] = &[
+    "function_call",
+    "custom_tool_call",
+    "web_search_call",
+    "computer_call",
+    "mcp_call",
+    "image_generation_call",
+    "shell_call",
+    "reasoning",
+    "message",
+    "future_item",
+];
+const PROGRESS: &[&str] = &[
+    "response.content_part.added",
+    "response.output_text.done",
+    "response.web_search_call.searching",
+    "response.mcp_call_arguments.delta",
+    "response.future_event",
+    "response.reasoning_summary_part.added",
+];
+const RESP_STATUS: &[&str] = &["completed", "incomplete", "failed", "in_progress", ""];
+
+#[derive(Arbitrary, Debug)]
+struct RespOp {
+    kind: RespKind,
+    /// How the sequence number of this event is written.
+    seq: Seq,
+    /// Give the SSE `event:` name too.
+    named: bool,
+}
+
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum Seq {
+    Next,
+    None,
+    Repeat,
+    Skip(u8),
+    Back(u8),
+}
+
+#[derive(Arbitrary, Debug)]
+enum RespKind {
+    Created,
+    InProgress,
+    ItemAdded {
+        oi: Option<Ix>,
+        item: RespItem,
+    },
+    ItemDone {
+        oi: Option<Ix>,
+        item: RespItem,
+    },
+    ArgsDelta {
+        oi: Option<Ix>,
+        item_id: Option<Txt>,
+        delta: Txt,
+        custom: bool,
+    },
+    ArgsDone {
+        oi: Option<Ix>,
+        item_id: Option<Txt>,
+        args: Option<Txt>,
+        name: Option<Txt>,
+        custom: bool,
+    },
+    TextDelta {
+        oi: Option<Ix>,
+        ci: Option<Ix>,
+        delta: Txt,
+    },
+    RefusalDelta {
+        oi: Option<Ix>,
+        delta: Txt,
+    },
+    Reasoning {
+        oi: Option<Ix>,
+        part: Option<Ix>,
+        delta: Txt,
+        summary: bool,
+    },
+    Completed {
+        status: Option<Txt>,
+        usage: bool,
+    },
+    Incomplete {
+        reason: Option<Txt>,
+    },
+    Failed(Option<Txt>),
+    Error(Txt),
+    Progress(Txt),
+    Raw(String),
+}
+
+#[derive(Arbitrary, Debug)]
+struct RespItem {
+    kind: Txt,
+    id: Option<Txt>,
+    call_id: Option<Txt>,
+    name: Option<Txt>,
+    args: Option<Txt>,
+    /// `arguments` as an object instead of a string.
+    args_object: bool,
+    extra: Option<Txt>,
+}
+
+impl RespItem {
+    fn value(&self) -> Value {
+        let kind = self.kind.of(ITEM_TYPES);
+        let mut m = Map::new();
+        m.insert("type".into(), json!(kind));
+        put(&mut m, "id", opt(&self.id, IDS));
+        put(&mut m, "call_id", opt(&self.call_id, IDS));
+        put(&mut m, "name", opt(&self.name, NAMES));
+        let field = if kind == "custom_tool_call" {
+            "input"
+        } else {
+            "arguments"
+        };
+        if self.args_object {
+            m.insert(field.into(), json!({"a": 1}));
+        } else {
+            put(&mut m, field, opt(&self.args, ARGS));
+        }
+        if let Some(x) = &self.extra {
+            m.insert("status".into(), json!("completed"));
+            m.insert("output".into(), json!(x.of(TEXTS)));
+            m.insert("encrypted_content".into(), json!(x.of(SIGS)));
+            m.insert("action".into(), json!({"query": x.of(TEXTS)}));
+        }
+        Value::Object(m)
+    }
+}
+
+struct SeqState {
+    last: u64,
+}
+
+impl RespOp {
+    fn render(self, out: &mut Vec<Event>, seq: &mut SeqState) {
+        let (name, mut v) = match self.kind {
+            RespKind::Created => (
+                "response.created",
+                json!({"response": {"id": "resp_1", "status": "in_progress"}}),
+            ),
+            RespKind::InProgress => (
+                "response.in_progress",
+                json!({"response": {"id": "resp_1"}}),
+            ),
+            RespKind::ItemAdded { oi, item } => {
+                let mut v = json!({"item": item.value()});
+                if let Some(oi) = oi {
+                    v["output_index"] = oi.value();
+                }
+                ("response.output_item.added", v)
+            }
+            RespKind::ItemDone { oi, item } => {
+                let mut v = json!({"item": item.value()});
+                if let Some(oi) = oi {
+                    v["output_index"] = oi.value();
+                }
+                ("response.output_item.done", v)
+            }
+            RespKind::ArgsDelta {
+                oi,
+                item_id,
+                delta,
+                custom,
+            } => {
+                let mut m = Map::new();
+                put(&mut m, "output_index", oi.map(Ix::value));
+                put(&mut m, "item_id", opt(&item_id, IDS));
+                m.insert("delta".into(), json!(delta.of(ARGS)));
+                let name = if custom {
+                    "response.custom_tool_call_input.delta"
+                } else {
+                    "response.function_call_arguments.delta"
+                };
+                (name, Value::Object(m))
+            }
+            RespKind::ArgsDone {
+                oi,
+                item_id,
+                args,
+                name,
+                custom,
+            } => {
+                let mut m = Map::new();
+                put(&mut m, "output_index", oi.map(Ix::value));
+                put(&mut m, "item_id", opt(&item_id, IDS));
+                put(
+                    &mut m,
+                    if custom { "input" } else { "arguments" },
+                    opt(&args, ARGS),
+                );
+                put(&mut m, "name", opt(&name, NAMES));
+                let name = if custom {
+                    "response.custom_tool_call_input.done"
+                } else {
+                    "response.function_call_arguments.done"
+                };
+                (name, Value::Object(m))
+            }
+            RespKind::TextDelta { oi, ci, delta } => {
+                let mut m = Map::new();
+                put(&mut m, "output_index", oi.map(Ix::value));
+                put(&mut m, "content_index", ci.map(Ix::value));
+                m.insert("delta".into(), json!(delta.of(TEXTS)));
+                ("response.output_text.delta", Value::Object(m))
+            }
+            RespKind::RefusalDelta { oi, delta } => {
+                let mut m = Map::new();
+                put(&mut m, "output_index", oi.map(Ix::value));
+                m.insert("delta".into(), json!(delta.of(TEXTS)));
+                ("response.refusal.delta", Value::Object(m))
+            }
+            RespKind::Reasoning {
+                oi,
+                part,
+                delta,
+                summary,
+            } => {
+                let mut m = Map::new();
+                put(&mut m, "output_index", oi.map(Ix::value));
+                put(&mut m, "summary_index", part.map(Ix::value));
+                m.insert("delta".into(), json!(delta.of(TEXTS)));
+                let name = if summary {
+                    "response.reasoning_summary_text.delta"
+                } else {
+                    "response.reasoning_text.delta"
+                };
+                (name, Value::Object(m))
+            }
+            RespKind::Completed { status, usage: u } => {
+                let mut r = Map::new();
+                put(&mut r, "status", opt(&status, RESP_STATUS));
+                if u {
+                    r.insert("usage".into(), usage());
+                }
+                ("response.completed", json!({ "response": r }))
+            }
+            RespKind::Incomplete { reason } => {
+                let mut d = Map::new();
+                put(
+                    &mut d,
+                    "reason",
+                    opt(&reason, &["max_output_tokens", "content_filter"]),
+                );
+                (
+                    "response.incomplete",
+                    json!({"response": {"status": "incomplete", "incomplete_details": d}}),
+                )
+            }
+            RespKind::Failed(msg) => {
+                let err = msg.map_or(
+                    Value::Null,
+                    |m| json!({"code": "server_error", "message": m.of(TEXTS)}),
+                );
+                (
+                    "response.failed",
+                    json!({"response": {"status": "failed", "error": err}}),
+                )
+            }
+            RespKind::Error(t) => (
+                "error",
+                json!({"code": "rate_limit", "message": t.of(TEXTS)}),
+            ),
+            RespKind::Progress(t) => {
+                let kind = t.of(PROGRESS);
+                out.push(ev(
+                    self.named.then_some(kind.as_str()),
+                    json!({"type": kind, "output_index": 0}),
+                ));
+                return;
+            }
+            RespKind::Raw(s) => {
+                out.push(raw(None, &s));
+                return;
+            }
+        };
+        v["type"] = json!(name);
+        let n = match self.seq {
+            Seq::None => None,
+            Seq::Next => Some(seq.last + 1),
+            Seq::Repeat => Some(seq.last),
+            Seq::Skip(k) => Some(seq.last + 1 + u64::from(k % 8)),
+            Seq::Back(k) => Some(seq.last.saturating_sub(u64::from(k % 8))),
+        };
+        if let Some(n) = n {
+            v["sequence_number"] = json!(n);
+            seq.last = seq.last.max(n);
+        }
+        out.push(ev(self.named.then_some(name), v));
+    }
+}
+
+// ------------------------------------------------------------------ gemini
+
+const GEM_REASONS: &[&str] = &[
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "MALFORMED_FUNCTION_CALL",
+    "OTHER",
+];
+const PATHS: &[&str] = &[
+    "$.a",
+    "$.b",
+    "$.a.b",
+    "$.b[0]",
+    "$.b[1]",
+    "$['x y']",
+    "$[\"q\"]",
+    "$",
+    "$.a[0].c",
+    "a",
+    "$..",
+    "$[",
+    "$.b[2000]",
+    "$['a\\'b']",
+];
+
+#[derive(Arbitrary, Debug)]
+enum GemOp {
+    Chunk {
+        candidates: Vec<GemCand>,
+        usage: bool,
+        blocked: Option<Txt>,
+    },
+    Error(Txt),
+    Raw(String),
+}
+
+#[derive(Arbitrary, Debug)]
+struct GemCand {
+    index: Option<Ix>,
+    parts: Vec<GemPart>,
+    finish: Option<Txt>,
+}
+
+#[derive(Arbitrary, Debug)]
+enum GemPart {
+    Text {
+        text: Txt,
+        thought: Option<bool>,
+        signature: Option<Txt>,
+    },
+    Call {
+        id: Option<Txt>,
+        name: Option<Txt>,
+        args: Option<Txt>,
+        partial: Option<Vec<PArg>>,
+        will_continue: Option<bool>,
+        signature: Option<Txt>,
+    },
+    Close(Option<Txt>),
+    Code(Txt),
+    CodeResult {
+        ok: bool,
+        output: Txt,
+    },
+    Image,
+}
+
+#[derive(Arbitrary, Debug)]
+struct PArg {
+    path: Option<Txt>,
+    value: PVal,
+}
+
+#[derive(Arbitrary, Debug)]
+enum PVal {
+    Str(Txt),
+    Num(u8),
+    Bool(bool),
+    Null,
+    Nothing,
+}
+
+impl GemPart {
+    fn value(&self) -> Value {
+        let sig =
+            |m: &mut Map<String, Value>, s: &Option<Txt>| put(m, "thoughtSignature", opt(s, SIGS));
+        match self {
+            GemPart::Text {
+                text,
+                thought,
+                signature,
+            } => {
+                let mut m = Map::new();
+                m.insert("text".into(), json!(text.of(TEXTS)));
+                put(&mut m, "thought", thought.map(Value::Bool));
+                sig(&mut m, signature);
+                Value::Object(m)
+            }
+            GemPart::Call {
+                id,
+                name,
+                args,
+                partial,
+                will_continue,
+                signature,
+            } => {
+                let mut f = Map::new();
+                put(&mut f, "id", opt(id, IDS));
+                put(&mut f, "name", opt(name, NAMES));
+                if let Some(a) = args {
+                    let v = serde_json::from_str::<Value>(&a.of(ARGS))
+                        .unwrap_or(json!({"k": a.of(TEXTS)}));
+                    f.insert("args".into(), v);
+                }
+                if let Some(p) = partial {
+                    let list: Vec<Value> = p
+                        .iter()
+                        .take(MAX_ITEMS)
+                        .map(|a| {
+                            let mut m = Map::new();
+                            put(&mut m, "jsonPath", opt(&a.path, PATHS));
+                            match &a.value {
+                                PVal::Str(t) => {
+                                    put(&mut m, "stringValue", Some(json!(t.of(TEXTS))))
+                                }
+                                PVal::Num(n) => {
+                                    put(&mut m, "numberValue", Some(json!(f64::from(*n) / 4.0)))
+                                }
+                                PVal::Bool(b) => put(&mut m, "boolValue", Some(json!(b))),
+                                PVal::Null => put(&mut m, "nullValue", Some(json!("NULL_VALUE"))),
+                                PVal::Nothing => {}
+                            }
+                            Value::Object(m)
+                        })
+                        .collect();
+                    f.insert("partialArgs".into(), Value::Array(list));
+                }
+                put(&mut f, "willContinue", will_continue.map(Value::Bool));
+                let mut m = Map::new();
+                m.insert("functionCall".into(), Value::Object(f));
+                sig(&mut m, signature);
+                Value::Object(m)
+            }
+            GemPart::Close(signature) => {
+                let mut m = Map::new();
+                m.insert("functionCall".into(), json!({}));
+                sig(&mut m, signature);
+                Value::Object(m)
+            }
+            GemPart::Code(t) => {
+                json!({"executableCode": {"language": "PYTHON", "code": t.of(TEXTS)}})
+            }
+            GemPart::CodeResult { ok, output } => json!({"codeExecutionResult": {
+                "outcome": if *ok { "OUTCOME_OK" } else { "OUTCOME_FAILED" }, "output": output.of(TEXTS)}}),
+            GemPart::Image => json!({"inlineData": {"mimeType": "image/png", "data": "AA=="}}),
+        }
+    }
+}
+
+impl GemOp {
+    fn render(self, out: &mut Vec<Event>) {
+        let v = match self {
+            GemOp::Chunk {
+                candidates,
+                usage: u,
+                blocked,
+            } => {
+                let cands: Vec<Value> = candidates
+                    .iter()
+                    .take(MAX_ITEMS)
+                    .map(|c| {
+                        let mut m = Map::new();
+                        put(&mut m, "index", c.index.map(Ix::value));
+                        let parts: Vec<Value> =
+                            c.parts.iter().take(MAX_ITEMS).map(GemPart::value).collect();
+                        m.insert("content".into(), json!({"role": "model", "parts": parts}));
+                        put(&mut m, "finishReason", opt(&c.finish, GEM_REASONS));
+                        Value::Object(m)
+                    })
+                    .collect();
+                let mut m = Map::new();
+                if !cands.is_empty() || blocked.is_none() {
+                    m.insert("candidates".into(), Value::Array(cands));
+                }
+                if u {
+                    m.insert(
+                        "usageMetadata".into(),
+                        json!({"promptTokenCount": 3, "candidatesTokenCount": 5, "totalTokenCount": 8}),
+                    );
+                }
+                if let Some(b) = blocked {
+                    m.insert(
+                        "promptFeedback".into(),
+                        json!({"blockReason": b.of(&["SAFETY", "OTHER"])}),
+                    );
+                }
+                Value::Object(m)
+            }
+            GemOp::Error(t) => {
+                json!({"error": {"code": 429, "message": t.of(TEXTS), "status": "RESOURCE_EXHAUSTED"}})
+            }
+            GemOp::Raw(s) => {
+                out.push(raw(None, &s));
+                return;
+            }
+        };
+        out.push(ev(None, v));
+    }
+}
+
+// ------------------------------------------------------------------ cohere
+
+const COH_REASONS: &[&str] = &[
+    "COMPLETE",
+    "TOOL_CALL",
+    "MAX_TOKENS",
+    "ERROR",
+    "STOP_SEQUENCE",
+];
+
+#[derive(Arbitrary, Debug)]
+struct CohOp {
+    kind: CohKind,
+    named: bool,
+}
+
+#[derive(Arbitrary, Debug)]
+enum CohKind {
+    MessageStart,
+    ContentStart {
+        index: Ix,
+        text: Txt,
+        thinking: bool,
+    },
+    ContentDelta {
+        index: Ix,
+        text: Txt,
+        thinking: bool,
+    },
+    ContentEnd(Ix),
+    PlanDelta(Txt),
+    CallStart {
+        index: Ix,
+        id: Option<Txt>,
+        name: Option<Txt>,
+        args: Option<Txt>,
+    },
+    CallDelta {
+        index: Ix,
+        id: Option<Txt>,
+        name: Option<Txt>,
+        args: Option<Txt>,
+    },
+    CallEnd(Ix),
+    MessageEnd {
+        reason: Option<Txt>,
+        usage: bool,
+    },
+    Citation,
+    Unknown(Txt),
+    Raw(String),
+}
+
+fn coh_call(id: &Option<Txt>, name: &Option<Txt>, args: &Option<Txt>) -> Value {
+    let mut f = Map::new();
+    put(&mut f, "name", opt(name, NAMES));
+    put(&mut f, "arguments", opt(args, ARGS));
+    let mut c = Map::new();
+    put(&mut c, "id", opt(id, IDS));
+    c.insert("type".into(), json!("function"));
+    c.insert("function".into(), Value::Object(f));
+    json!({"message": {"tool_calls": c}})
+}
+
+fn coh_content(text: &Txt, thinking: bool) -> Value {
+    if thinking {
+        json!({"message": {"content": {"type": "thinking", "thinking": text.of(TEXTS)}}})
+    } else {
+        json!({"message": {"content": {"type": "text", "text": text.of(TEXTS)}}})
+    }
+}
+
+impl CohOp {
+    fn render(self, out: &mut Vec<Event>) {
+        let (name, mut v) = match &self.kind {
+            CohKind::MessageStart => (
+                "message-start",
+                json!({"id": "m1", "delta": {"message": {"role": "assistant"}}}),
+            ),
+            CohKind::ContentStart {
+                index,
+                text,
+                thinking,
+            } => (
+                "content-start",
+                json!({"index": index.value(), "delta": coh_content(text, *thinking)}),
+            ),
+            CohKind::ContentDelta {
+                index,
+                text,
+                thinking,
+            } => (
+                "content-delta",
+                json!({"index": index.value(), "delta": coh_content(text, *thinking)}),
+            ),
+            CohKind::ContentEnd(index) => ("content-end", json!({"index": index.value()})),
+            CohKind::PlanDelta(t) => (
+                "tool-plan-delta",
+                json!({"delta": {"message": {"tool_plan": t.of(TEXTS)}}}),
+            ),
+            CohKind::CallStart {
+                index,
+                id,
+                name,
+                args,
+            } => (
+                "tool-call-start",
+                json!({"index": index.value(), "delta": coh_call(id, name, args)}),
+            ),
+            CohKind::CallDelta {
+                index,
+                id,
+                name,
+                args,
+            } => (
+                "tool-call-delta",
+                json!({"index": index.value(), "delta": coh_call(id, name, args)}),
+            ),
+            CohKind::CallEnd(index) => ("tool-call-end", json!({"index": index.value()})),
+            CohKind::MessageEnd { reason, usage: u } => {
+                let mut d = Map::new();
+                put(&mut d, "finish_reason", opt(reason, COH_REASONS));
+                if *u {
+                    d.insert("usage".into(), json!({"billed_units": {"input_tokens": 3}, "tokens": {"output_tokens": 5}}));
+                }
+                ("message-end", json!({ "delta": d }))
+            }
+            CohKind::Citation => (
+                "citation-start",
+                json!({"index": 0, "delta": {"message": {"citations": {}}}}),
+            ),
+            CohKind::Unknown(t) => {
+                let kind = t.of(&["future-event", "debug"]);
+                out.push(ev(
+                    self.named.then_some(kind.as_str()),
+                    json!({"type": kind}),
+                ));
+                return;
+            }
+            CohKind::Raw(s) => {
+                out.push(raw(self.named.then_some("content-delta"), s));
+                return;
+            }
+        };
+        v["type"] = json!(name);
+        out.push(ev(self.named.then_some(name), v));
+    }
+}
+
+/// Responses events need the sequence state across ops.
+pub(crate) fn responses_events(u: &mut Unstructured<'_>, out: &mut Vec<Event>) {
+    let mut seq = SeqState { last: 0 };
+    while !u.is_empty() && out.len() < MAX_EVENTS {
+        match RespOp::arbitrary(u) {
+            Ok(op) => op.render(out, &mut seq),
+            Err(_) => break,
+        }
+    }
+}
