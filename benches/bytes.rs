@@ -142,14 +142,17 @@ fn anthropic(rng: &mut Rng, response: usize, calls: usize, out: &mut Vec<u8>) ->
 
 fn workload(name: &'static str, target: usize) -> Workload {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let (dialect, calls, make): (Dialect, usize, fn(&mut Rng, usize, usize, &mut Vec<u8>) -> usize) =
-        match name {
-            "openai" => (Dialect::OpenAiChat, 4, openai),
-            "anthropic" => (Dialect::Anthropic, 4, anthropic),
-            // One response, one large argument: the throughput of one call.
-            "big" => (Dialect::OpenAiChat, 1, openai),
-            _ => panic!("unknown workload {name}"),
-        };
+    let (dialect, calls, make): (
+        Dialect,
+        usize,
+        fn(&mut Rng, usize, usize, &mut Vec<u8>) -> usize,
+    ) = match name {
+        "openai" => (Dialect::OpenAiChat, 4, openai),
+        "anthropic" => (Dialect::Anthropic, 4, anthropic),
+        // One response, one large argument: the throughput of one call.
+        "big" => (Dialect::OpenAiChat, 1, openai),
+        _ => panic!("unknown workload {name}"),
+    };
     let mut streams = Vec::new();
     let mut fragments = 0;
     while fragments < target {
@@ -203,7 +206,10 @@ fn feed_stream(dialect: Dialect, data: &[u8]) -> BytesAssembler {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     let names: Vec<&'static str> = match args.first().map(String::as_str) {
         Some("openai") => vec!["openai"],
         Some("anthropic") => vec!["anthropic"],
