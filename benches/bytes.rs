@@ -34,12 +34,18 @@ impl Rng {
 fn arguments(rng: &mut Rng, size: usize) -> String {
     let alphabet: Vec<char> = ALPHABET.chars().collect();
     let mut words = Vec::new();
+    let mut len = 0;
     loop {
         let n = rng.range(3, 12);
         let word: String = (0..n)
             .map(|_| alphabet[rng.range(0, alphabet.len() - 1)])
             .collect();
+        len += word.len() + 1;
         words.push(word);
+        // Serialised only once the words could fill it (not once per word).
+        if len < size {
+            continue;
+        }
         let out = json!({"query": words.join(" "), "limit": 10, "exact": false}).to_string();
         if out.len() >= size {
             return out;

@@ -34,7 +34,7 @@ const HANDLED: [&str; 8] = [
     "error",
 ];
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
@@ -52,7 +52,7 @@ struct Event<'a> {
     error: Option<Value>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ContentBlock<'a> {
     #[serde(rename = "type", borrow)]
     kind: Str<'a>,
@@ -91,7 +91,7 @@ struct ResultContent {
     content: Option<Value>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Delta<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
@@ -107,27 +107,18 @@ struct Delta<'a> {
     stop_reason: Option<Str<'a>>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Message {
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
 }
 
-/// The fast path of an event: exactly the [`Event`] the typed decode gives,
-/// or `None` for the general path (a block start, usage, a message, an
+/// The fast path of an event: fills `ev` (fresh) with exactly the [`Event`]
+/// the typed decode gives, or returns `None` for the general path (a block start, usage, a message, an
 /// error, anything [`Scan`] does not certify). It serves the deltas, stops and
 /// pings that make up nearly all of a stream.
-fn scan_event(text: &str) -> Option<Event<'_>> {
+fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<()> {
     let mut p = Scan::new(text);
-    let mut ev = Event {
-        kind: None,
-        index: None,
-        content_block: None,
-        delta: None,
-        usage: None,
-        message: None,
-        error: None,
-    };
     let mut seen = Seen::default();
     p.object(|p, key| match key {
         "type" => {
@@ -143,7 +134,7 @@ fn scan_event(text: &str) -> Option<Event<'_>> {
         "delta" => {
             seen.once(2)?;
             if !p.null()? {
-                ev.delta = Some(scan_delta(p)?);
+                scan_delta(p, ev.delta.insert(Delta::default()))?;
             }
             Some(())
         }
@@ -154,19 +145,10 @@ fn scan_event(text: &str) -> Option<Event<'_>> {
         "error" => seen.once(6).and_then(|()| p.null()?.then_some(())),
         _ => p.skip(),
     })?;
-    p.end()?;
-    Some(ev)
+    p.end()
 }
 
-fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
-    let mut d = Delta {
-        kind: None,
-        text: None,
-        partial_json: None,
-        thinking: None,
-        signature: None,
-        stop_reason: None,
-    };
+fn scan_delta<'a>(p: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
     let mut seen = Seen::default();
     p.object(|p, key| {
         let (n, field) = match key {
@@ -181,8 +163,7 @@ fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
         seen.once(n)?;
         *field = p.opt_str()?;
         Some(())
-    })?;
-    Some(d)
+    })
 }
 
 /// The fast path against the general decode, for the tests that compare
@@ -191,9 +172,10 @@ fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
 /// general path, `Err` (both results) otherwise.
 #[cfg(test)]
 pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    let Some(fast) = scan_event(text) else {
+    let mut fast = Event::default();
+    if scan_event(text, &mut fast).is_none() {
         return Ok(false);
-    };
+    }
     match serde_json::from_str::<Event<'_>>(text) {
         Ok(general) if general == fast => Ok(true),
         Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
@@ -232,12 +214,16 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let scanned = match input {
-            Input::Text(t) if scan::enabled() => scan_event(t),
-            _ => None,
+        let mut scanned = Event::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => scan_event(t, &mut scanned).is_some(),
+            _ => false,
         };
-        let parsed =
-            scanned.map_or_else(|| input.parse_typed(event_name, &HANDLED), |ev| Ok(Ok(ev)));
+        let parsed = if fast {
+            Ok(Ok(scanned))
+        } else {
+            input.parse_typed(event_name, &HANDLED)
+        };
         let ev: Event<'_> = match parsed {
             Ok(Ok(ev)) => ev,
             Ok(Err(unread)) => {

@@ -112,6 +112,24 @@ impl<T> Few<T> {
     }
 }
 
+impl<T> Few<T> {
+    /// The elements, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.first.iter().chain(&self.rest)
+    }
+}
+
+impl<T: Default> Few<T> {
+    /// A new last element, default, to fill in place (always `Some`).
+    pub(crate) fn slot(&mut self) -> Option<&mut T> {
+        if self.first.is_none() && self.rest.is_empty() {
+            return Some(self.first.insert(T::default()));
+        }
+        self.rest.push(T::default());
+        self.rest.last_mut()
+    }
+}
+
 impl<T> IntoIterator for Few<T> {
     type Item = T;
     type IntoIter = std::iter::Chain<std::option::IntoIter<T>, std::vec::IntoIter<T>>;

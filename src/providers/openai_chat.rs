@@ -14,7 +14,7 @@ use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::CUSTOM;
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Chunk<'a> {
     #[serde(borrow, default)]
     choices: Option<Few<ChatChoice<'a>>>,
@@ -27,13 +27,13 @@ struct Chunk<'a> {
     error: Option<Value>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct XGroq {
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ChatChoice<'a> {
     #[serde(default)]
     index: Option<Index>,
@@ -43,7 +43,7 @@ struct ChatChoice<'a> {
     finish_reason: Option<Str<'a>>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Delta<'a> {
     #[serde(borrow, default)]
     content: Option<Str<'a>>,
@@ -62,7 +62,7 @@ struct Delta<'a> {
     function_call: Option<Function<'a>>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ToolCall<'a> {
     #[serde(default)]
     index: Option<Index>,
@@ -75,7 +75,7 @@ struct ToolCall<'a> {
     custom: Option<Custom<'a>>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Custom<'a> {
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
@@ -83,7 +83,7 @@ struct Custom<'a> {
     input: Option<Str<'a>>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Function<'a> {
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
@@ -91,29 +91,20 @@ struct Function<'a> {
     arguments: Option<Str<'a>>,
 }
 
-/// The fast path of a chunk: exactly the [`Chunk`] the typed decode gives, or
-/// `None` for the general path (a chunk with usage, an error, a legacy
-/// `function_call` or a custom tool call, an index given as a string or a
-/// float, anything [`Scan`] does not certify).
-fn scan_chunk(text: &str) -> Option<Chunk<'_>> {
+/// The fast path of a chunk: fills `chunk` (fresh) with exactly the [`Chunk`]
+/// the typed decode gives, or returns `None` for the general path (a chunk
+/// with usage, an error, a legacy `function_call` or a custom tool call, an
+/// index given as a string or a float, anything [`Scan`] does not certify).
+/// It builds in place: the chunk is not moved on the way.
+fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<()> {
     let mut p = Scan::new(text);
-    let mut chunk = Chunk {
-        choices: None,
-        usage: None,
-        x_groq: None,
-        error: None,
-    };
     let mut seen = Seen::default();
     p.object(|p, key| match key {
         "choices" => {
             seen.once(0)?;
             if !p.null()? {
-                let mut choices = Few::default();
-                p.array(|p| {
-                    choices.push(scan_choice(p)?);
-                    Some(())
-                })?;
-                chunk.choices = Some(choices);
+                let choices = chunk.choices.insert(Few::default());
+                p.array(|p| scan_choice(p, choices.slot()?))?;
             }
             Some(())
         }
@@ -123,16 +114,10 @@ fn scan_chunk(text: &str) -> Option<Chunk<'_>> {
         "error" => seen.once(3).and_then(|()| p.null()?.then_some(())),
         _ => p.skip(),
     })?;
-    p.end()?;
-    Some(chunk)
+    p.end()
 }
 
-fn scan_choice<'a>(p: &mut Scan<'a>) -> Option<ChatChoice<'a>> {
-    let mut choice = ChatChoice {
-        index: None,
-        delta: None,
-        finish_reason: None,
-    };
+fn scan_choice<'a>(p: &mut Scan<'a>, choice: &mut ChatChoice<'a>) -> Option<()> {
     let mut seen = Seen::default();
     p.object(|p, key| match key {
         "index" => {
@@ -143,7 +128,7 @@ fn scan_choice<'a>(p: &mut Scan<'a>) -> Option<ChatChoice<'a>> {
         "delta" => {
             seen.once(1)?;
             if !p.null()? {
-                choice.delta = Some(scan_delta(p)?);
+                scan_delta(p, choice.delta.insert(Delta::default()))?;
             }
             Some(())
         }
@@ -153,19 +138,10 @@ fn scan_choice<'a>(p: &mut Scan<'a>) -> Option<ChatChoice<'a>> {
             Some(())
         }
         _ => p.skip(),
-    })?;
-    Some(choice)
+    })
 }
 
-fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
-    let mut delta = Delta {
-        content: None,
-        refusal: None,
-        reasoning_content: None,
-        reasoning: None,
-        tool_calls: None,
-        function_call: None,
-    };
+fn scan_delta<'a>(p: &mut Scan<'a>, delta: &mut Delta<'a>) -> Option<()> {
     let mut seen = Seen::default();
     p.object(|p, key| {
         let (n, field) = match key {
@@ -176,12 +152,8 @@ fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
             "tool_calls" => {
                 seen.once(4)?;
                 if !p.null()? {
-                    let mut calls = Few::default();
-                    p.array(|p| {
-                        calls.push(scan_tool_call(p)?);
-                        Some(())
-                    })?;
-                    delta.tool_calls = Some(calls);
+                    let calls = delta.tool_calls.insert(Few::default());
+                    p.array(|p| scan_tool_call(p, calls.slot()?))?;
                 }
                 return Some(());
             }
@@ -194,17 +166,10 @@ fn scan_delta<'a>(p: &mut Scan<'a>) -> Option<Delta<'a>> {
         seen.once(n)?;
         *field = p.opt_str()?;
         Some(())
-    })?;
-    Some(delta)
+    })
 }
 
-fn scan_tool_call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
-    let mut call = ToolCall {
-        index: None,
-        id: None,
-        function: None,
-        custom: None,
-    };
+fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
     let mut seen = Seen::default();
     p.object(|p, key| match key {
         "index" => {
@@ -220,10 +185,7 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
         "function" => {
             seen.once(2)?;
             if !p.null()? {
-                let mut f = Function {
-                    name: None,
-                    arguments: None,
-                };
+                let f = call.function.insert(Function::default());
                 let mut seen_f = Seen::default();
                 p.object(|p, key| {
                     let (n, field) = match key {
@@ -235,7 +197,6 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
                     *field = p.opt_str()?;
                     Some(())
                 })?;
-                call.function = Some(f);
             }
             Some(())
         }
@@ -244,8 +205,7 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
             p.null()?.then_some(())
         }
         _ => p.skip(),
-    })?;
-    Some(call)
+    })
 }
 
 /// The fast path against the general decode, for the tests that compare
@@ -254,9 +214,10 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
 /// general path, `Err` (both results) otherwise.
 #[cfg(test)]
 pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    let Some(fast) = scan_chunk(text) else {
+    let mut fast = Chunk::default();
+    if scan_chunk(text, &mut fast).is_none() {
         return Ok(false);
-    };
+    }
     match serde_json::from_str::<Chunk<'_>>(text) {
         Ok(general) if general == fast => Ok(true),
         Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
@@ -276,13 +237,14 @@ pub(crate) fn feed(
         let err = body.get("error").filter(|e| e.is_object()).unwrap_or(&body);
         return Err(provider_error(err));
     }
-    let chunk: Chunk<'_> = match input {
-        Input::Text(t) if scan::enabled() => match scan_chunk(t) {
-            Some(chunk) => chunk,
-            None => input.parse()?,
-        },
-        _ => input.parse()?,
+    let mut chunk = Chunk::default();
+    let fast = match input {
+        Input::Text(t) if scan::enabled() => scan_chunk(t, &mut chunk).is_some(),
+        _ => false,
     };
+    if !fast {
+        chunk = input.parse()?;
+    }
     if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
         return Err(provider_error(&err));
     }
@@ -297,10 +259,11 @@ pub(crate) fn feed(
         }
         return Ok(());
     }
-    for (pos, choice) in (0_i64..).zip(chunk.choices.unwrap_or_default()) {
+    // Read in place: the choices and calls are not moved out of the chunk.
+    for (pos, choice) in (0_i64..).zip(chunk.choices.iter().flat_map(Few::iter)) {
         let c = choice.index.map_or(pos, |i| i.0);
         s.choice(c)?;
-        if let Some(delta) = choice.delta {
+        if let Some(delta) = &choice.delta {
             let reasoning = delta
                 .reasoning_content
                 .as_ref()
@@ -321,7 +284,7 @@ pub(crate) fn feed(
                 false,
                 live,
             )?;
-            for call in delta.tool_calls.unwrap_or_default() {
+            for call in delta.tool_calls.iter().flat_map(Few::iter) {
                 let (name, args, kind) = match (&call.function, &call.custom) {
                     (_, Some(cu)) => (text(&cu.name), text(&cu.input), Some(CUSTOM)),
                     (Some(f), None) => (text(&f.name), text(&f.arguments), None),
@@ -330,13 +293,13 @@ pub(crate) fn feed(
                 let index = call.index.map(|i| i.0);
                 fragment(s, c, index, text(&call.id), (name, args), kind, live)?;
             }
-            if let Some(f) = delta.function_call {
+            if let Some(f) = &delta.function_call {
                 let piece = (text(&f.name), text(&f.arguments));
                 fragment(s, c, None, "", piece, None, live)?;
             }
         }
-        if let Some(reason) = choice.finish_reason {
-            s.set_finish_reason(c, &reason)?;
+        if let Some(reason) = &choice.finish_reason {
+            s.set_finish_reason(c, reason)?;
             s.end(c, live)?;
         }
     }

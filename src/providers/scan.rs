@@ -66,6 +66,37 @@ fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
 }
 
+/// Where the plain run at the start of `b` ends: the first `"`, `\` or
+/// control character (`None` when there is none), found eight bytes at a time.
+#[inline]
+fn plain_run(b: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // A high bit for each byte of `x` below `n` (n <= 128); the lowest one
+    // flagged is always exact, which is all that is used.
+    #[inline]
+    fn below(x: u64, n: u64) -> u64 {
+        x.wrapping_sub(LO.wrapping_mul(n)) & !x & HI
+    }
+    let mut i = 0;
+    while let Some(eight) = b.get(i..i + 8) {
+        let mut w = [0_u8; 8];
+        w.copy_from_slice(eight);
+        let w = u64::from_le_bytes(w);
+        let hit = below(w ^ (LO * u64::from(b'"')), 1)
+            | below(w ^ (LO * u64::from(b'\\')), 1)
+            | below(w, 0x20);
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b.get(i..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|p| i + p)
+}
+
 #[inline]
 fn hex(b: u8) -> Option<u16> {
     match b {
@@ -183,11 +214,7 @@ impl<'a> Scan<'a> {
     fn key(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
         let start = self.at;
-        let len = self
-            .bytes()
-            .get(start..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        let len = plain_run(self.bytes().get(start..)?)?;
         let end = start + len;
         if self.peek_at(end)? != b'"' {
             return None;
@@ -213,11 +240,7 @@ impl<'a> Scan<'a> {
     pub(crate) fn string(&mut self) -> Option<Str<'a>> {
         self.eat(b'"')?;
         let start = self.at;
-        let len = self
-            .bytes()
-            .get(start..)?
-            .iter()
-            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        let len = plain_run(self.bytes().get(start..)?)?;
         let mut at = start + len;
         match self.peek_at(at)? {
             b'"' => {
@@ -234,11 +257,7 @@ impl<'a> Scan<'a> {
             let (c, next) = self.escape(at)?;
             out.push(c);
             let run_start = next;
-            let run = self
-                .bytes()
-                .get(run_start..)?
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+            let run = plain_run(self.bytes().get(run_start..)?)?;
             at = run_start + run;
             out.push_str(self.text.get(run_start..at)?);
             match self.peek_at(at)? {
@@ -361,11 +380,7 @@ impl<'a> Scan<'a> {
     fn skip_string(&mut self) -> Option<()> {
         self.at += 1;
         loop {
-            let run = self
-                .bytes()
-                .get(self.at..)?
-                .iter()
-                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+            let run = plain_run(self.bytes().get(self.at..)?)?;
             self.at += run;
             match self.peek()? {
                 b'"' => {
@@ -433,5 +448,23 @@ impl Seen {
         }
         self.0 |= bit;
         Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::plain_run;
+
+    proptest! {
+        /// Eight bytes at a time finds the byte a byte at a time finds.
+        #[test]
+        fn plain_run_finds_the_first_special_byte(b in proptest::collection::vec(prop_oneof![
+            Just(b'"'), Just(b'\\'), 0_u8..0x20, 0x20_u8..=0xff, b'a'..=b'z', b'a'..=b'z'
+        ], 0..40)) {
+            let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+            prop_assert_eq!(plain_run(&b), naive);
+        }
     }
 }
