@@ -3,7 +3,7 @@
 use super::detect::{classify_from, Detection};
 use super::{
     Error, EventStreamDecoder, EventStreamMessage, FramingLimits, JsonLinesDecoder, SseDecoder,
-    SseEvent, Transport,
+    SseEvent, SseEventRef, Transport,
 };
 
 /// One event of any transport.
@@ -16,6 +16,27 @@ pub enum Frame {
     Line(String),
     /// One AWS event-stream message.
     EventStream(EventStreamMessage),
+}
+
+/// One event of any transport, borrowed for the time of a callback: an SSE
+/// event's strings usually straight from the pushed bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameRef<'a> {
+    Sse(SseEventRef<'a>),
+    Line(&'a str),
+    EventStream(&'a EventStreamMessage),
+}
+
+impl FrameRef<'_> {
+    /// The frame with its own copies.
+    #[must_use]
+    pub fn to_frame(&self) -> Frame {
+        match self {
+            FrameRef::Sse(e) => Frame::Sse(e.to_event()),
+            FrameRef::Line(l) => Frame::Line((*l).to_owned()),
+            FrameRef::EventStream(m) => Frame::EventStream((*m).clone()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -36,21 +57,21 @@ impl Inner {
         }
     }
 
-    fn push(&mut self, bytes: &[u8], out: &mut Vec<Frame>) -> Result<(), Error> {
+    fn push<S: FnMut(FrameRef<'_>)>(&mut self, bytes: &[u8], emit: &mut S) -> Result<(), Error> {
         match self {
             Inner::Undecided => Ok(()),
-            Inner::Sse(d) => d.push_with(bytes, &mut |e| out.push(Frame::Sse(e))),
-            Inner::Lines(d) => d.push_with(bytes, &mut |l| out.push(Frame::Line(l))),
-            Inner::Events(d) => d.push_with(bytes, &mut |m| out.push(Frame::EventStream(m))),
+            Inner::Sse(d) => d.push_with(bytes, &mut |e| emit(FrameRef::Sse(e))),
+            Inner::Lines(d) => d.push_with(bytes, &mut |l| emit(FrameRef::Line(&l))),
+            Inner::Events(d) => d.push_with(bytes, &mut |m| emit(FrameRef::EventStream(&m))),
         }
     }
 
-    fn finish(&mut self, out: &mut Vec<Frame>) -> Result<(), Error> {
+    fn finish<S: FnMut(FrameRef<'_>)>(&mut self, emit: &mut S) -> Result<(), Error> {
         match self {
             Inner::Undecided => Ok(()),
-            Inner::Sse(d) => d.finish_with(&mut |e| out.push(Frame::Sse(e))),
-            Inner::Lines(d) => d.finish_with(&mut |l| out.push(Frame::Line(l))),
-            Inner::Events(d) => d.finish_with(&mut |m| out.push(Frame::EventStream(m))),
+            Inner::Sse(d) => d.finish_with(&mut |e| emit(FrameRef::Sse(e))),
+            Inner::Lines(d) => d.finish_with(&mut |l| emit(FrameRef::Line(&l))),
+            Inner::Events(d) => d.finish_with(&mut |m| emit(FrameRef::EventStream(&m))),
         }
     }
 }
@@ -123,20 +144,37 @@ impl Decoder {
     /// before the transport is known; the chosen decoder's errors. Sticky
     /// until [`Decoder::reset`].
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<Frame>) -> Result<(), Error> {
+        self.push_borrowed(bytes, |frame| out.push(frame.to_frame()))
+    }
+
+    /// [`Decoder::push`] without copies: `emit` gets each frame borrowed, an
+    /// SSE event's strings from `bytes` when the event lies whole in them.
+    ///
+    /// # Errors
+    /// Those of [`Decoder::push`].
+    pub fn push_borrowed<S: FnMut(FrameRef<'_>)>(
+        &mut self,
+        bytes: &[u8],
+        mut emit: S,
+    ) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
         if !matches!(self.inner, Inner::Undecided) {
-            return self.inner.push(bytes, out);
+            return self.inner.push(bytes, &mut emit);
         }
-        let result = self.detect_and_push(bytes, out);
+        let result = self.detect_and_push(bytes, &mut emit);
         if let Err(error) = &result {
             self.failed = Some(error.clone());
         }
         result
     }
 
-    fn detect_and_push(&mut self, bytes: &[u8], out: &mut Vec<Frame>) -> Result<(), Error> {
+    fn detect_and_push<S: FnMut(FrameRef<'_>)>(
+        &mut self,
+        bytes: &[u8],
+        out: &mut S,
+    ) -> Result<(), Error> {
         let holding = !self.head.is_empty();
         if holding {
             self.head.extend_from_slice(bytes);
@@ -183,6 +221,15 @@ impl Decoder {
     /// before its transport could be told (only whitespace is fine then); the
     /// chosen decoder's errors.
     pub fn finish(&mut self, out: &mut Vec<Frame>) -> Result<(), Error> {
+        self.finish_borrowed(|frame| out.push(frame.to_frame()))
+    }
+
+    /// [`Decoder::finish`], each frame borrowed.
+    ///
+    /// # Errors
+    /// Those of [`Decoder::finish`].
+    pub fn finish_borrowed<S: FnMut(FrameRef<'_>)>(&mut self, mut emit: S) -> Result<(), Error> {
+        let out = &mut emit;
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }

@@ -1,11 +1,29 @@
 //! Bounded line splitting for SSE: CRLF, LF or a lone CR ends a line.
 //!
-//! Lines found whole inside one push are handed out as borrowed slices; only a
-//! line cut by a push boundary is copied, once, into `pending`.
+//! Lines found whole inside one push are handed out as borrowed slices of the
+//! pushed bytes ([`Line::Input`]); only a line cut by a push boundary is
+//! copied, once, into `pending` ([`Line::Held`]).
 
 use memchr::memchr2;
 
 use super::{advance, Error, BOM};
+
+/// One line, terminator excluded: borrowed from the bytes of the current push
+/// (for as long as they live), or from the splitter's buffer (only until the
+/// callback returns).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Line<'b, 'h> {
+    Input(&'b [u8]),
+    Held(&'h [u8]),
+}
+
+impl Line<'_, '_> {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Line::Input(b) | Line::Held(b) => b,
+        }
+    }
+}
 
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LineSplitter {
@@ -58,9 +76,9 @@ impl LineSplitter {
     /// Calls `on_line(line, offset)` for each line `bytes` completes, in
     /// order, terminator excluded; a leading BOM is removed from the stream's
     /// first line. Stops at the first error `on_line` returns.
-    pub(crate) fn push<F>(&mut self, bytes: &[u8], mut on_line: F) -> Result<(), Error>
+    pub(crate) fn push<'b, F>(&mut self, bytes: &'b [u8], mut on_line: F) -> Result<(), Error>
     where
-        F: FnMut(&[u8], u64) -> Result<(), Error>,
+        F: FnMut(Line<'b, '_>, u64) -> Result<(), Error>,
     {
         let mut rest = bytes;
         if self.skip_lf && !rest.is_empty() {
@@ -97,11 +115,11 @@ impl LineSplitter {
             let start = self.line_start;
             if self.pending.is_empty() {
                 let (line, start) = strip_bom(line, start);
-                on_line(line, start)?;
+                on_line(Line::Input(line), start)?;
             } else {
                 self.pending.extend_from_slice(line);
                 let (line, start) = strip_bom(&self.pending, start);
-                on_line(line, start)?;
+                on_line(Line::Held(line), start)?;
                 self.pending.clear();
             }
             self.offset = advance(advance(self.offset, end), terminator);
@@ -147,7 +165,7 @@ mod tests {
         let mut got = Vec::new();
         for piece in pieces {
             splitter.push(piece, |line, at| {
-                got.push((String::from_utf8_lossy(line).into_owned(), at));
+                got.push((String::from_utf8_lossy(line.bytes()).into_owned(), at));
                 Ok(())
             })?;
         }

@@ -35,12 +35,12 @@ mod jsonl;
 mod lines;
 mod sse;
 
-pub use decoder::{Decoder, Frame};
+pub use decoder::{Decoder, Frame, FrameRef};
 pub use detect::{classify, detect, Detection, Transport};
 pub use error::{CrcKind, Error};
 pub use eventstream::{EventStreamDecoder, EventStreamMessage, HeaderValue};
 pub use jsonl::{JsonLinesDecoder, MAX_JSON_DEPTH};
-pub use sse::{SseDecoder, SseEvent};
+pub use sse::{SseDecoder, SseEvent, SseEventRef};
 
 /// Default bound on one SSE line, terminator excluded.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;

@@ -3,7 +3,7 @@
 
 use serde::de::IgnoredAny;
 
-use super::lines::LineSplitter;
+use super::lines::{Line, LineSplitter};
 use super::{advance, Error, FramingLimits};
 
 /// One dispatched server-sent event.
@@ -19,7 +19,35 @@ pub struct SseEvent {
     pub id: Option<String>,
 }
 
+/// One dispatched server-sent event, borrowed: its data from the bytes being
+/// pushed when the event lies whole inside them in one `data:` line (the usual
+/// case: nothing is copied), from the decoder's buffer otherwise. The fields
+/// mean what [`SseEvent`]'s do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SseEventRef<'a> {
+    pub event: Option<&'a str>,
+    pub data: &'a str,
+    pub id: Option<&'a str>,
+}
+
+impl SseEventRef<'_> {
+    /// The event with its own copies of the strings.
+    #[must_use]
+    pub fn to_event(&self) -> SseEvent {
+        SseEvent {
+            event: self.event.map(str::to_owned),
+            data: self.data.to_owned(),
+            id: self.id.map(str::to_owned),
+        }
+    }
+}
+
 /// The event being built from field lines until a blank line dispatches it.
+///
+/// Its data is in `data`, or, while it is one `data:` line of the bytes being
+/// pushed, only borrowed (the `held` of [`Builder::line`]); at the end of each
+/// push a borrowed line is copied into `data`, so between pushes (and in a
+/// saved state) `data` holds everything.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Builder {
     max_event_bytes: usize,
@@ -43,34 +71,43 @@ impl Builder {
         }
     }
 
-    fn line<S: FnMut(SseEvent)>(
+    /// Takes one line. `held` is the event's data while it is a single line
+    /// borrowed from the pushed bytes (`data` is empty then).
+    fn line<'b, S: FnMut(SseEventRef<'_>)>(
         &mut self,
-        line: &[u8],
+        line: Line<'b, '_>,
         offset: u64,
+        held: &mut Option<&'b str>,
         emit: &mut S,
     ) -> Result<(), Error> {
-        if line.is_empty() {
-            self.dispatch(emit);
+        let bytes = line.bytes();
+        if bytes.is_empty() {
+            self.dispatch(held, emit);
             return Ok(());
         }
-        let text = std::str::from_utf8(line).map_err(|e| Error::Utf8 {
+        let utf8 = |e: std::str::Utf8Error| Error::Utf8 {
             offset: advance(offset, e.valid_up_to()),
             what: "SSE line",
             start: offset,
-        })?;
+        };
+        // Only a line of the pushed bytes may be held past this call.
+        let (text, borrowed): (&str, Option<&'b str>) = match line {
+            Line::Input(b) => {
+                let t = std::str::from_utf8(b).map_err(utf8)?;
+                (t, Some(t))
+            }
+            Line::Held(b) => (std::str::from_utf8(b).map_err(utf8)?, None),
+        };
         if text.starts_with(':') {
             return Ok(());
         }
-        let (field, value) = match text.split_once(':') {
-            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
-            None => (text, ""),
-        };
+        let (field, value_at) = split_field(text);
+        let value = text.get(value_at..).unwrap_or_default();
         match field {
             "data" => {
                 let started_at = *self.started_at.get_or_insert(offset);
-                let size = self
-                    .data
-                    .len()
+                let so_far = held.map_or(self.data.len(), str::len);
+                let size = so_far
                     .saturating_add(usize::from(self.has_data))
                     .saturating_add(value.len());
                 if size > self.max_event_bytes {
@@ -82,9 +119,17 @@ impl Builder {
                     });
                 }
                 if self.has_data {
+                    if let Some(first) = held.take() {
+                        self.data.push_str(first);
+                    }
                     self.data.push('\n');
+                    self.data.push_str(value);
+                } else {
+                    match borrowed {
+                        Some(b) => *held = Some(b.get(value_at..).unwrap_or_default()),
+                        None => self.data.push_str(value),
+                    }
                 }
-                self.data.push_str(value);
                 self.has_data = true;
             }
             "event" => {
@@ -100,24 +145,44 @@ impl Builder {
         Ok(())
     }
 
-    fn dispatch<S: FnMut(SseEvent)>(&mut self, emit: &mut S) {
-        let event = std::mem::take(&mut self.event);
-        self.started_at = None;
-        if !self.has_data {
-            return;
+    /// Copies a borrowed data line into `data` (the pushed bytes are going away).
+    fn keep(&mut self, held: &mut Option<&str>) {
+        if let Some(first) = held.take() {
+            self.data.push_str(first);
         }
-        self.has_data = false;
-        emit(SseEvent {
-            event: Some(event).filter(|e| !e.is_empty()),
-            data: std::mem::take(&mut self.data),
-            id: Some(self.last_id.clone()).filter(|id| !id.is_empty()),
-        });
+    }
+
+    fn dispatch<S: FnMut(SseEventRef<'_>)>(&mut self, held: &mut Option<&str>, emit: &mut S) {
+        self.started_at = None;
+        if self.has_data {
+            self.has_data = false;
+            let data = held.take();
+            emit(SseEventRef {
+                event: Some(self.event.as_str()).filter(|e| !e.is_empty()),
+                data: data.unwrap_or(&self.data),
+                id: Some(self.last_id.as_str()).filter(|id| !id.is_empty()),
+            });
+            self.data.clear();
+        }
+        self.event.clear();
     }
 
     /// Whether an event left without its blank line may still be dispatched.
     fn is_complete(&self) -> bool {
         self.has_data
             && (self.data == "[DONE]" || serde_json::from_str::<IgnoredAny>(&self.data).is_ok())
+    }
+}
+
+/// A field line's name, and where its value starts (after the colon and one
+/// space after it, if any).
+fn split_field(text: &str) -> (&str, usize) {
+    match text.split_once(':') {
+        Some((field, value)) => {
+            let space = usize::from(value.starts_with(' '));
+            (field, field.len().saturating_add(1).saturating_add(space))
+        }
+        None => (text, text.len()),
     }
 }
 
@@ -173,7 +238,20 @@ impl SseDecoder {
     /// `max_event_bytes`; [`Error::Utf8`] for a line that is not UTF-8. The
     /// error is sticky until [`SseDecoder::reset`].
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) -> Result<(), Error> {
-        self.push_with(bytes, &mut |event| out.push(event))
+        self.push_with(bytes, &mut |event| out.push(event.to_event()))
+    }
+
+    /// [`SseDecoder::push`] without copies: `emit` gets each event borrowed
+    /// (from `bytes` when it lies whole in them in one `data:` line).
+    ///
+    /// # Errors
+    /// Those of [`SseDecoder::push`].
+    pub fn push_borrowed<S: FnMut(SseEventRef<'_>)>(
+        &mut self,
+        bytes: &[u8],
+        mut emit: S,
+    ) -> Result<(), Error> {
+        self.push_with(bytes, &mut emit)
     }
 
     /// Ends the stream. A last event without its closing blank line is
@@ -183,10 +261,10 @@ impl SseDecoder {
     /// [`Error::Truncated`] for any other unfinished event, or a last line
     /// cut inside an unknown field name; the errors of [`SseDecoder::push`].
     pub fn finish(&mut self, out: &mut Vec<SseEvent>) -> Result<(), Error> {
-        self.finish_with(&mut |event| out.push(event))
+        self.finish_with(&mut |event| out.push(event.to_event()))
     }
 
-    pub(crate) fn push_with<S: FnMut(SseEvent)>(
+    pub(crate) fn push_with<S: FnMut(SseEventRef<'_>)>(
         &mut self,
         bytes: &[u8],
         emit: &mut S,
@@ -195,13 +273,18 @@ impl SseDecoder {
             return Err(error.clone());
         }
         let builder = &mut self.builder;
-        let result = self
-            .lines
-            .push(bytes, |line, offset| builder.line(line, offset, emit));
+        let mut held = None;
+        let result = self.lines.push(bytes, |line, offset| {
+            builder.line(line, offset, &mut held, emit)
+        });
+        builder.keep(&mut held);
         self.fail_on(result)
     }
 
-    pub(crate) fn finish_with<S: FnMut(SseEvent)>(&mut self, emit: &mut S) -> Result<(), Error> {
+    pub(crate) fn finish_with<S: FnMut(SseEventRef<'_>)>(
+        &mut self,
+        emit: &mut S,
+    ) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -212,7 +295,8 @@ impl SseDecoder {
         self.fail_on(result)
     }
 
-    fn finish_inner<S: FnMut(SseEvent)>(&mut self, emit: &mut S) -> Result<(), Error> {
+    fn finish_inner<S: FnMut(SseEventRef<'_>)>(&mut self, emit: &mut S) -> Result<(), Error> {
+        let mut held = None;
         if let Some((line, offset)) = self.lines.take_unterminated() {
             let field = line.split(|b| *b == b':').next().unwrap_or_default();
             let known = matches!(field, b"" | b"data" | b"event" | b"id" | b"retry");
@@ -222,13 +306,17 @@ impl SseDecoder {
                     what: "an SSE line with an unknown field name (probably cut short)".to_owned(),
                 });
             }
-            self.builder.line(&line, offset, emit)?;
+            let taken = self
+                .builder
+                .line(Line::Held(&line), offset, &mut held, emit);
+            self.builder.keep(&mut held);
+            taken?;
         }
         let Some(started_at) = self.builder.started_at else {
             return Ok(());
         };
         if self.builder.is_complete() {
-            self.builder.dispatch(emit);
+            self.builder.dispatch(&mut held, emit);
             return Ok(());
         }
         let what = if self.builder.has_data {

@@ -15,6 +15,7 @@ use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
 use super::openai_chat::provider_error;
+use super::scan::{self, Scan, Seen};
 use super::state::{usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R};
 use super::{DecodeKind, Input, Rule};
 use crate::accumulate::ThinkingFragment;
@@ -33,7 +34,7 @@ const HANDLED: [&str; 8] = [
     "error",
 ];
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
@@ -51,7 +52,7 @@ struct Event<'a> {
     error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ContentBlock<'a> {
     #[serde(rename = "type", borrow)]
     kind: Str<'a>,
@@ -90,7 +91,7 @@ struct ResultContent {
     content: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Delta<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
@@ -106,10 +107,80 @@ struct Delta<'a> {
     stop_reason: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Message {
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
+}
+
+/// The fast path of an event: fills `ev` (fresh) with exactly the [`Event`]
+/// the typed decode gives, or returns `None` for the general path (a block start, usage, a message, an
+/// error, anything [`Scan`] does not certify). It serves the deltas, stops and
+/// pings that make up nearly all of a stream.
+fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<()> {
+    let mut p = Scan::new(text);
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "type" => {
+            seen.once(0)?;
+            ev.kind = p.opt_str()?;
+            Some(())
+        }
+        "index" => {
+            seen.once(1)?;
+            ev.index = p.opt_index()?;
+            Some(())
+        }
+        "delta" => {
+            seen.once(2)?;
+            if !p.null()? {
+                scan_delta(p, ev.delta.insert(Delta::default()))?;
+            }
+            Some(())
+        }
+        // Present as `null` is absent; anything else is for the general path.
+        "content_block" => seen.once(3).and_then(|()| p.null()?.then_some(())),
+        "usage" => seen.once(4).and_then(|()| p.null()?.then_some(())),
+        "message" => seen.once(5).and_then(|()| p.null()?.then_some(())),
+        "error" => seen.once(6).and_then(|()| p.null()?.then_some(())),
+        _ => p.skip(),
+    })?;
+    p.end()
+}
+
+fn scan_delta<'a>(p: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
+    let mut seen = Seen::default();
+    p.object(|p, key| {
+        let (n, field) = match key {
+            "type" => (0, &mut d.kind),
+            "text" => (1, &mut d.text),
+            "partial_json" => (2, &mut d.partial_json),
+            "thinking" => (3, &mut d.thinking),
+            "signature" => (4, &mut d.signature),
+            "stop_reason" => (5, &mut d.stop_reason),
+            _ => return p.skip(),
+        };
+        seen.once(n)?;
+        *field = p.opt_str()?;
+        Some(())
+    })
+}
+
+/// The fast path against the general decode, for the tests that compare
+/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
+/// typed `serde_json` decode gives, `Ok(false)` when it left `text` to the
+/// general path, `Err` (both results) otherwise.
+#[cfg(test)]
+pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
+    let mut fast = Event::default();
+    if scan_event(text, &mut fast).is_none() {
+        return Ok(false);
+    }
+    match serde_json::from_str::<Event<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
+    }
 }
 
 /// Anthropic has one message per stream: choice 0.
@@ -143,7 +214,17 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let ev: Event<'_> = match input.parse_typed(event_name, &HANDLED) {
+        let mut scanned = Event::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => scan_event(t, &mut scanned).is_some(),
+            _ => false,
+        };
+        let parsed = if fast {
+            Ok(Ok(scanned))
+        } else {
+            input.parse_typed(event_name, &HANDLED)
+        };
+        let ev: Event<'_> = match parsed {
             Ok(Ok(ev)) => ev,
             Ok(Err(unread)) => {
                 s.unknown(&unread);

@@ -83,6 +83,7 @@ pub(super) fn intercept(
 fn is_array(input: Input<'_>) -> bool {
     match input {
         Input::Json(b) => b.trim_ascii_start().first() == Some(&b'['),
+        Input::Text(t) => t.trim_ascii_start().starts_with('['),
         Input::Value(v) => v.is_array(),
         Input::Tree(t) => t.is_array(),
     }
@@ -110,6 +111,7 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
     static FINISH: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(b"\"finish_reason\""));
     let bytes = match input {
         Input::Json(b) => b,
+        Input::Text(t) => t.as_bytes(),
         Input::Value(Value::Object(m)) => return detect::body_shape(m).is_some(),
         Input::Value(_) => return false,
         // A decoded event: its top-level members say whether it can be a body.
@@ -146,6 +148,10 @@ fn shape_of(input: Input<'_>) -> Option<Dialect> {
         },
         Input::Json(b) => {
             let m: Map<String, Value> = serde_json::from_slice(b).ok()?;
+            detect::body_shape(&m)
+        }
+        Input::Text(t) => {
+            let m: Map<String, Value> = serde_json::from_str(t).ok()?;
             detect::body_shape(&m)
         }
     }
@@ -198,9 +204,19 @@ fn feed_array(
         other => other,
     };
     match input {
-        Input::Json(b) => {
-            let items: Vec<&RawValue> = serde_json::from_slice(b).map_err(|e| {
-                let kind = if serde_json::from_slice::<serde::de::IgnoredAny>(b).is_ok() {
+        Input::Json(_) | Input::Text(_) => {
+            let parsed = match input {
+                Input::Text(t) => serde_json::from_str::<Vec<&RawValue>>(t),
+                Input::Json(b) => serde_json::from_slice::<Vec<&RawValue>>(b),
+                Input::Value(_) | Input::Tree(_) => return Ok(()),
+            };
+            let items = parsed.map_err(|e| {
+                let well_formed = match input {
+                    Input::Text(t) => serde_json::from_str::<serde::de::IgnoredAny>(t).is_ok(),
+                    Input::Json(b) => serde_json::from_slice::<serde::de::IgnoredAny>(b).is_ok(),
+                    Input::Value(_) | Input::Tree(_) => false,
+                };
+                let kind = if well_formed {
                     DecodeKind::WrongType
                 } else {
                     DecodeKind::MalformedJson
@@ -217,9 +233,10 @@ fn feed_array(
             // Q30: an element that fails is not applied; the ones after it are.
             let mut first = None;
             for (i, item) in items.iter().enumerate() {
-                let text = item.get().as_bytes();
-                let fed = if text.trim_ascii_start().first() == Some(&b'{') {
-                    asm.dispatch(event_name, Input::Json(text), live.as_deref_mut())
+                // A raw value is UTF-8 text already checked.
+                let text = item.get();
+                let fed = if text.trim_ascii_start().starts_with('{') {
+                    asm.dispatch(event_name, Input::Text(text), live.as_deref_mut())
                         .map_err(|e| renamed(e, &what(i)))
                 } else {
                     Err(not_object(asm, i))
@@ -259,6 +276,7 @@ fn feed_body(
     let owned;
     let bytes = match input {
         Input::Json(b) => b,
+        Input::Text(t) => t.as_bytes(),
         Input::Value(v) => {
             owned = serde_json::to_vec(v).unwrap_or_default();
             owned.as_slice()
@@ -283,7 +301,7 @@ fn feed_body(
     for event in &events {
         let fed = match event {
             Made::Value(v) => asm.dispatch(None, Input::Value(v), live.as_deref_mut()),
-            Made::Text(t) => asm.dispatch(None, Input::Json(t.as_bytes()), live.as_deref_mut()),
+            Made::Text(t) => asm.dispatch(None, Input::Text(t), live.as_deref_mut()),
         };
         fed.map_err(|e| renamed(e, &what))?;
     }
@@ -552,7 +570,7 @@ fn anthropic(body: AnthropicBody<'_>) -> Result<Vec<Made>, Fail> {
 
 /// A part of a body read as `T`; an error names where it is.
 fn parse_part<'a, T: Deserialize<'a>>(raw: &'a RawValue, at: &str) -> Result<T, Fail> {
-    match Input::Json(raw.get().as_bytes()).parse() {
+    match Input::Text(raw.get()).parse() {
         Ok(t) => Ok(t),
         Err(Fail::Bad { kind, detail }) => Err(Fail::Bad {
             kind,

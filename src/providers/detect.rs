@@ -121,6 +121,13 @@ pub(crate) fn detect(event_name: Option<&str>, input: Input<'_>) -> Detected {
             }
             _ => return Detected::Unknown,
         },
+        Input::Text(t) => match serde_json::from_str::<Value>(t) {
+            Ok(Value::Object(m)) => {
+                owned = m;
+                &owned
+            }
+            _ => return Detected::Unknown,
+        },
     };
     if let Some(d) = body_shape(obj) {
         return Detected::Dialect(d);

@@ -84,6 +84,81 @@ impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     }
 }
 
+/// The elements of a JSON array, the first one held inline: the usual
+/// one-element array of a streamed event (one choice, one tool call per chunk)
+/// costs no allocation. Decodes as a `Vec<T>` does, errors included.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Few<T> {
+    first: Option<T>,
+    rest: Vec<T>,
+}
+
+impl<T> Default for Few<T> {
+    fn default() -> Self {
+        Self {
+            first: None,
+            rest: Vec::new(),
+        }
+    }
+}
+
+impl<T> Few<T> {
+    pub(crate) fn push(&mut self, item: T) {
+        if self.first.is_none() && self.rest.is_empty() {
+            self.first = Some(item);
+        } else {
+            self.rest.push(item);
+        }
+    }
+}
+
+impl<T> Few<T> {
+    /// The elements, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.first.iter().chain(&self.rest)
+    }
+}
+
+impl<T: Default> Few<T> {
+    /// A new last element, default, to fill in place (always `Some`).
+    pub(crate) fn slot(&mut self) -> Option<&mut T> {
+        if self.first.is_none() && self.rest.is_empty() {
+            return Some(self.first.insert(T::default()));
+        }
+        self.rest.push(T::default());
+        self.rest.last_mut()
+    }
+}
+
+impl<T> IntoIterator for Few<T> {
+    type Item = T;
+    type IntoIter = std::iter::Chain<std::option::IntoIter<T>, std::vec::IntoIter<T>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.into_iter().chain(self.rest)
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Few<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Few<T>;
+            // The words of serde's own `Vec` visitor: the same errors.
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Few<T>, A::Error> {
+                let mut out = Few::default();
+                while let Some(item) = seq.next_element()? {
+                    out.push(item);
+                }
+                Ok(out)
+            }
+        }
+        d.deserialize_seq(V(std::marker::PhantomData))
+    }
+}
+
 /// The text of an optional string field, `""` when absent or null.
 pub(crate) fn text<'s>(s: &'s Option<Str<'_>>) -> &'s str {
     s.as_deref().unwrap_or_default()

@@ -13,6 +13,7 @@
 mod anthropic;
 mod bedrock;
 mod body;
+mod bytes;
 mod cohere;
 mod detect;
 mod error;
@@ -21,6 +22,7 @@ mod json;
 mod openai_chat;
 mod outcome;
 mod responses;
+mod scan;
 mod state;
 mod tree;
 
@@ -32,6 +34,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+pub use bytes::{BytesAssembler, BytesError};
 pub use error::{DecodeKind, Error, EventRef, Rule};
 pub use outcome::{Finish, TokenUsage};
 pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
@@ -278,7 +281,11 @@ pub enum LiveEvent {
 /// own decoded data (the binding's Python dicts).
 #[derive(Clone, Copy)]
 pub(crate) enum Input<'a> {
+    /// JSON text as bytes, not known to be UTF-8.
     Json(&'a [u8]),
+    /// JSON text known to be UTF-8 (the framing checked it): decoded without a
+    /// second check, and by the adapters' fast paths.
+    Text(&'a str),
     Value(&'a Value),
     Tree(Tree<'a>),
 }
@@ -288,6 +295,7 @@ impl<'a> Input<'a> {
     pub(crate) fn parse<T: Deserialize<'a>>(self) -> Result<T, Fail> {
         let r = match self {
             Input::Json(b) => serde_json::from_slice(b),
+            Input::Text(t) => serde_json::from_str(t),
             Input::Value(v) => T::deserialize(v),
             Input::Tree(t) => T::deserialize(&mut t.deserializer()),
         };
@@ -308,6 +316,16 @@ impl<'a> Input<'a> {
                     b,
                 ))
                 .err()
+            }
+            Input::Text(t) => {
+                if let Err(e) = serde_json::from_str::<IgnoredAny>(t) {
+                    return Fail::Bad {
+                        kind: DecodeKind::MalformedJson,
+                        detail: e.to_string(),
+                    };
+                }
+                serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_str(t))
+                    .err()
             }
             Input::Value(v) => serde_path_to_error::deserialize::<_, T>(v).err(),
             Input::Tree(t) => serde_path_to_error::deserialize::<_, T>(&mut t.deserializer()).err(),
@@ -353,6 +371,7 @@ impl<'a> Input<'a> {
         }
         let probe: Probe = match self {
             Input::Json(b) => serde_json::from_slice(b).ok()?,
+            Input::Text(t) => serde_json::from_str(t).ok()?,
             Input::Value(v) => Probe::deserialize(v).ok()?,
             Input::Tree(t) => Probe::deserialize(&mut t.deserializer()).ok()?,
         };
@@ -429,7 +448,29 @@ impl Assembler {
     ) -> Result<(), Error> {
         self.events += 1;
         self.stream.ordinal = self.events;
-        let r = self.json_event(event_name, json, live);
+        let r = self.json_event(event_name, json, Input::Json(json), live);
+        if let Err(e) = &r {
+            self.record(e);
+        }
+        r
+    }
+
+    /// [`Assembler::feed_json`] for text already known to be UTF-8 (an SSE
+    /// event's data, which the framing checked): it is not checked again, and
+    /// the hot events of the busiest dialects take a fast path that decodes
+    /// exactly what the general one does.
+    ///
+    /// # Errors
+    /// See [`Assembler::feed_json`].
+    pub fn feed_text(
+        &mut self,
+        event_name: Option<&str>,
+        json: &str,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
+        self.events += 1;
+        self.stream.ordinal = self.events;
+        let r = self.json_event(event_name, json.as_bytes(), Input::Text(json), live);
         if let Err(e) = &r {
             self.record(e);
         }
@@ -440,13 +481,13 @@ impl Assembler {
         &mut self,
         event_name: Option<&str>,
         json: &[u8],
+        input: Input<'_>,
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
         let trimmed = json.trim_ascii();
         if trimmed.is_empty() {
             return Ok(());
         }
-        let input = Input::Json(json);
         if self.stream.is_closed() {
             return Err(Error::Closed {
                 event: self.event_ref(event_name, input),
@@ -797,5 +838,7 @@ impl Assembler {
     }
 }
 
+#[cfg(test)]
+mod fast_tests;
 #[cfg(test)]
 mod tests;

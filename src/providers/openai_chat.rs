@@ -7,16 +7,17 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::json::{text, Index, Str};
+use super::json::{text, Few, Index, Str};
+use super::scan::{self, Scan, Seen};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::CUSTOM;
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Chunk<'a> {
     #[serde(borrow, default)]
-    choices: Option<Vec<ChatChoice<'a>>>,
+    choices: Option<Few<ChatChoice<'a>>>,
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
     /// Groq repeats usage here (Q34); read only when `usage` never comes.
@@ -26,13 +27,13 @@ struct Chunk<'a> {
     error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct XGroq {
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ChatChoice<'a> {
     #[serde(default)]
     index: Option<Index>,
@@ -42,7 +43,7 @@ struct ChatChoice<'a> {
     finish_reason: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Delta<'a> {
     #[serde(borrow, default)]
     content: Option<Str<'a>>,
@@ -55,13 +56,13 @@ struct Delta<'a> {
     #[serde(borrow, default)]
     reasoning: Option<Str<'a>>,
     #[serde(borrow, default)]
-    tool_calls: Option<Vec<ToolCall<'a>>>,
+    tool_calls: Option<Few<ToolCall<'a>>>,
     /// The legacy single-function delta.
     #[serde(borrow, default)]
     function_call: Option<Function<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ToolCall<'a> {
     #[serde(default)]
     index: Option<Index>,
@@ -74,7 +75,7 @@ struct ToolCall<'a> {
     custom: Option<Custom<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Custom<'a> {
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
@@ -82,12 +83,146 @@ struct Custom<'a> {
     input: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Function<'a> {
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
     #[serde(borrow, default)]
     arguments: Option<Str<'a>>,
+}
+
+/// The fast path of a chunk: fills `chunk` (fresh) with exactly the [`Chunk`]
+/// the typed decode gives, or returns `None` for the general path (a chunk
+/// with usage, an error, a legacy `function_call` or a custom tool call, an
+/// index given as a string or a float, anything [`Scan`] does not certify).
+/// It builds in place: the chunk is not moved on the way.
+fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<()> {
+    let mut p = Scan::new(text);
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "choices" => {
+            seen.once(0)?;
+            if !p.null()? {
+                let choices = chunk.choices.insert(Few::default());
+                p.array(|p| scan_choice(p, choices.slot()?))?;
+            }
+            Some(())
+        }
+        // Present as `null` is absent; anything else is for the general path.
+        "usage" => seen.once(1).and_then(|()| p.null()?.then_some(())),
+        "x_groq" => seen.once(2).and_then(|()| p.null()?.then_some(())),
+        "error" => seen.once(3).and_then(|()| p.null()?.then_some(())),
+        _ => p.skip(),
+    })?;
+    p.end()
+}
+
+fn scan_choice<'a>(p: &mut Scan<'a>, choice: &mut ChatChoice<'a>) -> Option<()> {
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "index" => {
+            seen.once(0)?;
+            choice.index = p.opt_index()?;
+            Some(())
+        }
+        "delta" => {
+            seen.once(1)?;
+            if !p.null()? {
+                scan_delta(p, choice.delta.insert(Delta::default()))?;
+            }
+            Some(())
+        }
+        "finish_reason" => {
+            seen.once(2)?;
+            choice.finish_reason = p.opt_str()?;
+            Some(())
+        }
+        _ => p.skip(),
+    })
+}
+
+fn scan_delta<'a>(p: &mut Scan<'a>, delta: &mut Delta<'a>) -> Option<()> {
+    let mut seen = Seen::default();
+    p.object(|p, key| {
+        let (n, field) = match key {
+            "content" => (0, &mut delta.content),
+            "refusal" => (1, &mut delta.refusal),
+            "reasoning_content" => (2, &mut delta.reasoning_content),
+            "reasoning" => (3, &mut delta.reasoning),
+            "tool_calls" => {
+                seen.once(4)?;
+                if !p.null()? {
+                    let calls = delta.tool_calls.insert(Few::default());
+                    p.array(|p| scan_tool_call(p, calls.slot()?))?;
+                }
+                return Some(());
+            }
+            "function_call" => {
+                seen.once(5)?;
+                return p.null()?.then_some(());
+            }
+            _ => return p.skip(),
+        };
+        seen.once(n)?;
+        *field = p.opt_str()?;
+        Some(())
+    })
+}
+
+fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "index" => {
+            seen.once(0)?;
+            call.index = p.opt_index()?;
+            Some(())
+        }
+        "id" => {
+            seen.once(1)?;
+            call.id = p.opt_str()?;
+            Some(())
+        }
+        "function" => {
+            seen.once(2)?;
+            if !p.null()? {
+                let f = call.function.insert(Function::default());
+                let mut seen_f = Seen::default();
+                p.object(|p, key| {
+                    let (n, field) = match key {
+                        "name" => (0, &mut f.name),
+                        "arguments" => (1, &mut f.arguments),
+                        _ => return p.skip(),
+                    };
+                    seen_f.once(n)?;
+                    *field = p.opt_str()?;
+                    Some(())
+                })?;
+            }
+            Some(())
+        }
+        "custom" => {
+            seen.once(3)?;
+            p.null()?.then_some(())
+        }
+        _ => p.skip(),
+    })
+}
+
+/// The fast path against the general decode, for the tests that compare
+/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
+/// typed `serde_json` decode gives, `Ok(false)` when it left `text` to the
+/// general path, `Err` (both results) otherwise.
+#[cfg(test)]
+pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
+    let mut fast = Chunk::default();
+    if scan_chunk(text, &mut fast).is_none() {
+        return Ok(false);
+    }
+    match serde_json::from_str::<Chunk<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
+    }
 }
 
 pub(crate) fn feed(
@@ -102,7 +237,14 @@ pub(crate) fn feed(
         let err = body.get("error").filter(|e| e.is_object()).unwrap_or(&body);
         return Err(provider_error(err));
     }
-    let chunk: Chunk<'_> = input.parse()?;
+    let mut chunk = Chunk::default();
+    let fast = match input {
+        Input::Text(t) if scan::enabled() => scan_chunk(t, &mut chunk).is_some(),
+        _ => false,
+    };
+    if !fast {
+        chunk = input.parse()?;
+    }
     if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
         return Err(provider_error(&err));
     }
@@ -117,10 +259,11 @@ pub(crate) fn feed(
         }
         return Ok(());
     }
-    for (pos, choice) in (0_i64..).zip(chunk.choices.unwrap_or_default()) {
+    // Read in place: the choices and calls are not moved out of the chunk.
+    for (pos, choice) in (0_i64..).zip(chunk.choices.iter().flat_map(Few::iter)) {
         let c = choice.index.map_or(pos, |i| i.0);
         s.choice(c)?;
-        if let Some(delta) = choice.delta {
+        if let Some(delta) = &choice.delta {
             let reasoning = delta
                 .reasoning_content
                 .as_ref()
@@ -141,7 +284,7 @@ pub(crate) fn feed(
                 false,
                 live,
             )?;
-            for call in delta.tool_calls.unwrap_or_default() {
+            for call in delta.tool_calls.iter().flat_map(Few::iter) {
                 let (name, args, kind) = match (&call.function, &call.custom) {
                     (_, Some(cu)) => (text(&cu.name), text(&cu.input), Some(CUSTOM)),
                     (Some(f), None) => (text(&f.name), text(&f.arguments), None),
@@ -150,13 +293,13 @@ pub(crate) fn feed(
                 let index = call.index.map(|i| i.0);
                 fragment(s, c, index, text(&call.id), (name, args), kind, live)?;
             }
-            if let Some(f) = delta.function_call {
+            if let Some(f) = &delta.function_call {
                 let piece = (text(&f.name), text(&f.arguments));
                 fragment(s, c, None, "", piece, None, live)?;
             }
         }
-        if let Some(reason) = choice.finish_reason {
-            s.set_finish_reason(c, &reason)?;
+        if let Some(reason) = &choice.finish_reason {
+            s.set_finish_reason(c, reason)?;
             s.end(c, live)?;
         }
     }

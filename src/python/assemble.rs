@@ -26,10 +26,11 @@ use super::imports::Imports;
 use super::live::{LiveValue, Numbers};
 use super::{locked, locked_attached};
 use crate::blocks::{Block, ToolUseBlock};
-use crate::framing::{self, Frame, FramingLimits};
+use crate::framing::{self, FramingLimits};
 use crate::partial::{self, PartialOptions};
 use crate::providers::{
-    self, AssemblerLimits, DecodeKind, Dialect, EventRef, LiveEvent, TreeBuilder,
+    self, AssemblerLimits, BytesAssembler, BytesError, DecodeKind, Dialect, EventRef, LiveEvent,
+    TreeBuilder,
 };
 
 // ------------------------------------------------------------ Python classes
@@ -328,14 +329,11 @@ impl Partial {
 }
 
 struct State {
-    core: providers::Assembler,
-    /// Made by the first `feed_bytes`, which detects the transport.
-    decoder: Option<framing::Decoder>,
-    framing_limits: FramingLimits,
+    /// The core assembler and the framing decoder of `feed_bytes` (made on the
+    /// first one, which detects the transport).
+    asm: BytesAssembler,
     closed: bool,
     partials: BTreeMap<(i64, i64), Partial>,
-    /// The last framing error recorded as a problem.
-    last_framing_error: Option<String>,
     /// Buffers of `feed(dict)`, reused from event to event: the tree's nodes, its
     /// strings, and (empty between events) their UTF-8 texts.
     tree: TreeBuilder,
@@ -343,181 +341,36 @@ struct State {
     texts: Vec<&'static str>,
 }
 
-/// Why a batch of bytes failed.
-enum Failure {
-    Framing(framing::Error),
-    Core(providers::Error),
-}
-
-impl Failure {
-    fn into_py(self, py: Python<'_>) -> PyErr {
-        match self {
-            Failure::Framing(e) => from_framing(py, &e),
-            Failure::Core(e) => from_providers(py, &e),
-        }
-    }
-}
-
-impl From<providers::Error> for Failure {
-    fn from(e: providers::Error) -> Self {
-        Failure::Core(e)
-    }
-}
-
 type Sink<'a> = Option<&'a mut Vec<LiveEvent>>;
 
-/// The text an AWS event-stream exception or error frame carries: its payload's
-/// `message` (or `Message`), the `:error-message` header, or the payload as is.
-fn exception_message(m: &framing::EventStreamMessage) -> String {
-    let from_json = serde_json::from_slice::<Map<String, Value>>(&m.payload)
-        .ok()
-        .and_then(|o| {
-            ["message", "Message"]
-                .into_iter()
-                .find_map(|k| o.get(k).and_then(Value::as_str).map(str::to_owned))
-        });
-    from_json
-        .or_else(|| m.header_str(":error-message").map(str::to_owned))
-        .unwrap_or_else(|| String::from_utf8_lossy(&m.payload).into_owned())
+fn bytes_error(py: Python<'_>, e: &BytesError) -> PyErr {
+    match e {
+        BytesError::Framing(e) => from_framing(py, e),
+        BytesError::Core(e) => from_providers(py, e),
+    }
 }
 
 impl State {
-    /// An AWS event-stream frame whose `:message-type` is `exception` or `error`:
-    /// for Bedrock (or `auto`) the core sees it as the exception event it is (so
-    /// no message can be complete any more); either way it is a `ProviderError`.
-    fn exception_frame(&mut self, m: &framing::EventStreamMessage, live: Sink<'_>) -> Failure {
-        let error_type = m
-            .exception_type()
-            .or_else(|| m.header_str(":error-code"))
-            .or_else(|| m.message_type())
-            .unwrap_or("error")
-            .to_owned();
-        let message = exception_message(m);
-        let via_core = matches!(self.core.dialect(), None | Some(Dialect::Bedrock));
-        if via_core {
-            let name = if error_type.ends_with("Exception") {
-                error_type.clone()
-            } else {
-                format!("{error_type}Exception")
-            };
-            let mut payload = Map::new();
-            payload.insert("message".to_owned(), Value::String(message.clone()));
-            let fed = self
-                .core
-                .feed_value(Some(&name), &Value::Object(payload), live);
-            if let Err(e @ providers::Error::Provider { .. }) = fed {
-                if error_type == name {
-                    return Failure::Core(e);
-                }
-            }
-        }
-        let e = providers::Error::Provider {
-            event: EventRef {
-                ordinal: self.core.events_seen().max(1),
-                event_type: error_type.clone(),
-            },
-            error_type,
-            message,
-            raw: None,
-        };
-        if !via_core {
-            self.core.note_provider_error(&e);
-        }
-        Failure::Core(e)
-    }
-
-    /// Feeds every frame, in order. An event that fails is not applied, but the
-    /// ones after it in the same read still are (Q30): nothing the read holds is
-    /// dropped because of one bad event. The first error is returned; every
-    /// failure has left a problem on the messages, so none is complete.
-    fn feed_frames(&mut self, frames: Vec<Frame>, mut live: Sink<'_>) -> Result<(), Failure> {
-        let mut first: Option<Failure> = None;
-        for frame in frames {
-            let fed = match frame {
-                Frame::Sse(ev) => self
-                    .core
-                    .feed_json(ev.event.as_deref(), ev.data.as_bytes(), live.as_deref_mut())
-                    .map_err(Failure::Core),
-                Frame::Line(line) => self
-                    .core
-                    .feed_json(None, line.as_bytes(), live.as_deref_mut())
-                    .map_err(Failure::Core),
-                Frame::EventStream(m) => {
-                    if matches!(m.message_type(), Some("exception" | "error")) {
-                        Err(self.exception_frame(&m, live.as_deref_mut()))
-                    } else {
-                        self.core
-                            .feed_json(m.event_type(), &m.payload, live.as_deref_mut())
-                            .map_err(Failure::Core)
-                    }
-                }
-            };
-            if let Err(e) = fed {
-                first.get_or_insert(e);
-            }
-        }
-        first.map_or(Ok(()), Err)
-    }
-
-    /// A framing error: the bytes from there on could not be read, so no
-    /// message of the stream is complete (recorded once per distinct error).
-    fn framing_failed(&mut self, e: framing::Error) -> Failure {
-        let why = e.to_string();
-        if self.last_framing_error.as_deref() != Some(why.as_str()) {
-            self.core.note_unreadable(&why);
-            self.last_framing_error = Some(why);
-        }
-        Failure::Framing(e)
-    }
-
-    /// Decodes `bytes` and feeds every whole event. Events completed before bad
-    /// bytes are fed before the framing error is reported.
-    fn feed_bytes(&mut self, bytes: &[u8], live: Sink<'_>) -> Result<(), Failure> {
-        let limits = self.framing_limits;
-        let decoder = self
-            .decoder
-            .get_or_insert_with(|| framing::Decoder::new(limits));
-        let mut frames = Vec::new();
-        let framed = decoder.push(bytes, &mut frames);
-        let fed = self.feed_frames(frames, live);
-        let framed = framed.map_err(|e| self.framing_failed(e));
-        fed.and(framed)
-    }
-
-    /// Ends the stream: flushes the framing, then closes the core whatever
-    /// happened, and reports the first error.
-    fn close(&mut self, mut live: Sink<'_>) -> Result<(), Failure> {
+    /// Ends the stream (once): flushes the framing, closes the core.
+    fn close(&mut self, live: Sink<'_>) -> Result<(), BytesError> {
         if self.closed {
             return Ok(());
         }
         self.closed = true;
-        let mut frames = Vec::new();
-        let framed = match self.decoder.as_mut() {
-            Some(d) => d.finish(&mut frames),
-            None => Ok(()),
-        };
-        let fed = self.feed_frames(frames, live.as_deref_mut());
-        // A framing error already reported by a feed is not reported again.
-        let framed = match framed {
-            Err(e) if self.last_framing_error.as_deref() == Some(e.to_string().as_str()) => Ok(()),
-            other => other.map_err(|e| self.framing_failed(e)),
-        };
-        let closed = self.core.close(live);
+        let r = self.asm.close(live);
         self.partials.clear();
-        fed?;
-        framed?;
-        closed.map_err(Failure::Core)
+        r
     }
 
     /// The error for a feed after `close()`, left as a problem on the messages.
     fn closed_error(&mut self) -> providers::Error {
         let e = providers::Error::Closed {
             event: EventRef {
-                ordinal: self.core.events_seen().saturating_add(1),
+                ordinal: self.asm.core.events_seen().saturating_add(1),
                 event_type: String::new(),
             },
         };
-        self.core.note_not_applied(&e);
+        self.asm.core.note_not_applied(&e);
         e
     }
 }
@@ -570,12 +423,13 @@ fn feed_dict(
 ) -> Result<(), providers::Error> {
     let py = dict.py();
     let State {
-        core,
+        asm,
         tree,
         strs,
         texts: spare,
         ..
     } = st;
+    let core = &mut asm.core;
     tree.clear();
     strs.clear();
     if let Err(e) = event_tree::build(dict, tree, strs) {
@@ -622,7 +476,7 @@ fn feed_event(
             if st.closed {
                 return Err(st.closed_error());
             }
-            st.core.feed_json(event_type, b, sink.take())
+            st.asm.core.feed_json(event_type, b, sink.take())
         })?;
         match text {
             Some(r) => r,
@@ -695,12 +549,12 @@ impl PyAssembler {
             let mut st = locked(&self.state);
             if st.closed {
                 let e = st.closed_error();
-                return (Err(Failure::Core(e)), events);
+                return (Err(BytesError::Core(e)), events);
             }
             let sink = if live { Some(&mut events) } else { None };
-            (st.feed_bytes(bytes, sink), events)
+            (st.asm.feed_bytes(bytes, sink), events)
         });
-        result.map_err(|e| e.into_py(py))?;
+        result.map_err(|e| bytes_error(py, &e))?;
         live_result(py, events)
     }
 }
@@ -748,12 +602,12 @@ impl PyAssembler {
         };
         Ok(Self {
             state: Mutex::new(State {
-                core: providers::Assembler::new(dialect, limits),
-                decoder: None,
-                framing_limits,
+                asm: BytesAssembler::new(
+                    providers::Assembler::new(dialect, limits),
+                    framing_limits,
+                ),
                 closed: false,
                 partials: BTreeMap::new(),
-                last_framing_error: None,
                 tree: TreeBuilder::default(),
                 strs: Vec::new(),
                 texts: Vec::new(),
@@ -853,13 +707,13 @@ impl PyAssembler {
             let r = locked(&self.state).close(sink);
             (r, events)
         });
-        result.map_err(|e| e.into_py(py))?;
+        result.map_err(|e| bytes_error(py, &e))?;
         live_result(py, events)
     }
 
     /// One `AssembledMessage` per choice, in ascending choice index.
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let messages = locked(&self.state).core.messages();
+        let messages = locked(&self.state).asm.core.messages();
         let items = messages
             .iter()
             .map(|m| message_to_py(py, m))
@@ -871,7 +725,7 @@ impl PyAssembler {
     /// choice the stream has not had.
     #[pyo3(signature = (choice = 0))]
     fn message<'py>(&self, py: Python<'py>, choice: i64) -> PyResult<Bound<'py, PyAny>> {
-        let messages = locked(&self.state).core.messages();
+        let messages = locked(&self.state).asm.core.messages();
         match messages.iter().find(|m| m.choice == choice) {
             Some(m) => message_to_py(py, m),
             None => {
@@ -887,7 +741,7 @@ impl PyAssembler {
     /// The dialect: the one given, or the one `auto` detected; `None` until known.
     #[getter]
     fn dialect(&self) -> Option<&'static str> {
-        locked(&self.state).core.dialect().map(Dialect::name)
+        locked(&self.state).asm.core.dialect().map(Dialect::name)
     }
 
     /// Whether `feed` returns live events.
@@ -904,11 +758,11 @@ impl PyAssembler {
         let saved = SavedState {
             version: SAVED_STATE_VERSION,
             live: self.live.load(Ordering::Relaxed),
-            core: &st.core,
-            decoder: st.decoder.as_ref(),
-            framing_limits: st.framing_limits,
+            core: &st.asm.core,
+            decoder: st.asm.decoder.as_ref(),
+            framing_limits: st.asm.framing_limits,
             closed: st.closed,
-            last_framing_error: st.last_framing_error.as_deref(),
+            last_framing_error: st.asm.last_framing_error.as_deref(),
         };
         let bytes = serde_json::to_vec(&saved)
             .map_err(|e| PyValueError::new_err(format!("cannot save the assembler: {e}")))?;
@@ -938,13 +792,13 @@ impl PyAssembler {
                 ),
             ));
         }
+        let mut asm = BytesAssembler::new(loaded.core, loaded.framing_limits);
+        asm.decoder = loaded.decoder;
+        asm.last_framing_error = loaded.last_framing_error;
         *locked(&self.state) = State {
-            core: loaded.core,
-            decoder: loaded.decoder,
-            framing_limits: loaded.framing_limits,
+            asm,
             closed: loaded.closed,
             partials: BTreeMap::new(),
-            last_framing_error: loaded.last_framing_error,
             tree: TreeBuilder::default(),
             strs: Vec::new(),
             texts: Vec::new(),
@@ -963,7 +817,8 @@ impl PyAssembler {
     /// value of its input so far (`None` when nothing is showable), for display only.
     fn partial_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let mut st = locked_attached(py, &self.state);
-        let State { core, partials, .. } = &mut *st;
+        let State { asm, partials, .. } = &mut *st;
+        let core = &asm.core;
         let open = core.partial_input_texts();
         let opts = PartialOptions {
             max_bytes: usize::MAX,
@@ -1013,8 +868,8 @@ impl PyAssembler {
         let st = locked(&self.state);
         format!(
             "Assembler(provider={:?}, events={}, closed={})",
-            st.core.dialect().map_or("auto", Dialect::name),
-            st.core.events_seen(),
+            st.asm.core.dialect().map_or("auto", Dialect::name),
+            st.asm.core.events_seen(),
             if st.closed { "True" } else { "False" }
         )
     }

@@ -1,0 +1,214 @@
+//! Raw transport bytes into an [`Assembler`]: the framing decoder (the
+//! transport told from the first bytes) feeding each event as it completes.
+//!
+//! The hot path copies nothing: an SSE event lying whole in one read is fed
+//! straight from the read's bytes (its text already checked as UTF-8 by the
+//! framing, and not checked again), and no `Vec` of frames or `String` per
+//! event is made on the way. Only an event cut by the end of a read is copied,
+//! once, into the decoder's buffer.
+
+use serde_json::{Map, Value};
+
+use super::{Assembler, Dialect, Error, EventRef, LiveEvent};
+use crate::framing::{self, Decoder, EventStreamMessage, FrameRef, FramingLimits};
+
+/// Why a read (or the end of the stream) failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BytesError {
+    /// The bytes could not be framed: nothing after that point can be read.
+    Framing(framing::Error),
+    /// An event was refused; the others of the read were applied.
+    Core(Error),
+}
+
+impl From<Error> for BytesError {
+    fn from(e: Error) -> Self {
+        BytesError::Core(e)
+    }
+}
+
+/// An [`Assembler`] fed raw transport bytes (SSE, JSON lines or AWS
+/// event-stream), cut anywhere.
+#[derive(Debug, Clone)]
+pub struct BytesAssembler {
+    pub(crate) core: Assembler,
+    /// Made by the first read, which tells the transport.
+    pub(crate) decoder: Option<Decoder>,
+    pub(crate) framing_limits: FramingLimits,
+    /// The last framing error recorded as a problem.
+    pub(crate) last_framing_error: Option<String>,
+}
+
+impl BytesAssembler {
+    /// A fresh assembler over `core`, framing with `framing_limits`.
+    #[must_use]
+    pub fn new(core: Assembler, framing_limits: FramingLimits) -> Self {
+        Self {
+            core,
+            decoder: None,
+            framing_limits,
+            last_framing_error: None,
+        }
+    }
+
+    /// The assembler the events go to.
+    #[must_use]
+    pub fn core(&self) -> &Assembler {
+        &self.core
+    }
+
+    /// The assembler the events go to, to feed it other events or close it.
+    pub fn core_mut(&mut self) -> &mut Assembler {
+        &mut self.core
+    }
+
+    /// Decodes `bytes` and feeds every whole event, in order. An event that
+    /// fails is not applied, but the ones after it in the same read still are
+    /// (Q30); events completed before bad bytes are fed before the framing
+    /// error is reported.
+    ///
+    /// # Errors
+    /// The first event's error of the read, else the framing error; every
+    /// failure has left a problem on the messages, so none is complete.
+    pub fn feed_bytes(
+        &mut self,
+        bytes: &[u8],
+        mut live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), BytesError> {
+        let limits = self.framing_limits;
+        let decoder = self.decoder.get_or_insert_with(|| Decoder::new(limits));
+        let core = &mut self.core;
+        let mut first: Option<Error> = None;
+        let framed = decoder.push_borrowed(bytes, |frame| {
+            if let Err(e) = feed_frame(core, frame, live.as_deref_mut()) {
+                first.get_or_insert(e);
+            }
+        });
+        let framed = framed.map_err(|e| self.framing_failed(e));
+        match first {
+            Some(e) => Err(BytesError::Core(e)),
+            None => framed,
+        }
+    }
+
+    /// Ends the stream: flushes the framing (an event left without its end),
+    /// then closes the assembler whatever happened.
+    ///
+    /// # Errors
+    /// The first error: of an event flushed, of the framing (unless a read
+    /// already reported that one), of closing.
+    pub fn close(&mut self, mut live: Option<&mut Vec<LiveEvent>>) -> Result<(), BytesError> {
+        let core = &mut self.core;
+        let mut first: Option<Error> = None;
+        let framed = match self.decoder.as_mut() {
+            Some(d) => d.finish_borrowed(|frame| {
+                if let Err(e) = feed_frame(core, frame, live.as_deref_mut()) {
+                    first.get_or_insert(e);
+                }
+            }),
+            None => Ok(()),
+        };
+        // A framing error already reported by a read is not reported again.
+        let framed = match framed {
+            Err(e) if self.last_framing_error.as_deref() == Some(e.to_string().as_str()) => Ok(()),
+            other => other.map_err(|e| self.framing_failed(e)),
+        };
+        let closed = self.core.close(live);
+        if let Some(e) = first {
+            return Err(BytesError::Core(e));
+        }
+        framed?;
+        closed.map_err(BytesError::Core)
+    }
+
+    /// A framing error: the bytes from there on could not be read, so no
+    /// message of the stream is complete (recorded once per distinct error).
+    fn framing_failed(&mut self, e: framing::Error) -> BytesError {
+        let why = e.to_string();
+        if self.last_framing_error.as_deref() != Some(why.as_str()) {
+            self.core.note_unreadable(&why);
+            self.last_framing_error = Some(why);
+        }
+        BytesError::Framing(e)
+    }
+}
+
+/// Feeds one frame of any transport.
+fn feed_frame(
+    core: &mut Assembler,
+    frame: FrameRef<'_>,
+    live: Option<&mut Vec<LiveEvent>>,
+) -> Result<(), Error> {
+    match frame {
+        FrameRef::Sse(ev) => core.feed_text(ev.event, ev.data, live),
+        FrameRef::Line(line) => core.feed_text(None, line, live),
+        FrameRef::EventStream(m) => {
+            if matches!(m.message_type(), Some("exception" | "error")) {
+                Err(exception_frame(core, m, live))
+            } else {
+                core.feed_json(m.event_type(), &m.payload, live)
+            }
+        }
+    }
+}
+
+/// The text an AWS event-stream exception or error frame carries: its payload's
+/// `message` (or `Message`), the `:error-message` header, or the payload as is.
+fn exception_message(m: &EventStreamMessage) -> String {
+    let from_json = serde_json::from_slice::<Map<String, Value>>(&m.payload)
+        .ok()
+        .and_then(|o| {
+            ["message", "Message"]
+                .into_iter()
+                .find_map(|k| o.get(k).and_then(Value::as_str).map(str::to_owned))
+        });
+    from_json
+        .or_else(|| m.header_str(":error-message").map(str::to_owned))
+        .unwrap_or_else(|| String::from_utf8_lossy(&m.payload).into_owned())
+}
+
+/// An AWS event-stream frame whose `:message-type` is `exception` or `error`:
+/// for Bedrock (or `auto`) the assembler sees it as the exception event it is
+/// (so no message can be complete any more); either way it is a provider error.
+fn exception_frame(
+    core: &mut Assembler,
+    m: &EventStreamMessage,
+    live: Option<&mut Vec<LiveEvent>>,
+) -> Error {
+    let error_type = m
+        .exception_type()
+        .or_else(|| m.header_str(":error-code"))
+        .or_else(|| m.message_type())
+        .unwrap_or("error")
+        .to_owned();
+    let message = exception_message(m);
+    let via_core = matches!(core.dialect(), None | Some(Dialect::Bedrock));
+    if via_core {
+        let name = if error_type.ends_with("Exception") {
+            error_type.clone()
+        } else {
+            format!("{error_type}Exception")
+        };
+        let mut payload = Map::new();
+        payload.insert("message".to_owned(), Value::String(message.clone()));
+        let fed = core.feed_value(Some(&name), &Value::Object(payload), live);
+        if let Err(e @ Error::Provider { .. }) = fed {
+            if error_type == name {
+                return e;
+            }
+        }
+    }
+    let e = Error::Provider {
+        event: EventRef {
+            ordinal: core.events_seen().max(1),
+            event_type: error_type.clone(),
+        },
+        error_type,
+        message,
+        raw: None,
+    };
+    if !via_core {
+        core.note_provider_error(&e);
+    }
+    e
+}

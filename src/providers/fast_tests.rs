@@ -1,0 +1,1074 @@
+//! The fast paths of the hottest events (`scan_chunk` for OpenAI chat,
+//! `scan_event` for Anthropic) against the general `serde_json` decode.
+//!
+//! Two properties: for any event text, a fast path gives exactly the event the
+//! typed decode gives, or leaves the text to the general path (so it never
+//! accepts what the general path refuses); and a whole stream fed as raw bytes,
+//! cut anywhere, gives the same results, errors, live events and messages with
+//! the fast paths as without them.
+//!
+//! The texts are generated from a seed: events of both dialects with every
+//! field the fast paths read, strings with escapes, surrogate pairs and
+//! non-ASCII, extra keys, nulls, values of the wrong type, indexes in every
+//! spelling, duplicate keys, escaped keys, then (for some) mutated bytes.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use proptest::prelude::*;
+
+use super::scan::GENERAL_ONLY;
+use super::{
+    anthropic, openai_chat, AssembledMessage, Assembler, AssemblerLimits, BytesAssembler,
+    BytesError, Dialect, LiveEvent,
+};
+use crate::framing::FramingLimits;
+
+/// xorshift64*: every generated text comes from one proptest seed.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Self {
+        Self(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            return 0;
+        }
+        usize::try_from(self.next() % n as u64).unwrap()
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+    fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())].clone()
+    }
+}
+
+/// A JSON value to render; the spelling (whitespace, escapes, duplicates) is
+/// chosen when it is rendered.
+#[derive(Clone, Debug)]
+enum J {
+    Null,
+    Bool(bool),
+    /// A number as written (possibly not JSON at all).
+    Num(&'static str),
+    Str(String),
+    Arr(Vec<J>),
+    Obj(Vec<(String, J)>),
+}
+
+const CHARS: &[char] = &[
+    'a',
+    'b',
+    'c',
+    'x',
+    'y',
+    'z',
+    ' ',
+    '"',
+    '\\',
+    '/',
+    '\n',
+    '\t',
+    '\r',
+    '\u{1}',
+    '\u{8}',
+    '\u{c}',
+    '\u{1f}',
+    '\u{7f}',
+    '\u{e9}',
+    '\u{65e5}',
+    '\u{1f980}',
+    '\u{2028}',
+    '\u{fffd}',
+    '{',
+    '}',
+    '[',
+    ']',
+    ',',
+    ':',
+    '0',
+    '9',
+];
+
+const INDEXES: &[&str] = &[
+    "0",
+    "1",
+    "2",
+    "3",
+    "17",
+    "-1",
+    "-0",
+    "01",
+    "00",
+    "1.0",
+    "1.5",
+    "0.0",
+    "1e2",
+    "2E0",
+    "1e-2",
+    "123456789012345678",
+    "1234567890123456789",
+    "9223372036854775807",
+    "9223372036854775808",
+    "99999999999999999999",
+    "1.",
+    ".5",
+    "- 1",
+    "+1",
+    "0x1",
+    "1e",
+    "-",
+    "1e999",
+];
+
+fn text(r: &mut Rng) -> String {
+    let n = r.below(14);
+    (0..n).map(|_| r.pick(CHARS)).collect()
+}
+
+/// Any value, nested at most `depth` more levels.
+fn junk(r: &mut Rng, depth: usize) -> J {
+    match r.below(if depth == 0 { 5 } else { 7 }) {
+        0 => J::Null,
+        1 => J::Bool(r.chance(50)),
+        2 => J::Num(r.pick(INDEXES)),
+        3 | 4 => J::Str(text(r)),
+        5 => J::Arr((0..r.below(3)).map(|_| junk(r, depth - 1)).collect()),
+        _ => J::Obj(
+            (0..r.below(3))
+                .map(|_| {
+                    (
+                        r.pick(&["a", "type", "index", "text", ""]).to_owned(),
+                        junk(r, depth - 1),
+                    )
+                })
+                .collect(),
+        ),
+    }
+}
+
+/// A string field: mostly a string, sometimes null or a value of another type.
+fn str_field(r: &mut Rng) -> J {
+    match r.below(20) {
+        0 | 1 => J::Null,
+        2 => junk(r, 2),
+        _ => J::Str(text(r)),
+    }
+}
+
+/// An index: mostly a small integer, sometimes any spelling.
+fn index(r: &mut Rng) -> J {
+    match r.below(20) {
+        0..=11 => J::Num(r.pick(&["0", "1", "2"])),
+        12..=15 => J::Num(r.pick(INDEXES)),
+        16 => J::Str(r.pick(&["1", " 2 ", "x", ""]).to_owned()),
+        17 => J::Null,
+        _ => junk(r, 1),
+    }
+}
+
+/// An object field: mostly `object()`, sometimes null or another value.
+fn obj_field(r: &mut Rng, object: impl FnOnce(&mut Rng) -> J) -> J {
+    match r.below(20) {
+        0 | 1 => J::Null,
+        2 => junk(r, 2),
+        _ => object(r),
+    }
+}
+
+/// An object of the members each present with its chance, plus extra keys,
+/// in a random order.
+fn members(r: &mut Rng, fields: Vec<(u64, &str, J)>) -> J {
+    let mut out: Vec<(String, J)> = fields
+        .into_iter()
+        .filter_map(|(chance, k, v)| Some((k.to_owned(), v)).filter(|_| r.chance(chance)))
+        .collect();
+    if r.chance(15) {
+        let key = r.pick(&["extra", "logprobs", "role", "x", "obfuscation", "type"]);
+        out.push((key.to_owned(), junk(r, 2)));
+    }
+    if r.chance(30) {
+        for i in (1..out.len()).rev() {
+            let j = r.below(i + 1);
+            out.swap(i, j);
+        }
+    }
+    J::Obj(out)
+}
+
+fn chat_call(r: &mut Rng) -> J {
+    let function = obj_field(r, |r| {
+        let v = vec![(60, "name", str_field(r)), (90, "arguments", str_field(r))];
+        members(r, v)
+    });
+    let custom = obj_field(r, |r| {
+        let v = vec![(50, "name", str_field(r)), (50, "input", str_field(r))];
+        members(r, v)
+    });
+    let v = vec![
+        (95, "index", index(r)),
+        (40, "id", str_field(r)),
+        (40, "type", J::Str("function".to_owned())),
+        (90, "function", function),
+        (5, "custom", custom),
+    ];
+    members(r, v)
+}
+
+fn chat_delta(r: &mut Rng) -> J {
+    let calls = obj_field(r, |r| {
+        let n = if r.chance(80) { 1 } else { r.below(4) };
+        J::Arr((0..n).map(|_| chat_call(r)).collect())
+    });
+    let function_call = obj_field(r, |r| {
+        let v = vec![(50, "name", str_field(r)), (50, "arguments", str_field(r))];
+        members(r, v)
+    });
+    let v = vec![
+        (20, "role", J::Str("assistant".to_owned())),
+        (50, "content", str_field(r)),
+        (10, "refusal", str_field(r)),
+        (10, "reasoning_content", str_field(r)),
+        (10, "reasoning", str_field(r)),
+        (50, "tool_calls", calls),
+        (5, "function_call", function_call),
+    ];
+    members(r, v)
+}
+
+fn chat_choice(r: &mut Rng) -> J {
+    let delta = obj_field(r, chat_delta);
+    let finish = if r.chance(70) {
+        J::Null
+    } else {
+        match r.below(4) {
+            0 => junk(r, 1),
+            _ => J::Str(r.pick(&["stop", "tool_calls", "length", ""]).to_owned()),
+        }
+    };
+    let v = vec![
+        (90, "index", index(r)),
+        (90, "delta", delta),
+        (30, "logprobs", J::Null),
+        (80, "finish_reason", finish),
+    ];
+    members(r, v)
+}
+
+fn usage(r: &mut Rng) -> J {
+    obj_field(r, |r| {
+        let v = vec![
+            (80, "prompt_tokens", J::Num("12")),
+            (80, "completion_tokens", J::Num("7")),
+            (30, "output_tokens", J::Num("5")),
+        ];
+        members(r, v)
+    })
+}
+
+/// An OpenAI chat chunk of any shape.
+fn chat_chunk(r: &mut Rng) -> J {
+    let choices = obj_field(r, |r| {
+        let n = if r.chance(85) { 1 } else { r.below(4) };
+        J::Arr((0..n).map(|_| chat_choice(r)).collect())
+    });
+    let usage = usage(r);
+    let x_groq = obj_field(r, |r| {
+        let u = usage_value(r);
+        members(
+            r,
+            vec![(50, "id", J::Str("req".to_owned())), (60, "usage", u)],
+        )
+    });
+    let error = obj_field(r, |r| {
+        let v = vec![(90, "message", str_field(r))];
+        members(r, v)
+    });
+    let v = vec![
+        (50, "id", J::Str("chatcmpl-1".to_owned())),
+        (40, "object", J::Str("chat.completion.chunk".to_owned())),
+        (30, "created", J::Num("1700000000")),
+        (30, "model", J::Str("gpt-4o".to_owned())),
+        (95, "choices", choices),
+        (15, "usage", usage),
+        (5, "x_groq", x_groq),
+        (5, "error", error),
+    ];
+    members(r, v)
+}
+
+fn usage_value(r: &mut Rng) -> J {
+    usage(r)
+}
+
+fn anthropic_delta(r: &mut Rng) -> J {
+    let kind = J::Str(
+        r.pick(&[
+            "text_delta",
+            "input_json_delta",
+            "thinking_delta",
+            "signature_delta",
+            "citations_delta",
+        ])
+        .to_owned(),
+    );
+    let v = vec![
+        (90, "type", kind),
+        (40, "text", str_field(r)),
+        (40, "partial_json", str_field(r)),
+        (15, "thinking", str_field(r)),
+        (10, "signature", str_field(r)),
+        (15, "stop_reason", str_field(r)),
+        (10, "stop_sequence", J::Null),
+    ];
+    members(r, v)
+}
+
+/// An Anthropic event of any shape.
+fn anthropic_event(r: &mut Rng) -> J {
+    let kind = if r.chance(60) {
+        J::Str("content_block_delta".to_owned())
+    } else if r.chance(90) {
+        J::Str(
+            r.pick(&[
+                "message_start",
+                "content_block_start",
+                "content_block_stop",
+                "message_delta",
+                "message_stop",
+                "ping",
+                "error",
+                "future_event",
+            ])
+            .to_owned(),
+        )
+    } else {
+        junk(r, 1)
+    };
+    let delta = obj_field(r, anthropic_delta);
+    let block = obj_field(r, |r| {
+        let v = vec![
+            (
+                95,
+                "type",
+                J::Str(r.pick(&["text", "tool_use", "thinking"]).to_owned()),
+            ),
+            (40, "text", str_field(r)),
+            (40, "id", str_field(r)),
+            (40, "name", str_field(r)),
+            (40, "input", J::Obj(Vec::new())),
+        ];
+        members(r, v)
+    });
+    let usage = usage(r);
+    let message = obj_field(r, |r| {
+        let u = usage_value(r);
+        members(
+            r,
+            vec![(50, "id", J::Str("msg_1".to_owned())), (60, "usage", u)],
+        )
+    });
+    let error = obj_field(r, |r| {
+        let v = vec![
+            (60, "type", J::Str("overloaded_error".to_owned())),
+            (60, "message", str_field(r)),
+        ];
+        members(r, v)
+    });
+    let v = vec![
+        (95, "type", kind),
+        (85, "index", index(r)),
+        (80, "delta", delta),
+        (10, "content_block", block),
+        (10, "usage", usage),
+        (5, "message", message),
+        (5, "error", error),
+    ];
+    members(r, v)
+}
+
+// ------------------------------------------------------------------ rendering
+
+/// How far a rendering may stray from a well-formed event.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Spelling {
+    /// Valid JSON, each key once.
+    Clean,
+    /// Valid JSON, keys sometimes twice.
+    Duplicates,
+    /// Also the rare invalid spellings: raw control characters, lone
+    /// surrogates, bad escapes, whitespace JSON does not allow.
+    Hostile,
+}
+
+/// Renders `j` with random spelling.
+fn render(r: &mut Rng, j: &J, how: Spelling, out: &mut String) {
+    let hostile = how == Spelling::Hostile;
+    ws(r, hostile, out);
+    match j {
+        J::Null => out.push_str("null"),
+        J::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        J::Num(n) => out.push_str(n),
+        J::Str(s) => string(r, s, hostile, false, out),
+        J::Arr(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                render(r, item, how, out);
+            }
+            ws(r, hostile, out);
+            out.push(']');
+        }
+        J::Obj(members) => {
+            let mut members = members.clone();
+            // A key given twice: the typed decode refuses a known one.
+            if how >= Spelling::Duplicates && !members.is_empty() && r.chance(6) {
+                let i = r.below(members.len());
+                let mut again = members[i].clone();
+                if r.chance(50) {
+                    again.1 = junk(r, 1);
+                }
+                let at = r.below(members.len() + 1);
+                members.insert(at, again);
+            }
+            out.push('{');
+            for (i, (k, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                ws(r, hostile, out);
+                string(r, k, hostile, true, out);
+                ws(r, hostile, out);
+                out.push(':');
+                render(r, v, how, out);
+            }
+            ws(r, hostile, out);
+            out.push('}');
+        }
+    }
+    ws(r, hostile, out);
+}
+
+fn ws(r: &mut Rng, hostile: bool, out: &mut String) {
+    if r.chance(12) {
+        out.push_str(r.pick(&[" ", "\n", "\t", "\r", "  ", "\r\n"]));
+    } else if hostile && r.chance(1) {
+        out.push(r.pick(&['\u{c}', '\u{a0}', '\u{b}', '\u{feff}']));
+    }
+}
+
+fn string(r: &mut Rng, s: &str, hostile: bool, key: bool, out: &mut String) {
+    out.push('"');
+    // Keys are escaped rarely (the fast paths leave escaped keys to the general
+    // path); values often.
+    let escape_rate = if key { 2 } else { 12 };
+    for c in s.chars() {
+        if hostile && r.chance(1) {
+            out.push_str(r.pick(&[
+                "\\ud800",
+                "\\udc00",
+                "\\ud800\\u0041",
+                "\\x",
+                "\\u12",
+                "\\",
+                "\u{1}",
+            ]));
+        }
+        match c {
+            '"' => out.push_str(r.pick(&["\\\"", "\\u0022"])),
+            '\\' => out.push_str(r.pick(&["\\\\", "\\u005c", "\\u005C"])),
+            '\n' => out.push_str(r.pick(&["\\n", "\\u000a", "\\u000A"])),
+            '\t' => out.push_str(r.pick(&["\\t", "\\u0009"])),
+            '\r' => out.push_str("\\r"),
+            '\u{8}' => out.push_str(r.pick(&["\\b", "\\u0008"])),
+            '\u{c}' => out.push_str(r.pick(&["\\f", "\\u000c"])),
+            c if u32::from(c) < 0x20 => {
+                if hostile && r.chance(10) {
+                    out.push(c);
+                } else {
+                    out.push_str(&format!("\\u{:04x}", u32::from(c)));
+                }
+            }
+            '/' if r.chance(50) => out.push_str("\\/"),
+            c if r.chance(escape_rate) => {
+                let mut units = [0_u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    if r.chance(50) {
+                        out.push_str(&format!("\\u{u:04x}"));
+                    } else {
+                        out.push_str(&format!("\\u{u:04X}"));
+                    }
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Mutates the text's characters (so it stays a `&str`): deletions,
+/// insertions of JSON tokens and stray characters, truncation, duplication.
+fn mutate(r: &mut Rng, text: &str) -> String {
+    let mut chars: Vec<char> = text.chars().collect();
+    for _ in 0..=r.below(3) {
+        let at = r.below(chars.len() + 1);
+        match r.below(5) {
+            0 => {
+                let end = (at + 1 + r.below(4)).min(chars.len());
+                if at < end {
+                    chars.drain(at..end);
+                }
+            }
+            1 | 2 => {
+                let token = r.pick(&[
+                    "{", "}", "[", "]", ",", ":", "\"", "\\", "0", "-", "n", "null", " ", "\u{c}",
+                    "x", "\"a\":1,", "\\u", "\u{e9}", "1e5", "[]",
+                ]);
+                for (i, c) in token.chars().enumerate() {
+                    chars.insert(at + i, c);
+                }
+            }
+            3 => chars.truncate(at),
+            _ => {
+                let end = (at + 1 + r.below(8)).min(chars.len());
+                if at < end {
+                    let copy: Vec<char> = chars[at..end].to_vec();
+                    for (i, c) in copy.into_iter().enumerate() {
+                        chars.insert(end + i, c);
+                    }
+                }
+            }
+        }
+    }
+    chars.into_iter().collect()
+}
+
+/// One event's text: rendered, hostile or mutated for some seeds.
+fn event_text(r: &mut Rng, j: &J) -> String {
+    let how = if r.chance(25) {
+        Spelling::Hostile
+    } else {
+        Spelling::Duplicates
+    };
+    let mut out = String::new();
+    render(r, j, how, &mut out);
+    if r.chance(20) {
+        out = mutate(r, &out);
+    }
+    out
+}
+
+// ---------------------------------------------------------------- streams
+
+/// A tool call's arguments: a JSON object of strings, rendered.
+fn arguments(r: &mut Rng) -> String {
+    let members: Vec<(String, J)> = (0..=r.below(3))
+        .map(|i| (format!("k{i}"), J::Str(text(r))))
+        .collect();
+    let mut out = String::new();
+    render(r, &J::Obj(members), Spelling::Clean, &mut out);
+    out
+}
+
+/// `s` cut into pieces of 1-8 characters.
+fn fragments(r: &mut Rng, s: &str) -> Vec<String> {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < chars.len() {
+        let n = (1 + r.below(8)).min(chars.len() - at);
+        out.push(chars[at..at + n].iter().collect());
+        at += n;
+    }
+    out
+}
+
+fn obj(members: Vec<(&str, J)>) -> J {
+    J::Obj(
+        members
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+    )
+}
+
+fn s(v: &str) -> J {
+    J::Str(v.to_owned())
+}
+
+/// A well-formed OpenAI chat stream: text, calls with their arguments in
+/// fragments, a finish, usage.
+fn chat_events(r: &mut Rng) -> Vec<(Option<&'static str>, J)> {
+    let chunk = |choice: J| {
+        obj(vec![
+            ("id", s("chatcmpl-1")),
+            ("choices", J::Arr(vec![choice])),
+        ])
+    };
+    let choice = |delta: J, finish: J| {
+        obj(vec![
+            ("index", J::Num("0")),
+            ("delta", delta),
+            ("finish_reason", finish),
+        ])
+    };
+    let mut out = vec![(
+        None,
+        chunk(choice(
+            obj(vec![("role", s("assistant")), ("content", s(""))]),
+            J::Null,
+        )),
+    )];
+    let said = text(r);
+    for piece in fragments(r, &said) {
+        out.push((
+            None,
+            chunk(choice(obj(vec![("content", J::Str(piece))]), J::Null)),
+        ));
+    }
+    let calls = r.below(4);
+    for i in 0..calls {
+        let index = ["0", "1", "2", "3"][i];
+        let start = obj(vec![
+            ("index", J::Num(index)),
+            ("id", J::Str(format!("call_{i}"))),
+            ("type", s("function")),
+            (
+                "function",
+                obj(vec![
+                    ("name", J::Str(format!("f{i}"))),
+                    ("arguments", s("")),
+                ]),
+            ),
+        ]);
+        out.push((
+            None,
+            chunk(choice(
+                obj(vec![("tool_calls", J::Arr(vec![start]))]),
+                J::Null,
+            )),
+        ));
+        let args = arguments(r);
+        for piece in fragments(r, &args) {
+            let call = obj(vec![
+                ("index", J::Num(index)),
+                ("function", obj(vec![("arguments", J::Str(piece))])),
+            ]);
+            out.push((
+                None,
+                chunk(choice(
+                    obj(vec![("tool_calls", J::Arr(vec![call]))]),
+                    J::Null,
+                )),
+            ));
+        }
+    }
+    let finish = if calls > 0 { "tool_calls" } else { "stop" };
+    out.push((None, chunk(choice(obj(Vec::new()), s(finish)))));
+    if r.chance(50) {
+        out.push((
+            None,
+            obj(vec![
+                ("choices", J::Arr(Vec::new())),
+                (
+                    "usage",
+                    obj(vec![
+                        ("prompt_tokens", J::Num("3")),
+                        ("completion_tokens", J::Num("9")),
+                    ]),
+                ),
+            ]),
+        ));
+    }
+    out
+}
+
+/// A well-formed Anthropic stream: a text block and tool blocks, their deltas
+/// in fragments, pings, the message's end.
+fn anthropic_events(r: &mut Rng) -> Vec<(Option<&'static str>, J)> {
+    let usage = |n: &'static str| {
+        obj(vec![
+            ("input_tokens", J::Num("10")),
+            ("output_tokens", J::Num(n)),
+        ])
+    };
+    let mut out = vec![(
+        Some("message_start"),
+        obj(vec![
+            ("type", s("message_start")),
+            (
+                "message",
+                obj(vec![
+                    ("id", s("msg_1")),
+                    ("role", s("assistant")),
+                    ("content", J::Arr(Vec::new())),
+                    ("usage", usage("1")),
+                ]),
+            ),
+        ]),
+    )];
+    let mut block = 0;
+    let index = ["0", "1", "2", "3", "4"];
+    let delta = |i: usize, d: J| {
+        (
+            Some("content_block_delta"),
+            obj(vec![
+                ("type", s("content_block_delta")),
+                ("index", J::Num(index[i])),
+                ("delta", d),
+            ]),
+        )
+    };
+    let stop = |i: usize| {
+        (
+            Some("content_block_stop"),
+            obj(vec![
+                ("type", s("content_block_stop")),
+                ("index", J::Num(index[i])),
+            ]),
+        )
+    };
+    if r.chance(60) {
+        out.push((
+            Some("content_block_start"),
+            obj(vec![
+                ("type", s("content_block_start")),
+                ("index", J::Num(index[block])),
+                (
+                    "content_block",
+                    obj(vec![("type", s("text")), ("text", s(""))]),
+                ),
+            ]),
+        ));
+        let said = text(r);
+        for piece in fragments(r, &said) {
+            out.push(delta(
+                block,
+                obj(vec![("type", s("text_delta")), ("text", J::Str(piece))]),
+            ));
+        }
+        out.push(stop(block));
+        block += 1;
+    }
+    for i in 0..r.below(4) {
+        out.push((
+            Some("content_block_start"),
+            obj(vec![
+                ("type", s("content_block_start")),
+                ("index", J::Num(index[block])),
+                (
+                    "content_block",
+                    obj(vec![
+                        ("type", s("tool_use")),
+                        ("id", J::Str(format!("toolu_{i}"))),
+                        ("name", J::Str(format!("f{i}"))),
+                        ("input", obj(Vec::new())),
+                    ]),
+                ),
+            ]),
+        ));
+        let args = arguments(r);
+        for piece in fragments(r, &args) {
+            out.push(delta(
+                block,
+                obj(vec![
+                    ("type", s("input_json_delta")),
+                    ("partial_json", J::Str(piece)),
+                ]),
+            ));
+            if r.chance(3) {
+                out.push((Some("ping"), obj(vec![("type", s("ping"))])));
+            }
+        }
+        out.push(stop(block));
+        block += 1;
+    }
+    out.push((
+        Some("message_delta"),
+        obj(vec![
+            ("type", s("message_delta")),
+            (
+                "delta",
+                obj(vec![
+                    ("stop_reason", s("tool_use")),
+                    ("stop_sequence", J::Null),
+                ]),
+            ),
+            ("usage", obj(vec![("output_tokens", J::Num("20"))])),
+        ]),
+    ));
+    out.push((Some("message_stop"), obj(vec![("type", s("message_stop"))])));
+    out
+}
+
+/// The SSE bytes of a stream: the well-formed events, with (for some seeds) a
+/// few replaced by or interleaved with events of any shape.
+fn sse_stream(r: &mut Rng, chat: bool) -> Vec<u8> {
+    let mut events = if chat {
+        chat_events(r)
+    } else {
+        anthropic_events(r)
+    };
+    if r.chance(40) {
+        for _ in 0..=r.below(3) {
+            let at = r.below(events.len() + 1);
+            let any = if chat {
+                chat_chunk(r)
+            } else {
+                anthropic_event(r)
+            };
+            let name = if chat {
+                None
+            } else {
+                Some("content_block_delta")
+            };
+            if r.chance(50) && at < events.len() {
+                events[at] = (events[at].0, any);
+            } else {
+                events.insert(at, (name, any));
+            }
+        }
+    }
+    let mut out = String::new();
+    let eol = if r.chance(20) { "\r\n" } else { "\n" };
+    for (name, j) in &events {
+        if r.chance(3) {
+            out.push_str(": keep-alive");
+            out.push_str(eol);
+        }
+        if let Some(name) = name {
+            out.push_str("event: ");
+            out.push_str(name);
+            out.push_str(eol);
+        }
+        let text = if r.chance(2) {
+            event_text(r, j)
+        } else {
+            let mut t = String::new();
+            render(r, j, Spelling::Clean, &mut t);
+            t
+        };
+        // A data line cannot hold a line break: the rest is another line.
+        for line in text.split(['\n', '\r']) {
+            out.push_str(if r.chance(10) { "data:" } else { "data: " });
+            out.push_str(line);
+            out.push_str(eol);
+        }
+        out.push_str(eol);
+    }
+    if chat && r.chance(90) {
+        out.push_str("data: [DONE]");
+        out.push_str(eol);
+        out.push_str(eol);
+    }
+    out.into_bytes()
+}
+
+/// Everything a run leaves that the other run must match.
+#[derive(Debug, PartialEq)]
+struct Run {
+    reads: Vec<(Result<(), BytesError>, Vec<LiveEvent>)>,
+    close: Result<(), BytesError>,
+    close_live: Vec<LiveEvent>,
+    messages: Vec<AssembledMessage>,
+    events_seen: u64,
+}
+
+/// Feeds `bytes` cut at `cuts`, with the fast paths on or off.
+fn run(
+    dialect: Option<Dialect>,
+    limits: AssemblerLimits,
+    bytes: &[u8],
+    cuts: &[usize],
+    fast: bool,
+) -> Run {
+    GENERAL_ONLY.with(|g| g.set(!fast));
+    let mut b = BytesAssembler::new(Assembler::new(dialect, limits), FramingLimits::default());
+    let mut reads = Vec::new();
+    let mut from = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&bytes.len())) {
+        let piece = bytes.get(from..cut).unwrap_or_default();
+        from = cut;
+        let mut live = Vec::new();
+        reads.push((b.feed_bytes(piece, Some(&mut live)), live));
+    }
+    let mut close_live = Vec::new();
+    let close = b.close(Some(&mut close_live));
+    GENERAL_ONLY.with(|g| g.set(false));
+    Run {
+        reads,
+        close,
+        close_live,
+        messages: b.core().messages(),
+        events_seen: b.core().events_seen(),
+    }
+}
+
+/// Cut points: anywhere in the bytes (in a UTF-8 character too), or every
+/// 1-8 bytes as a slow connection delivers them.
+fn cuts(r: &mut Rng, len: usize) -> Vec<usize> {
+    let mut out = Vec::new();
+    if r.chance(30) {
+        let mut at = 0;
+        loop {
+            at += 1 + r.below(8);
+            if at >= len {
+                break;
+            }
+            out.push(at);
+        }
+    } else {
+        for _ in 0..r.below(12) {
+            out.push(r.below(len + 1));
+        }
+        out.sort_unstable();
+    }
+    out
+}
+
+fn limits(r: &mut Rng) -> AssemblerLimits {
+    if r.chance(80) {
+        return AssemblerLimits::default();
+    }
+    AssemblerLimits {
+        max_calls: 2,
+        max_input_bytes: 40,
+        max_total_bytes: 300,
+        max_event_bytes: 200,
+        ..AssemblerLimits::default()
+    }
+}
+
+fn check_stream(seed: u64, chat: bool) -> Result<(), TestCaseError> {
+    let mut r = Rng::new(seed);
+    let bytes = sse_stream(&mut r, chat);
+    let cuts = cuts(&mut r, bytes.len());
+    let dialect = match r.below(3) {
+        0 => None,
+        _ if chat => Some(Dialect::OpenAiChat),
+        _ => Some(Dialect::Anthropic),
+    };
+    let limits = limits(&mut r);
+    let fast = run(dialect, limits, &bytes, &cuts, true);
+    let general = run(dialect, limits, &bytes, &cuts, false);
+    prop_assert_eq!(
+        fast,
+        general,
+        "stream {:?} cut at {:?}",
+        String::from_utf8_lossy(&bytes),
+        cuts
+    );
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// An OpenAI chat chunk of any shape: the fast decode is the general one,
+    /// or leaves the chunk to it.
+    #[test]
+    fn fast_and_general_decoders_agree_on_openai_chat_chunks(seed in any::<u64>()) {
+        let mut r = Rng::new(seed);
+        let j = chat_chunk(&mut r);
+        let text = event_text(&mut r, &j);
+        prop_assert!(openai_chat::fast_path_agrees(&text).is_ok(), "{:?}: {:?}", text, openai_chat::fast_path_agrees(&text));
+    }
+
+    /// An Anthropic event of any shape: the same.
+    #[test]
+    fn fast_and_general_decoders_agree_on_anthropic_events(seed in any::<u64>()) {
+        let mut r = Rng::new(seed);
+        let j = anthropic_event(&mut r);
+        let text = event_text(&mut r, &j);
+        prop_assert!(anthropic::fast_path_agrees(&text).is_ok(), "{:?}: {:?}", text, anthropic::fast_path_agrees(&text));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// A whole OpenAI chat stream as SSE bytes, cut anywhere: the same
+    /// results, errors, live events and messages with the fast path as with
+    /// the general decoder alone.
+    #[test]
+    fn fast_and_general_decoders_agree_on_openai_chat_streams(seed in any::<u64>()) {
+        check_stream(seed, true)?;
+    }
+
+    /// A whole Anthropic stream as SSE bytes, cut anywhere: the same.
+    #[test]
+    fn fast_and_general_decoders_agree_on_anthropic_streams(seed in any::<u64>()) {
+        check_stream(seed, false)?;
+    }
+}
+
+/// The fast paths serve the usual events (else the properties above would
+/// hold vacuously): strings with every escape, non-ASCII, extra keys and nulls.
+#[test]
+fn the_fast_paths_serve_the_usual_events() {
+    let chat = [
+        r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"gpt-4o","system_fingerprint":"fp_1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"q\": \"caf\u00e9 \\\\ \ud83e\udd80\n\""}}]},"logprobs":null,"finish_reason":null}],"usage":null}"#,
+        r#"{"choices":[{"index":0,"delta":{"role":"assistant","content":"","refusal":null},"finish_reason":null}]}"#,
+        r#" { "choices" : [ { "index" : 1 , "delta" : { "content" : "日本\/\t" } , "finish_reason" : "stop" } ] , "extra" : {"a":[1,-2.5e3,true,null]} } "#,
+        r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":2,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}"#,
+        r#"{"choices":[],"obfuscation":"x"}"#,
+    ];
+    for text in chat {
+        assert_eq!(openai_chat::fast_path_agrees(text), Ok(true), "{text}");
+    }
+    let anthropic = [
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"q\":\"\u00e9"}}"#,
+        r#"{"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"hi 🦀\n"}}"#,
+        r#"{"type":"content_block_stop","index":0}"#,
+        r#"{"type":"ping"}"#,
+        r#"{"type":"message_stop"}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"a"},"usage":null}"#,
+    ];
+    for text in anthropic {
+        assert_eq!(anthropic::fast_path_agrees(text), Ok(true), "{text}");
+    }
+}
+
+/// What the typed decode refuses, the fast paths leave to it; what they cannot
+/// certify too.
+#[test]
+fn the_fast_paths_leave_what_they_cannot_certify() {
+    let chat = [
+        // Duplicate fields: a `duplicate field` error of the typed decode.
+        r#"{"choices":[],"choices":[]}"#,
+        r#"{"choices":[{"index":0,"index":1}]}"#,
+        r#"{"choices":[{"delta":{"content":"a","content":null}}]}"#,
+        r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"a","name":"b"}}]}}]}"#,
+        // Escaped keys, indexes as strings or floats, surrogates alone.
+        r#"{"choic\u0065s":[]}"#,
+        r#"{"choices":[{"index":"0"}]}"#,
+        r#"{"choices":[{"index":1.0}]}"#,
+        r#"{"choices":[{"delta":{"content":"\ud800"}}]}"#,
+        // Not JSON, or JSON that is not a chunk.
+        r#"{"choices":[{"index":01}]}"#,
+        "{\"choices\":[]}\u{c}",
+        r#"{"choices":[],}"#,
+        r#"["choices"]"#,
+        r#"{"choices":[{"delta":{"content":"a\u0001"}}]}x"#,
+    ];
+    for text in chat {
+        assert_eq!(openai_chat::fast_path_agrees(text), Ok(false), "{text}");
+    }
+    let anthropic = [
+        r#"{"type":"ping","type":"ping"}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"text":"a","text":"b"}}"#,
+        r#"{"type":"content_block_delta","index":-1,"delta":{}}"#,
+        r#"{"type":"content_block_delta","index":0,"delta":{"text":"\x"}}"#,
+    ];
+    for text in anthropic {
+        assert_eq!(anthropic::fast_path_agrees(text), Ok(false), "{text}");
+    }
+}

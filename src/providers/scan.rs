@@ -1,0 +1,470 @@
+//! A small JSON scanner for the fast paths of the hottest events (an OpenAI
+//! chat chunk, an Anthropic `content_block_delta`): it reads an event's
+//! members in one pass over the text, borrowing strings without escapes, and
+//! gives up (`None`) on anything it does not certify, so that the general,
+//! `serde_json` path decodes that event instead.
+//!
+//! The contract, checked by property tests against `serde_json`: whatever a
+//! fast path built on this scanner returns is exactly what the typed
+//! `serde_json` decode of the same text returns. To keep that true the
+//! scanner accepts a strict subset of what `serde_json` accepts, and every
+//! value it returns is the one `serde_json` would give:
+//!
+//! - whitespace is what JSON allows (space, tab, LF, CR), nothing else;
+//! - strings: a raw control character, an unknown escape, a malformed `\u`, a
+//!   `\u` surrogate that is not one half of a proper pair, give up; escapes
+//!   are decoded as `serde_json` decodes them; object keys with any escape
+//!   give up (the typed decode compares keys after unescaping);
+//! - numbers are read only as indexes: a non-negative integer of at most 18
+//!   digits (anything else gives up); a skipped number must follow the JSON
+//!   grammar exactly;
+//! - values skipped (members no field reads) are checked as `serde_json`
+//!   checks what it skips, and nested at most [`MAX_SKIP_DEPTH`] deep;
+//! - after the event, only whitespace.
+//!
+//! The text is `&str`: the framing checked it is UTF-8, and nothing here
+//! checks it again.
+
+use std::borrow::Cow;
+
+use super::json::{Index, Str};
+
+#[cfg(test)]
+thread_local! {
+    /// Set by the tests that compare the two paths: every event takes the
+    /// general path.
+    pub(crate) static GENERAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the fast paths may serve an event (always, outside the tests that
+/// compare them with the general path).
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) const fn enabled() -> bool {
+    true
+}
+
+/// Whether the fast paths may serve an event (always, outside the tests that
+/// compare them with the general path).
+#[cfg(test)]
+pub(crate) fn enabled() -> bool {
+    !GENERAL_ONLY.with(std::cell::Cell::get)
+}
+
+/// How deep a skipped value may nest before the scanner gives up (the general
+/// decode has its own, larger limit and its own error for it).
+pub(crate) const MAX_SKIP_DEPTH: usize = 32;
+
+/// A cursor over one event's JSON text. Every method returns `None` to give up.
+pub(crate) struct Scan<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+#[inline]
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// Where the plain run at the start of `b` ends: the first `"`, `\` or
+/// control character (`None` when there is none), found eight bytes at a time.
+#[inline]
+fn plain_run(b: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // A high bit for each byte of `x` below `n` (n <= 128); the lowest one
+    // flagged is always exact, which is all that is used.
+    #[inline]
+    fn below(x: u64, n: u64) -> u64 {
+        x.wrapping_sub(LO.wrapping_mul(n)) & !x & HI
+    }
+    let mut i = 0;
+    while let Some(eight) = b.get(i..i + 8) {
+        let mut w = [0_u8; 8];
+        w.copy_from_slice(eight);
+        let w = u64::from_le_bytes(w);
+        let hit = below(w ^ (LO * u64::from(b'"')), 1)
+            | below(w ^ (LO * u64::from(b'\\')), 1)
+            | below(w, 0x20);
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b.get(i..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|p| i + p)
+}
+
+#[inline]
+fn hex(b: u8) -> Option<u16> {
+    match b {
+        b'0'..=b'9' => Some(u16::from(b - b'0')),
+        b'a'..=b'f' => Some(u16::from(b - b'a' + 10)),
+        b'A'..=b'F' => Some(u16::from(b - b'A' + 10)),
+        _ => None,
+    }
+}
+
+impl<'a> Scan<'a> {
+    pub(crate) fn new(text: &'a str) -> Self {
+        Self { text, at: 0 }
+    }
+
+    #[inline]
+    fn bytes(&self) -> &'a [u8] {
+        self.text.as_bytes()
+    }
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.bytes().get(self.at).copied()
+    }
+
+    /// The next byte that is not whitespace, not taken.
+    #[inline]
+    fn next_token(&mut self) -> Option<u8> {
+        loop {
+            let b = self.peek()?;
+            if !is_ws(b) {
+                return Some(b);
+            }
+            self.at += 1;
+        }
+    }
+
+    /// Takes `b` as the next token.
+    #[inline]
+    fn eat(&mut self, b: u8) -> Option<()> {
+        (self.next_token()? == b).then(|| self.at += 1)
+    }
+
+    /// Takes `word` (a literal) here.
+    fn word(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.at.checked_add(word.len())?;
+        (self.bytes().get(self.at..end)? == word).then(|| self.at = end)
+    }
+
+    /// Takes a `null` if it is the next token.
+    #[inline]
+    pub(crate) fn null(&mut self) -> Option<bool> {
+        if self.next_token()? == b'n' {
+            self.word(b"null")?;
+            return Some(true);
+        }
+        Some(false)
+    }
+
+    /// Only whitespace is left.
+    pub(crate) fn end(&mut self) -> Option<()> {
+        match self.next_token() {
+            None => Some(()),
+            Some(_) => None,
+        }
+    }
+
+    /// The members of an object, each key handed to `member`, which must take
+    /// the value.
+    pub(crate) fn object(
+        &mut self,
+        mut member: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        if self.next_token()? == b'}' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.key()?;
+            self.eat(b':')?;
+            member(self, key)?;
+            match self.next_token()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// The elements of an array, each taken by `element`.
+    pub(crate) fn array(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(b'[')?;
+        if self.next_token()? == b']' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            element(self)?;
+            match self.next_token()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An object key: a string without escapes.
+    fn key(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let len = plain_run(self.bytes().get(start..)?)?;
+        let end = start + len;
+        if self.peek_at(end)? != b'"' {
+            return None;
+        }
+        self.at = end + 1;
+        self.text.get(start..end)
+    }
+
+    #[inline]
+    fn peek_at(&self, i: usize) -> Option<u8> {
+        self.bytes().get(i).copied()
+    }
+
+    /// A string, or `null` (`None` inside), as an `Option<Str>` field decodes.
+    pub(crate) fn opt_str(&mut self) -> Option<Option<Str<'a>>> {
+        if self.null()? {
+            return Some(None);
+        }
+        self.string().map(Some)
+    }
+
+    /// A string value, borrowed when it has no escapes.
+    pub(crate) fn string(&mut self) -> Option<Str<'a>> {
+        self.eat(b'"')?;
+        let start = self.at;
+        let len = plain_run(self.bytes().get(start..)?)?;
+        let mut at = start + len;
+        match self.peek_at(at)? {
+            b'"' => {
+                self.at = at + 1;
+                return Some(Str(Cow::Borrowed(self.text.get(start..at)?)));
+            }
+            b'\\' => {}
+            _ => return None,
+        }
+        let mut out = String::with_capacity(len.saturating_mul(2).max(16));
+        out.push_str(self.text.get(start..at)?);
+        loop {
+            // At a backslash.
+            let (c, next) = self.escape(at)?;
+            out.push(c);
+            let run_start = next;
+            let run = plain_run(self.bytes().get(run_start..)?)?;
+            at = run_start + run;
+            out.push_str(self.text.get(run_start..at)?);
+            match self.peek_at(at)? {
+                b'"' => {
+                    self.at = at + 1;
+                    return Some(Str(Cow::Owned(out)));
+                }
+                b'\\' => {}
+                _ => return None,
+            }
+        }
+    }
+
+    /// The escape at `at` (a backslash): the character, and where the text
+    /// goes on.
+    fn escape(&self, at: usize) -> Option<(char, usize)> {
+        let c = match self.peek_at(at + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let first = self.hex4(at + 2)?;
+                return match first {
+                    0xD800..=0xDBFF => {
+                        // Only a proper pair: a high half, then `\u` and a low half.
+                        if self.peek_at(at + 6)? != b'\\' || self.peek_at(at + 7)? != b'u' {
+                            return None;
+                        }
+                        let second = self.hex4(at + 8)?;
+                        if !(0xDC00..=0xDFFF).contains(&second) {
+                            return None;
+                        }
+                        let code = 0x1_0000
+                            + ((u32::from(first) - 0xD800) << 10)
+                            + (u32::from(second) - 0xDC00);
+                        Some((char::from_u32(code)?, at + 12))
+                    }
+                    0xDC00..=0xDFFF => None,
+                    n => Some((char::from_u32(u32::from(n))?, at + 6)),
+                };
+            }
+            _ => return None,
+        };
+        Some((c, at + 2))
+    }
+
+    fn hex4(&self, at: usize) -> Option<u16> {
+        let d = self.bytes().get(at..at.checked_add(4)?)?;
+        let mut n = 0_u16;
+        for &b in d {
+            n = (n << 4) | hex(b)?;
+        }
+        Some(n)
+    }
+
+    /// An index: a non-negative integer of at most 18 digits (what `serde_json`
+    /// gives as that `u64`), or `null` (`None` inside).
+    pub(crate) fn opt_index(&mut self) -> Option<Option<Index>> {
+        if self.null()? {
+            return Some(None);
+        }
+        let start = self.at;
+        let digits = self
+            .bytes()
+            .get(start..)?
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(self.bytes().len() - start);
+        if digits == 0 || digits > 18 {
+            return None;
+        }
+        let end = start + digits;
+        // A leading zero, a fraction or an exponent: the general path.
+        if (digits > 1 && self.peek_at(start)? == b'0')
+            || matches!(self.peek_at(end), Some(b'.' | b'e' | b'E'))
+        {
+            return None;
+        }
+        let mut n = 0_i64;
+        for &b in self.bytes().get(start..end)? {
+            n = n * 10 + i64::from(b - b'0');
+        }
+        self.at = end;
+        Some(Some(Index(n)))
+    }
+
+    /// Skips one value, checked as `serde_json` checks a value it ignores.
+    pub(crate) fn skip(&mut self) -> Option<()> {
+        self.skip_at(0)
+    }
+
+    fn skip_at(&mut self, depth: usize) -> Option<()> {
+        match self.next_token()? {
+            b'"' => self.skip_string(),
+            b'{' => {
+                if depth >= MAX_SKIP_DEPTH {
+                    return None;
+                }
+                self.object(|p, _| p.skip_at(depth + 1))
+            }
+            b'[' => {
+                if depth >= MAX_SKIP_DEPTH {
+                    return None;
+                }
+                self.array(|p| p.skip_at(depth + 1))
+            }
+            b't' => self.word(b"true"),
+            b'f' => self.word(b"false"),
+            b'n' => self.word(b"null"),
+            b'-' | b'0'..=b'9' => self.skip_number(),
+            _ => None,
+        }
+    }
+
+    fn skip_string(&mut self) -> Option<()> {
+        self.at += 1;
+        loop {
+            let run = plain_run(self.bytes().get(self.at..)?)?;
+            self.at += run;
+            match self.peek()? {
+                b'"' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                b'\\' => {
+                    let (_, next) = self.escape(self.at)?;
+                    self.at = next;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
+    fn skip_number(&mut self) -> Option<()> {
+        if self.peek()? == b'-' {
+            self.at += 1;
+        }
+        match self.peek()? {
+            b'0' => self.at += 1,
+            b'1'..=b'9' => self.digits(),
+            _ => return None,
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.at += 1;
+            if matches!(self.peek()?, b'+' | b'-') {
+                self.at += 1;
+            }
+            if !self.peek()?.is_ascii_digit() {
+                return None;
+            }
+            self.digits();
+        }
+        Some(())
+    }
+
+    fn digits(&mut self) {
+        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
+            self.at += 1;
+        }
+    }
+}
+
+/// Which members of one object were read already: a member read twice is a
+/// `duplicate field` error of the typed decode, so the scanner gives up.
+#[derive(Default)]
+pub(crate) struct Seen(u32);
+
+impl Seen {
+    /// Marks member `n` (below 32) read; `None` when it was already.
+    #[inline]
+    pub(crate) fn once(&mut self, n: u32) -> Option<()> {
+        let bit = 1_u32.checked_shl(n)?;
+        if self.0 & bit != 0 {
+            return None;
+        }
+        self.0 |= bit;
+        Some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::plain_run;
+
+    proptest! {
+        /// Eight bytes at a time finds the byte a byte at a time finds.
+        #[test]
+        fn plain_run_finds_the_first_special_byte(b in proptest::collection::vec(prop_oneof![
+            Just(b'"'), Just(b'\\'), 0_u8..0x20, 0x20_u8..=0xff, b'a'..=b'z', b'a'..=b'z'
+        ], 0..40)) {
+            let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+            prop_assert_eq!(plain_run(&b), naive);
+        }
+    }
+}
