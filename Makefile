@@ -58,7 +58,6 @@ lint: develop
 bench: release
 	$(PY) benches/bench_accumulate.py
 	$(PY) benches/bench_partial_json.py
-	$(PY) benches/bench_stream.py
 	$(PY) benches/bench_assembler_subclass.py
 	$(PY) benches/bench_blocks.py
 	$(PY) benches/bench_replay.py

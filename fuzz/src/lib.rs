@@ -48,7 +48,7 @@ impl Header {
 
 use _toolstitch::providers::{AssemblerLimits, Dialect};
 
-use pipeline::{comparable, run_bytes, run_events, Mode, Outcome};
+use pipeline::{comparable, run_bytes, run_events, run_production, Mode, Outcome};
 
 /// Two runs of the same events agree on everything observable.
 fn assert_same(what: &str, a: &Outcome, b: &Outcome) {
@@ -118,6 +118,11 @@ pub fn assembler(dialect: Option<Dialect>, data: &[u8]) {
         },
     );
     assert_same("whole vs cut", &whole, &cut);
+    assert_eq!(
+        run_production(dialect, limits, &pieces),
+        cut.messages,
+        "the binding's glue (borrowed frames, fast paths) vs frame by frame: messages differ"
+    );
     if bytes.len() <= BYTEWISE_MAX && h.seed & 1 == 1 {
         let bytewise = run_bytes(
             dialect,

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use _toolstitch::blocks::Block;
 use _toolstitch::framing::{self, Decoder, EventStreamMessage, Frame, FramingLimits};
 use _toolstitch::providers::{
-    AssembledMessage, Assembler, AssemblerLimits, Dialect, Error, EventRef, Finish, LiveEvent,
-    ProblemKind,
+    AssembledMessage, Assembler, AssemblerLimits, BytesAssembler, BytesError, Dialect, Error, EventRef,
+    Finish, LiveEvent, ProblemKind,
 };
 use serde_json::{Map, Value};
 
@@ -282,6 +282,28 @@ pub fn run_bytes(
         }
     }
     r.close(failed)
+}
+
+/// The same pieces through the binding's own glue ([`BytesAssembler`]: the
+/// borrowed frames and the decoders' fast paths), then `close()`: the final
+/// messages, for comparison with [`run_bytes`], which feeds owned frames one
+/// by one.
+#[must_use]
+pub fn run_production(
+    dialect: Option<Dialect>,
+    (limits, flimits): (AssemblerLimits, FramingLimits),
+    pieces: &[&[u8]],
+) -> Vec<AssembledMessage> {
+    let mut a = BytesAssembler::new(Assembler::new(dialect, limits), flimits);
+    for piece in pieces {
+        // A framing error is sticky: nothing after it is read.
+        if let Err(BytesError::Framing(_)) = a.feed_bytes(piece, None) {
+            break;
+        }
+    }
+    // Its error was reported by the run it is compared with.
+    let _ = a.close(None);
+    a.core().messages()
 }
 
 /// Feeds decoded events directly: as JSON text, or as values.
