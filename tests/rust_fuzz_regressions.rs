@@ -34,3 +34,39 @@ fn gemini_block_reason_closes_a_streaming_call() {
     assert!(!m.complete);
     assert!(m.problems.is_empty(), "{:?}", m.problems);
 }
+
+/// `[DONE]` (accepted as an end marker under `auto`) while a Gemini call was
+/// still streaming: `close()` rebuilds the open call as at any end of stream
+/// instead of refusing its own rebuild as content after `[DONE]`; with no
+/// finish reason ever sent, the message is not complete.
+#[test]
+fn gemini_call_still_streaming_at_done_is_rebuilt_by_close() {
+    let mut a = Assembler::new(None, AssemblerLimits::default());
+    feed(
+        &mut a,
+        &json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall":
+            {"name": "getWeather", "willContinue": true}}]}}]}),
+    );
+    feed(
+        &mut a,
+        &json!({"candidates": [{"content": {"role": "model", "parts": [{"functionCall":
+            {"partialArgs": [{"jsonPath": "$.location", "stringValue": "Paris", "willContinue": true}],
+             "willContinue": true}}]}}]}),
+    );
+    a.feed_json(None, b"[DONE]", None).expect("[DONE]");
+    assert_eq!(a.close(None), Ok(()));
+    let m = a.messages().remove(0);
+    assert_eq!(m.tool_uses.len(), 1);
+    assert_eq!(m.tool_uses[0].block.name, "getWeather");
+    assert_eq!(m.tool_uses[0].block.input, r#"{"location":"Paris"}"#);
+    assert!(m.tool_uses[0].finished);
+    assert!(!m.complete);
+    // Content the stream sends after [DONE] is still refused.
+    assert!(a
+        .feed_json(
+            None,
+            br#"{"candidates":[{"content":{"parts":[{"text":"x"}]}}]}"#,
+            None
+        )
+        .is_err());
+}
