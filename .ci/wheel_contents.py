@@ -3,9 +3,10 @@
 Usage: python .ci/wheel_contents.py WHEEL...
 
 Every file must be the package's own (``toolstitch/``: the Python modules, the
-stubs, ``py.typed`` and the compiled extension) or the wheel's metadata
-(``toolstitch-<version>.dist-info/``); every module and stub under
-``python/toolstitch`` must be there. Prints the file list with sizes; exits 1
+stubs, ``py.typed``, the compiled extension and the sample recordings that
+``toolstitch replay`` replays with their licence notices, ``samples/``) or the
+wheel's metadata (``toolstitch-<version>.dist-info/``); every module, stub and
+sample under ``python/toolstitch`` must be there. Prints the file list with sizes; exits 1
 on anything missing or extra (tests, benches, fixtures, Rust sources, ...).
 """
 
@@ -22,6 +23,7 @@ ALLOWED = re.compile(
     r"toolstitch/[A-Za-z_][A-Za-z0-9_]*\.(py|pyi)"
     r"|toolstitch/py\.typed"
     r"|toolstitch/_toolstitch\.[A-Za-z0-9_.-]*\.so"
+    r"|toolstitch/samples/[^/]+(/[^/]+)*"
     r"|toolstitch-[^/]+\.dist-info/[^/]+(/[^/]+)*"
 )
 
@@ -35,6 +37,10 @@ def check(wheel: Path) -> list[str]:
         wanted = source.suffix in (".py", ".pyi") or source.name == "py.typed"
         if wanted and f"toolstitch/{source.name}" not in names:
             problems.append(f"missing from the wheel: toolstitch/{source.name}")
+    for sample in sorted(p for p in (PACKAGE / "samples").rglob("*") if p.is_file()):
+        name = f"toolstitch/{sample.relative_to(PACKAGE).as_posix()}"
+        if name not in names:
+            problems.append(f"missing from the wheel: {name}")
     if not any(n.startswith("toolstitch/_toolstitch.") and n.endswith(".so") for n in names):
         problems.append("missing from the wheel: the compiled extension (_toolstitch.*.so)")
     print(f"{wheel.name}: {wheel.stat().st_size:,} bytes, {len(infos)} files")

@@ -36,11 +36,11 @@ fn gemini_block_reason_closes_a_streaming_call() {
 }
 
 /// `[DONE]` (accepted as an end marker under `auto`) while a Gemini call was
-/// still streaming: `close()` rebuilds the open call as at any end of stream
-/// instead of refusing its own rebuild as content after `[DONE]`; with no
-/// finish reason ever sent, the message is not complete.
+/// still streaming: the open call is rebuilt at `[DONE]`, as at any end of
+/// its stream, so nothing changes after it and `close()` has nothing to
+/// refuse; with no finish reason ever sent, the message is not complete.
 #[test]
-fn gemini_call_still_streaming_at_done_is_rebuilt_by_close() {
+fn gemini_call_still_streaming_at_done_is_rebuilt_at_done() {
     let mut a = Assembler::new(None, AssemblerLimits::default());
     feed(
         &mut a,
@@ -54,7 +54,17 @@ fn gemini_call_still_streaming_at_done_is_rebuilt_by_close() {
              "willContinue": true}}]}}]}),
     );
     a.feed_json(None, b"[DONE]", None).expect("[DONE]");
+    let at_done = a.messages();
+    assert_eq!(
+        at_done[0].tool_uses[0].block.input,
+        r#"{"location":"Paris"}"#
+    );
     assert_eq!(a.close(None), Ok(()));
+    assert_eq!(
+        a.messages(),
+        at_done,
+        "close() changed a message after [DONE]"
+    );
     let m = a.messages().remove(0);
     assert_eq!(m.tool_uses.len(), 1);
     assert_eq!(m.tool_uses[0].block.name, "getWeather");

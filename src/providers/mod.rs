@@ -494,8 +494,7 @@ impl Assembler {
             });
         }
         if trimmed == b"[DONE]" {
-            self.stream.done = true;
-            return Ok(());
+            return self.done(event_name, input, live);
         }
         let max = self.stream.limits.max_event_bytes;
         if json.len() > max {
@@ -562,8 +561,7 @@ impl Assembler {
         }
         if !value.is_object() && !value.is_array() {
             if value.as_str().is_some_and(|s| s.trim() == "[DONE]") {
-                self.stream.done = true;
-                return Ok(());
+                return self.done(event_name, input, live);
             }
             return Err(Error::Decode {
                 event: self.event_ref(event_name, input),
@@ -611,8 +609,7 @@ impl Assembler {
         }
         if !tree.is_object() {
             if tree.as_str().is_some_and(|s| s.trim() == "[DONE]") {
-                self.stream.done = true;
-                return Ok(());
+                return self.done(event_name, input, live);
             }
             if !tree.is_array() {
                 return Err(Error::Decode {
@@ -626,6 +623,22 @@ impl Assembler {
     }
 
     /// Leaves the problem an error means on every message of the stream.
+    /// `[DONE]`: nothing may follow (Q24). A Gemini call still streamed by
+    /// path (`auto` accepts `[DONE]` from any stream) is rebuilt now, as at any
+    /// end of its stream, so that nothing changes after `[DONE]`, `close()`
+    /// included; `[DONE]` holds even when that rebuild crosses a limit.
+    fn done(
+        &mut self,
+        event_name: Option<&str>,
+        input: Input<'_>,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), Error> {
+        let mut live = Live(live);
+        let r = self.gemini.close_all(&mut self.stream, &mut live);
+        self.stream.done = true;
+        r.map_err(|f| f.into_error(self.event_ref(event_name, input)))
+    }
+
     fn record(&mut self, e: &Error) {
         let kind = match e {
             Error::Protocol { .. } => ProblemKind::Protocol,
