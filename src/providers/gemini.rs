@@ -566,28 +566,11 @@ impl State {
 
     /// Serialises the streamed call of candidate `c` into its input and finishes it.
     fn close_open(&mut self, s: &mut Stream, c: i64, live: &mut Live<'_>) -> R {
-        self.close_open_with(s, c, live, false)
-    }
-
-    /// [`Self::close_open`]; `at_close`: the end of the stream, where the
-    /// rebuild is not refused for coming after `[DONE]` or the message's end.
-    fn close_open_with(
-        &mut self,
-        s: &mut Stream,
-        c: i64,
-        live: &mut Live<'_>,
-        at_close: bool,
-    ) -> R {
         let Some(open) = self.open.remove(&c) else {
             return Ok(());
         };
         let text = open.tree.to_json();
-        let rebuilt = if at_close {
-            s.rebuild_input_at_close(c, open.key, &text, live)
-        } else {
-            s.replace_input(c, open.key, &text, live)
-        };
-        if let Err(e) = rebuilt {
+        if let Err(e) = s.replace_input(c, open.key, &text, live) {
             self.open.insert(c, open);
             return Err(e);
         }
@@ -599,7 +582,7 @@ impl State {
     pub(crate) fn close_all(&mut self, s: &mut Stream, live: &mut Live<'_>) -> R {
         let open: Vec<i64> = self.open.keys().copied().collect();
         for c in open {
-            self.close_open_with(s, c, live, true)?;
+            self.close_open(s, c, live)?;
         }
         Ok(())
     }

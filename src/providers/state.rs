@@ -1006,37 +1006,8 @@ impl Stream {
         input: &str,
         live: &mut Live<'_>,
     ) -> R {
-        self.replace_input_with(c, key, input, live, true)
-    }
-
-    /// [`Stream::replace_input`] at the end of the stream, for a call the
-    /// stream left open: the rebuild is the assembler's own step, not content
-    /// the provider sent, so neither `[DONE]` nor the message's end refuses it
-    /// (the message stays as complete as its own end made it).
-    pub(crate) fn rebuild_input_at_close(
-        &mut self,
-        c: i64,
-        key: i64,
-        input: &str,
-        live: &mut Live<'_>,
-    ) -> R {
-        self.replace_input_with(c, key, input, live, false)
-    }
-
-    fn replace_input_with(
-        &mut self,
-        c: i64,
-        key: i64,
-        input: &str,
-        live: &mut Live<'_>,
-        from_the_stream: bool,
-    ) -> R {
         let total = self.budget(input.len(), || format!("tool call {key} of choice {c}"))?;
-        let ch = if from_the_stream {
-            self.writable(c)?
-        } else {
-            self.choice(c)?
-        };
+        let ch = self.writable(c)?;
         if ch.tools.get(key).is_some_and(|b| b.input == input) {
             return Ok(());
         }
