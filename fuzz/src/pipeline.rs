@@ -7,10 +7,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use _toolstitch::blocks::Block;
 use _toolstitch::framing::{self, Decoder, EventStreamMessage, Frame, FramingLimits};
 use _toolstitch::providers::{
-    AssembledMessage, Assembler, AssemblerLimits, BytesAssembler, BytesError, Dialect, Error, EventRef,
-    Finish, LiveEvent, ProblemKind,
+    exception_frame, AssembledMessage, Assembler, AssemblerLimits, BytesAssembler, BytesError,
+    Dialect, Error, Finish, LiveEvent, ProblemKind,
 };
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::render::Event;
 
@@ -80,20 +80,6 @@ struct Runner {
     checker: Option<Checker>,
 }
 
-/// The text of an AWS event-stream exception frame, as the binding reads it.
-fn exception_message(m: &EventStreamMessage) -> String {
-    let from_json = serde_json::from_slice::<Map<String, Value>>(&m.payload)
-        .ok()
-        .and_then(|o| {
-            ["message", "Message"]
-                .into_iter()
-                .find_map(|k| o.get(k).and_then(Value::as_str).map(str::to_owned))
-        });
-    from_json
-        .or_else(|| m.header_str(":error-message").map(str::to_owned))
-        .unwrap_or_else(|| String::from_utf8_lossy(&m.payload).into_owned())
-}
-
 impl Runner {
     fn new(dialect: Option<Dialect>, limits: AssemblerLimits, mode: Mode) -> Self {
         Self {
@@ -153,45 +139,7 @@ impl Runner {
 
     /// The binding's handling of an exception frame.
     fn exception_frame(&mut self, m: &EventStreamMessage) {
-        let error_type = m
-            .exception_type()
-            .or_else(|| m.header_str(":error-code"))
-            .or_else(|| m.message_type())
-            .unwrap_or("error")
-            .to_owned();
-        let message = exception_message(m);
-        let via_core = matches!(self.a.dialect(), None | Some(Dialect::Bedrock));
-        if via_core {
-            let name = if error_type.ends_with("Exception") {
-                error_type.clone()
-            } else {
-                format!("{error_type}Exception")
-            };
-            let mut payload = Map::new();
-            payload.insert("message".to_owned(), Value::String(message.clone()));
-            let fed = self
-                .a
-                .feed_value(Some(&name), &Value::Object(payload), self.live.as_mut());
-            if let Err(e @ Error::Provider { .. }) = &fed {
-                if error_type == name {
-                    let e = e.clone();
-                    self.after(Err(e), false);
-                    return;
-                }
-            }
-        }
-        let e = Error::Provider {
-            event: EventRef {
-                ordinal: self.a.events_seen().max(1),
-                event_type: error_type.clone(),
-            },
-            error_type,
-            message,
-            raw: None,
-        };
-        if !via_core {
-            self.a.note_provider_error(&e);
-        }
+        let e = exception_frame(&mut self.a, m, self.live.as_mut());
         self.after(Err(e), false);
     }
 

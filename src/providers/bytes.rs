@@ -169,8 +169,9 @@ fn exception_message(m: &EventStreamMessage) -> String {
 
 /// An AWS event-stream frame whose `:message-type` is `exception` or `error`:
 /// for Bedrock (or `auto`) the assembler sees it as the exception event it is
-/// (so no message can be complete any more); either way it is a provider error.
-fn exception_frame(
+/// (so no message can be complete any more); either way it is a provider error,
+/// which this returns (the fuzz harness feeds such frames through it too).
+pub fn exception_frame(
     core: &mut Assembler,
     m: &EventStreamMessage,
     live: Option<&mut Vec<LiveEvent>>,

@@ -34,7 +34,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-pub use bytes::{BytesAssembler, BytesError};
+pub use bytes::{exception_frame, BytesAssembler, BytesError};
 pub use error::{DecodeKind, Error, EventRef, Rule};
 pub use outcome::{Finish, TokenUsage};
 pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
