@@ -9,8 +9,7 @@
 #![no_main]
 
 use _toolstitch::framing::{
-    Decoder, Error, EventStreamDecoder, EventStreamMessage, Frame, FramingLimits, HeaderValue,
-    Transport,
+    Error, EventStreamDecoder, EventStreamMessage, Frame, FramingLimits, HeaderValue, Transport,
 };
 use libfuzzer_sys::arbitrary::{self, Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
@@ -30,22 +29,6 @@ fn decode(limits: FramingLimits, pieces: &[&[u8]]) -> (Vec<EventStreamMessage>, 
     }
     let r = d.finish(&mut out);
     (out, r)
-}
-
-fn decode_auto(
-    limits: FramingLimits,
-    pieces: &[&[u8]],
-) -> (Option<Transport>, Vec<Frame>, Result<(), Error>) {
-    let mut d = Decoder::new(limits);
-    let mut out = Vec::new();
-    for p in pieces {
-        if let Err(e) = d.push(p, &mut out) {
-            return (d.transport(), out, Err(e));
-        }
-    }
-    let t = d.transport();
-    let r = d.finish(&mut out);
-    (t, out, r)
 }
 
 #[derive(Arbitrary, Debug)]
@@ -109,7 +92,7 @@ fn check_agree(
             "whole vs bytewise"
         );
     }
-    let (transport, frames, r) = decode_auto(limits, &pieces);
+    let (transport, frames, r) = pipeline::decode_frames(None, limits, &pieces);
     if transport == Some(Transport::EventStream) {
         let messages: Vec<Frame> = whole.0.iter().cloned().map(Frame::EventStream).collect();
         assert_eq!(
@@ -144,7 +127,7 @@ fuzz_target!(|data: &[u8]| {
     let (decoded, r) = check_agree(limits, &bytes, &h);
     assert_eq!(r, Ok(()), "an encoded stream must decode");
     assert_eq!(decoded, messages, "encode then decode changed the messages");
-    let (transport, frames, r) = decode_auto(limits, &[&bytes]);
+    let (transport, frames, r) = pipeline::decode_frames(None, limits, &[&bytes]);
     if !messages.is_empty() {
         assert_eq!(
             transport,

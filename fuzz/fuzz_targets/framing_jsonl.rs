@@ -6,7 +6,7 @@
 //! plain model; invalid UTF-8 is an error.
 #![no_main]
 
-use _toolstitch::framing::{Decoder, Error, Frame, FramingLimits, JsonLinesDecoder, Transport};
+use _toolstitch::framing::{Error, Frame, FramingLimits, JsonLinesDecoder, Transport};
 use libfuzzer_sys::fuzz_target;
 use toolstitch_fuzz::{cuts, model, pipeline, Header};
 
@@ -26,26 +26,6 @@ fn decode(limits: FramingLimits, pieces: &[&[u8]]) -> (Vec<String>, Result<(), E
     (out, r)
 }
 
-fn decode_fixed(
-    transport: Option<Transport>,
-    limits: FramingLimits,
-    pieces: &[&[u8]],
-) -> (Option<Transport>, Vec<Frame>, Result<(), Error>) {
-    let mut d = match transport {
-        Some(t) => Decoder::with_transport(t, limits),
-        None => Decoder::new(limits),
-    };
-    let mut out = Vec::new();
-    for p in pieces {
-        if let Err(e) = d.push(p, &mut out) {
-            return (d.transport(), out, Err(e));
-        }
-    }
-    let t = d.transport();
-    let r = d.finish(&mut out);
-    (t, out, r)
-}
-
 fuzz_target!(|data: &[u8]| {
     let (h, body) = Header::split(data);
     let limits = pipeline::limits(h.small_limits).1;
@@ -60,13 +40,13 @@ fuzz_target!(|data: &[u8]| {
         );
     }
     let lines: Vec<Frame> = whole.0.iter().cloned().map(Frame::Line).collect();
-    let (_, frames, r) = decode_fixed(Some(Transport::JsonLines), limits, &pieces);
+    let (_, frames, r) = pipeline::decode_frames(Some(Transport::JsonLines), limits, &pieces);
     assert_eq!(
         (&frames, &r),
         (&lines, &whole.1),
         "Decoder::with_transport differs"
     );
-    let (transport, frames, r) = decode_fixed(None, limits, &pieces);
+    let (transport, frames, r) = pipeline::decode_frames(None, limits, &pieces);
     if transport == Some(Transport::JsonLines) {
         assert_eq!(
             (frames, r),

@@ -7,7 +7,7 @@
 //! error; the events written back as SSE decode to themselves.
 #![no_main]
 
-use _toolstitch::framing::{Decoder, Error, Frame, FramingLimits, SseDecoder, SseEvent, Transport};
+use _toolstitch::framing::{Error, Frame, FramingLimits, SseDecoder, SseEvent, Transport};
 use libfuzzer_sys::fuzz_target;
 use toolstitch_fuzz::{cuts, model, pipeline, Header};
 
@@ -34,22 +34,6 @@ fn decode(limits: FramingLimits, pieces: &[&[u8]]) -> (Vec<SseEvent>, Result<(),
     (out, r)
 }
 
-fn decode_auto(
-    limits: FramingLimits,
-    pieces: &[&[u8]],
-) -> (Option<Transport>, Vec<Frame>, Result<(), Error>) {
-    let mut d = Decoder::new(limits);
-    let mut out = Vec::new();
-    for p in pieces {
-        if let Err(e) = d.push(p, &mut out) {
-            return (d.transport(), out, Err(e));
-        }
-    }
-    let t = d.transport();
-    let r = d.finish(&mut out);
-    (t, out, r)
-}
-
 fuzz_target!(|data: &[u8]| {
     let (h, body) = Header::split(data);
     let limits = pipeline::limits(h.small_limits).1;
@@ -63,7 +47,7 @@ fuzz_target!(|data: &[u8]| {
             "whole vs bytewise"
         );
     }
-    let (transport, frames, r) = decode_auto(limits, &pieces);
+    let (transport, frames, r) = pipeline::decode_frames(None, limits, &pieces);
     if transport == Some(Transport::Sse) {
         let events: Vec<Frame> = whole.0.iter().cloned().map(Frame::Sse).collect();
         assert_eq!(

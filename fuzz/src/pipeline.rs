@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use _toolstitch::blocks::Block;
-use _toolstitch::framing::{self, Decoder, EventStreamMessage, Frame, FramingLimits};
+use _toolstitch::framing::{self, Decoder, EventStreamMessage, Frame, FramingLimits, Transport};
 use _toolstitch::providers::{
     exception_frame, AssembledMessage, Assembler, AssemblerLimits, BytesAssembler, BytesError,
     Dialect, Error, Finish, LiveEvent, ProblemKind,
@@ -19,6 +19,29 @@ use crate::render::Event;
 fn trace() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var_os("TOOLSTITCH_FUZZ_TRACE").is_some())
+}
+
+/// `pieces` through the transport-telling [`Decoder`] (or one fixed to
+/// `transport`): the transport it settled on, the frames, and the first error
+/// (nothing is pushed after it).
+pub fn decode_frames(
+    transport: Option<Transport>,
+    limits: FramingLimits,
+    pieces: &[&[u8]],
+) -> (Option<Transport>, Vec<Frame>, Result<(), framing::Error>) {
+    let mut d = match transport {
+        Some(t) => Decoder::with_transport(t, limits),
+        None => Decoder::new(limits),
+    };
+    let mut out = Vec::new();
+    for p in pieces {
+        if let Err(e) = d.push(p, &mut out) {
+            return (d.transport(), out, Err(e));
+        }
+    }
+    let t = d.transport();
+    let r = d.finish(&mut out);
+    (t, out, r)
 }
 
 /// Limits small enough for a fuzz input to cross every one of them.
