@@ -468,7 +468,12 @@ impl JsonLinesDecoder {
         rest: &[u8],
         emit: &mut S,
     ) -> Result<usize, Error> {
-        let closed = scan.advance(rest).map_err(|TooDeep| Error::Json {
+        // Only the bytes the value may still take are scanned: past them it is
+        // too large whatever they hold, so how the input was cut never changes
+        // which error comes first (the size limit, or nesting further on).
+        let room = self.max_value_bytes.saturating_sub(self.pending.len());
+        let window = rest.get(..room.min(rest.len())).unwrap_or(rest);
+        let closed = scan.advance(window).map_err(|TooDeep| Error::Json {
             offset: self.value_start,
             reason: format!(
                 "the JSON value starting here nests deeper than {MAX_JSON_DEPTH} levels"
@@ -476,7 +481,7 @@ impl JsonLinesDecoder {
         })?;
         let Some(end) = closed else {
             self.open = Open::Scan(scan);
-            if self.pending.len().saturating_add(rest.len()) > self.max_value_bytes {
+            if window.len() < rest.len() {
                 return Err(self.too_large());
             }
             self.pending.extend_from_slice(rest);
@@ -823,6 +828,30 @@ mod tests {
         assert_eq!(
             decode_pieces(limits, &[b"{}", &spaces, b"{}"]),
             Ok(strings(&["{}", "{}"]))
+        );
+    }
+
+    #[test]
+    fn a_value_over_the_limit_is_a_limit_error_before_deeper_nesting_past_it() {
+        // 8 bytes allowed; the nesting limit is crossed only far past them.
+        let limits = FramingLimits {
+            max_event_bytes: 8,
+            ..FramingLimits::default()
+        };
+        let text = format!("[{}", "[x".repeat(200));
+        let whole = decode_pieces(limits, &[text.as_bytes()]);
+        let bytewise: Vec<&[u8]> = text.as_bytes().chunks(1).collect();
+        assert_eq!(decode_pieces(limits, &bytewise), whole);
+        assert!(
+            matches!(
+                whole,
+                Err(Error::Limit {
+                    limit: "max_event_bytes",
+                    offset: 1,
+                    ..
+                })
+            ),
+            "{whole:?}"
         );
     }
 
