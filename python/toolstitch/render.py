@@ -227,16 +227,22 @@ def _content(r: Result) -> tuple[Block, ...]:
     return r.content if isinstance(r, ToolResultBlock) else r.blocks
 
 
+INVALID_JSON = "INVALID_JSON"
+"""The key under which a call's input that is not a JSON object goes back to a dialect
+that takes the input as an object (Anthropic, Bedrock, Gemini): ``{"INVALID_JSON":
+"<the text>"}``, the form Anthropic documents for fine-grained tool streaming."""
+
+
 def _arguments(b: ToolUseBlock) -> Any:
+    """The call's input as the object a dialect takes: the strict parse, members in
+    order (``{}`` when empty); input that is not one JSON object (cut, repaired by
+    nobody, an array, nested past the bound) as ``{"INVALID_JSON": text}``, so that the
+    call the model sent can always be answered."""
     try:
-        return _parse_strict(b.input)
-    except ToolInputError as e:
-        raise ToolInputError(
-            f"tool call {b.id!r} ({b.name}): cannot render its input as an object: {e}",
-            e.offset,
-            call_id=b.id,
-            tool_name=b.name,
-        ) from None
+        value = _parse_strict(b.input)
+    except ToolInputError:
+        return {INVALID_JSON: b.input}
+    return value if isinstance(value, dict) else {INVALID_JSON: b.input}
 
 
 def _state(block: ToolUseBlock | ThinkingBlock | ToolResultBlock, form: str) -> Any:
