@@ -518,7 +518,7 @@ def test_unknown_provider_and_wrong_types() -> None:
     with pytest.raises(RenderError, match="unknown provider"):
         render_assistant("openai", TURN)
     with pytest.raises(RenderError, match="unknown provider"):
-        render_results("cohere", RESULTS)
+        render_results("mistral", RESULTS)  # a server, not a dialect: ids="mistral"
     with pytest.raises(TypeError):
         render_results("openai-chat", [TextBlock("x")])
     with pytest.raises(TypeError):

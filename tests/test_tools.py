@@ -476,7 +476,7 @@ def test_error_results_are_bounded_whatever_the_arguments() -> None:
     (schema_error,) = err.value.errors
     assert isinstance(schema_error, ToolSchemaError) and len(schema_error.failures) == 500
     (result,) = err.value.results()
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = text_of(result)
     assert len(text) < 16_000
     assert "500 failures" in text and "and 484 more" in text
     # The failure's own message is cut (the value it quotes is long): what was
@@ -486,8 +486,14 @@ def test_error_results_are_bounded_whatever_the_arguments() -> None:
     with pytest.raises(ToolValidationError) as err:
         toolset.validate_all([call("f", huge, id="h")])
     (result,) = err.value.results()
-    text = result.content[0].text  # type: ignore[union-attr]
+    text = text_of(result)
     assert len(text) < 4_000 and "at byte" in text
+
+
+def text_of(result: ToolResultBlock) -> str:
+    (block,) = result.content
+    assert isinstance(block, TextBlock)
+    return block.text
 
 
 def test_an_input_error_says_what_the_call_should_have_sent(tools: Toolset) -> None:

@@ -90,7 +90,7 @@ from toolstitch.errors import (
     UnknownProviderError,
     UnknownToolError,
 )
-from toolstitch.render import render_assistant, render_results, render_turn
+from toolstitch.render import IdMap, IdRule, render_assistant, render_results, render_turn
 from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
 
 # After toolstitch.assemble (the module of AssembledMessage and the live events, which
@@ -124,6 +124,8 @@ __all__ = [
     "DocumentBlock",
     "Finish",
     "FramingError",
+    "IdMap",
+    "IdRule",
     "ImageBlock",
     "ImageChunk",
     "Images",
