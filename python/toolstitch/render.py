@@ -5,12 +5,15 @@ that provider's request format: ``messages`` (OpenAI chat, Anthropic, Bedrock
 ``converse``), ``input`` (OpenAI Responses) or ``contents`` (Gemini).
 
 Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
-``"bedrock"``, ``"gemini"``.
+``"bedrock"``, ``"gemini"``, ``"cohere"`` (v2). The turn may come from any of them:
+call ids are mapped to what the target accepts (``ids=``: ``IdRule``, ``IdMap``,
+``ID_RULES``), and what cannot travel is left out (``notes=`` says what).
 
-- Tool calls go back exactly as received: OpenAI's ``arguments`` is the raw input
-  text (``"{}"`` when it is empty); Anthropic, Bedrock and Gemini take an object,
-  so the input is parsed strictly (``ToolInputError`` when it is not one JSON
-  value) with members kept in their order.
+- Tool calls go back exactly as received, valid or not: OpenAI's and Cohere's
+  ``arguments`` is the raw input text (``"{}"`` when it is empty); Anthropic,
+  Bedrock and Gemini take an object, so the input is parsed strictly with members
+  kept in their order, and input that is not a JSON object goes back as
+  ``{"INVALID_JSON": "<the text>"}`` (Anthropic's documented form).
 - Provider state travels back: Anthropic thinking signatures, Bedrock reasoning
   signatures, Gemini ``thoughtSignature`` (a block's ``provider_state`` of format
   ``"gemini"``), the Responses ``function_call`` item ``id`` (format
