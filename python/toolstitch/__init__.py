@@ -105,10 +105,17 @@ from toolstitch.streams import (
     assemble,
     iter_events,
 )
-from toolstitch.tools import ToolDefinition, Toolset, ValidatedCall
+from toolstitch.tools import (
+    ArgumentTracker,
+    ToolArgumentDone,
+    ToolDefinition,
+    Toolset,
+    ValidatedCall,
+)
 
 __all__ = [
     "RECORD_KEYS",
+    "ArgumentTracker",
     "AssembledMessage",
     "Assembler",
     "AssemblerLimits",
@@ -160,6 +167,7 @@ __all__ = [
     "ThinkingChunk",
     "ThinkingDelta",
     "TokenUsage",
+    "ToolArgumentDone",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolDefinition",

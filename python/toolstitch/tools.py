@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolstitch._toolstitch import _CompiledSchema, _parse_strict, _RegexGrammar
+from toolstitch._toolstitch import ArgumentTracker, _CompiledSchema, _parse_strict, _RegexGrammar
 from toolstitch.blocks import ToolUseBlock
 from toolstitch.errors import (
     IncompleteMessageError,
@@ -46,7 +46,7 @@ from toolstitch.errors import (
     UnknownToolError,
 )
 
-__all__ = ["ToolDefinition", "Toolset", "ValidatedCall"]
+__all__ = ["ArgumentTracker", "ToolArgumentDone", "ToolDefinition", "Toolset", "ValidatedCall"]
 
 # The schema of a tool declared without parameters: any object.
 _NO_PARAMETERS: dict[str, Any] = {"type": "object"}
@@ -68,6 +68,21 @@ class ValidatedCall:
     arguments: dict[str, Any]
     kind: str = "function"
     text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolArgumentDone:
+    """A top-level value of a streaming call's arguments is complete (from
+    ``ArgumentTracker.update``): the call (``choice``, ``index``, ``id``, as in
+    ``ToolCallStarted``), the value's JSON Pointer ``path`` (``"/path"``) and the parsed
+    ``value``, equal to the strict parse's at that key. For display, or to start work
+    early; run the tool only on the validated call."""
+
+    choice: int
+    index: int
+    id: str
+    path: str
+    value: Any
 
 
 @dataclass(frozen=True, slots=True)
