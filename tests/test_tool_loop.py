@@ -630,6 +630,28 @@ def test_state_that_cannot_travel_is_left_out_with_a_note() -> None:
     assert any("srvtoolu_1" in n and "left out" in n for n in notes)
     assert any("'g1'" in n and "'gemini'" in n for n in notes)
     assert any("reasoning left out" in n for n in notes)
+    # Gemini's code execution (a call it ran, and its result) stays in Gemini.
+    code = ToolUseBlock(
+        "call_0_0",
+        "code_execution",
+        '{"code": "print(2)"}',
+        kind="executable_code",
+        server_side=True,
+    )
+    result = ToolResultBlock(
+        "call_0_0",
+        (TextBlock("2"),),
+        kind="code_execution_result",
+        provider_state='{"outcome": "OUTCOME_OK", "output": "2"}',
+        provider_state_format="gemini",
+    )
+    code_notes: list[str] = []
+    for target in ("anthropic", "bedrock", "openai-responses", "cohere", "openai-chat"):
+        rendered = render_assistant(target, [code, result, TextBlock("2")], notes=code_notes)
+        assert "call_0_0" not in json.dumps(_jsonable(rendered)), target
+    assert sum("call_0_0" in n for n in code_notes) == 5
+    (gemini_turn,) = render_assistant("gemini", [code, result])
+    assert [list(p) for p in gemini_turn["parts"]] == [["executableCode"], ["codeExecutionResult"]]
     # The same turn renders back into its own dialect whole, with nothing to note.
     own: list[str] = []
     (anthropic_turn,) = render_assistant("anthropic", turn[:4], notes=own)

@@ -356,6 +356,8 @@ def _portable(provider: str, blocks: list[Block], notes: list[str] | None) -> li
     for b in blocks:
         fmt = getattr(b, "provider_state_format", "")
         foreign = bool(getattr(b, "provider_state", None)) and fmt not in takes
+        if isinstance(b, ToolUseBlock) and b.kind == "executable_code" and provider != "gemini":
+            fmt, foreign = "gemini", True  # Gemini's code execution carries no state
         if isinstance(b, ToolUseBlock) and b.server_side and foreign:
             foreign_calls.add(b.id)
             note(
