@@ -139,6 +139,12 @@ pub struct LiveEvents {
 }
 
 impl LiveEvents {
+    /// The events, as the core gave them (read by `ArgumentTracker` without
+    /// making Python objects).
+    pub(crate) fn events(&self) -> &[LiveEvent] {
+        &self.events
+    }
+
     fn tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         self.tuple
             .get_or_try_init(py, || live_tuple(py, &self.events).map(Bound::unbind))

@@ -559,6 +559,7 @@ fn parse_partial<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PartialJson>()?;
+    m.add_class::<super::live::ArgumentTracker>()?;
     m.add_class::<PyCompiledSchema>()?;
     m.add_class::<PyRegexGrammar>()?;
     m.add_function(wrap_pyfunction!(parse_partial, m)?)?;
