@@ -35,6 +35,7 @@ from typing import Any
 
 import toolstitch
 from toolstitch import (
+    ArgumentTracker,
     Assembler,
     ImageChunk,
     Images,
@@ -45,6 +46,8 @@ from toolstitch import (
     TextChunk,
     Thinking,
     ThinkingChunk,
+    ToolCallStarted,
+    ToolInputDelta,
     ToolUseChunk,
     ToolUses,
 )
@@ -155,6 +158,30 @@ PARTIAL_OPS: dict[str, Op] = {
     "repr": repr,
 }
 
+# A call whose arguments close one member after another: every update reports.
+TRACKED = (ToolCallStarted(0, 0, "call_a", "f"), ToolInputDelta(0, 0, '{"a": 1, '))
+MEMBER = (ToolInputDelta(0, 0, '"b": [2], '),)
+
+
+def _new_tracker() -> ArgumentTracker:
+    tracker = ArgumentTracker()
+    tracker.update(TRACKED)
+    return tracker
+
+
+def _live_update(tracker: ArgumentTracker) -> object:
+    # The LiveEvents an Assembler returns take the tracker's fast path.
+    asm = _new_assembler()
+    return tracker.update(asm.feed(FRAGMENT))
+
+
+TRACKER_OPS: dict[str, Op] = {
+    "update": lambda t: t.update(MEMBER),
+    "update(LiveEvents)": _live_update,
+    "final_paths": lambda t: t.final_paths(),
+    "repr": repr,
+}
+
 TOOLS = {"f": {"type": "object", "properties": {"k": {"type": "string"}}}}
 
 
@@ -192,6 +219,7 @@ CLASSES: dict[str, tuple[Callable[[], Any], dict[str, Op], type]] = {
     "Images": (Images, _indexed_ops(lambda i: ImageChunk(i, data="aGk=")), Images),
     "PartialJson": (PartialJson, PARTIAL_OPS, PartialJson),
     "Toolset": (lambda: toolstitch.Toolset(TOOLS), TOOLSET_OPS, toolstitch.Toolset),
+    "ArgumentTracker": (_new_tracker, TRACKER_OPS, ArgumentTracker),
 }
 
 # Public names that are no operation on a shared object (async: needs a loop).

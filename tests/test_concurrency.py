@@ -28,6 +28,7 @@ CLASSES = [
     "Images",
     "PartialJson",
     "Toolset",
+    "ArgumentTracker",
 ]
 # Enough rounds that the interleaving which deadlocked the assembler before the
 # lock rule (a feed holding the lock without the GIL, a reader waiting for it

@@ -534,7 +534,7 @@ static DONE_CLASS: super::imports::Imports<PyAny, 1> =
 /// An `Assembler` does none of this work unless a tracker is given its events.
 #[pyclass(module = "toolstitch", name = "ArgumentTracker", frozen)]
 pub struct ArgumentTracker {
-    calls: std::sync::Mutex<std::collections::BTreeMap<(i64, i64), Followed>>,
+    calls: super::Locked<std::collections::BTreeMap<(i64, i64), Followed>>,
 }
 
 /// The events of a Python iterable (live event objects) as Rust events.
@@ -568,9 +568,9 @@ fn events_of(events: &Bound<'_, PyAny>) -> PyResult<Vec<LiveEvent>> {
 }
 
 impl ArgumentTracker {
-    fn apply(&self, py: Python<'_>, events: &[LiveEvent]) -> Vec<Done> {
+    fn apply(&self, py: Python<'_>, events: &[LiveEvent]) -> PyResult<Vec<Done>> {
         let mut done = Vec::new();
-        let mut calls = super::locked_attached(py, &self.calls);
+        let mut calls = self.calls.lock(py)?;
         for event in events {
             match event {
                 LiveEvent::ToolCallStarted {
@@ -605,7 +605,7 @@ impl ArgumentTracker {
                 _ => {}
             }
         }
-        done
+        Ok(done)
     }
 }
 
@@ -614,7 +614,7 @@ impl ArgumentTracker {
     #[new]
     fn new() -> Self {
         Self {
-            calls: std::sync::Mutex::new(std::collections::BTreeMap::new()),
+            calls: super::Locked::new(std::collections::BTreeMap::new()),
         }
     }
 
@@ -623,10 +623,10 @@ impl ArgumentTracker {
     fn update<'py>(&self, events: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
         let py = events.py();
         let done = if let Ok(live) = events.cast::<super::assemble::LiveEvents>() {
-            self.apply(py, live.get().events())
+            self.apply(py, live.get().events())?
         } else {
             let events = events_of(events)?;
-            self.apply(py, &events)
+            self.apply(py, &events)?
         };
         // The lock is released: the events become Python objects.
         if done.is_empty() {
@@ -646,7 +646,9 @@ impl ArgumentTracker {
     /// `{(choice, index): (path, ...)}`: for every call seen, the paths of its
     /// arguments reported final so far, in the order they completed.
     fn final_paths<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let copied: Vec<((i64, i64), Vec<String>)> = super::locked_attached(py, &self.calls)
+        let copied: Vec<((i64, i64), Vec<String>)> = self
+            .calls
+            .lock(py)?
             .iter()
             .map(|(key, call)| (*key, call.paths.clone()))
             .collect();
@@ -657,9 +659,12 @@ impl ArgumentTracker {
         Ok(out)
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let calls = super::locked_attached(py, &self.calls);
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let calls = self.calls.lock(py)?;
         let open = calls.values().filter(|c| !c.finished).count();
-        format!("ArgumentTracker(calls={}, open={open})", calls.len())
+        Ok(format!(
+            "ArgumentTracker(calls={}, open={open})",
+            calls.len()
+        ))
     }
 }
