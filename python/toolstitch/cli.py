@@ -113,6 +113,13 @@ def _parser() -> argparse.ArgumentParser:
         const="json",
         help="one JSON array of the same records",
     )
+    output.add_argument(
+        "--format",
+        dest="format",
+        choices=("table", "jsonl", "json", "otel"),
+        help="the output: table (default), jsonl, json, or otel: one JSON line per choice, "
+        "an OpenTelemetry GenAI output message with its stream's name (docs/integrations.md)",
+    )
     replay.add_argument(
         "--text", action="store_true", help="also show the text and reasoning of each choice"
     )
@@ -166,6 +173,8 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.out and not args.scheduler:
         parser.error("--out writes what a cluster computed: give --scheduler too (local runs here)")
     if args.scheduler:
+        if args.format == "otel":
+            parser.error("--format otel runs here, not on a cluster: leave out --scheduler")
         if "-" in paths:
             parser.error("standard input (-) cannot be sent to a cluster; give file paths")
         return _replay_on_cluster(args, parser, paths or _sample_paths(), toolset)
@@ -174,6 +183,12 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         paths = _sample_paths()
         title = "the recordings bundled with toolstitch (give PATHs to replay your own)"
     sources = [source for path in paths for source in _expand_one(path)]
+    if args.format == "otel":
+        if toolset is not None:
+            parser.error("--tools checks call records: it does not apply to --format otel")
+        from toolstitch.otel import replay_sources
+
+        return replay_sources(sources, args.provider, sys.stdout)
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
     with _Progress(args.progress, sources) as progress:
         for source in sources:
