@@ -200,7 +200,7 @@ def test_an_error_status_reaches_the_sdk_as_before_and_is_reported(
 
 def test_a_transport_given_to_an_httpx2_client_tees_it(server: RecordingServer) -> None:
     reports: list[WatchedResponse] = []
-    transport = TeeTransport(httpx2.HTTPTransport(), reports.append)
+    transport: Any = TeeTransport(httpx2.HTTPTransport(), reports.append)  # duck-typed
     with httpx2.Client(transport=transport) as http:
         body = http.post(f"{server.url}/v1/messages?key=secret", json={}).content
     assert body == ANTHROPIC
