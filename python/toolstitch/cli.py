@@ -64,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "proxy":
+        return _proxy(args, args.proxy_parser)
     replay_parser: argparse.ArgumentParser = args.replay_parser
     try:
         return _replay(args, replay_parser)
@@ -157,7 +159,57 @@ def _parser() -> argparse.ArgumentParser:
         help="with --scheduler: about how many bytes of captures each partition reads "
         "(default 64MiB)",
     )
+    _add_proxy(commands)
     return parser
+
+
+def _add_proxy(commands: Any) -> None:
+    proxy = commands.add_parser(
+        "proxy",
+        help="a pass-through gateway that reassembles and checks every call",
+        description="Forward every request to UPSTREAM and stream every response back "
+        "unchanged; reassemble each response, validate its calls against the tools the "
+        "request declared, and write one JSON record per response (docs/integrations.md). "
+        "Needs toolstitch[proxy].",
+    )
+    proxy.set_defaults(proxy_parser=proxy)
+    proxy.add_argument("--upstream", required=True, metavar="URL", help="the provider's base URL")
+    proxy.add_argument(
+        "--listen", default="127.0.0.1:8080", metavar="HOST:PORT", help="default 127.0.0.1:8080"
+    )
+    proxy.add_argument(
+        "--enforce",
+        action="store_true",
+        help="hold each response's final event until its calls are checked; end the stream "
+        "with the provider's error event when one is not valid",
+    )
+    proxy.add_argument(
+        "--records", default="-", metavar="FILE", help="append the JSON records here (- : stdout)"
+    )
+    proxy.add_argument(
+        "--otel", action="store_true", help="also export one span per response over OTLP/HTTP"
+    )
+    proxy.add_argument("--no-check", action="store_true", help=argparse.SUPPRESS)
+
+
+def _proxy(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        from toolstitch.proxy import serve
+    except ImportError as e:
+        parser.error(f"the proxy needs toolstitch[proxy] ({e})")
+    if args.otel:
+        try:
+            import opentelemetry.exporter.otlp.proto.http  # noqa: F401
+        except ImportError as e:
+            parser.error(f"--otel needs toolstitch[otel] ({e})")
+    return serve(
+        args.upstream,
+        args.listen,
+        enforce=args.enforce,
+        records=args.records,
+        otel=args.otel,
+        check=not args.no_check,
+    )
 
 
 # ------------------------------------------------------------------ the command
