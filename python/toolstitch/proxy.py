@@ -38,6 +38,7 @@ import contextlib
 import json
 import logging
 import re
+import socket
 import time
 import zlib
 from collections.abc import Awaitable, Callable, MutableMapping
@@ -119,9 +120,15 @@ class Proxy:
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=100)
             self._client = httpx.AsyncClient(
+                # Small writes (an event, a request's body after its headers) go out at
+                # once: no Nagle delay waiting for the peer's delayed ACK.
+                transport=httpx.AsyncHTTPTransport(
+                    limits=limits,
+                    socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+                ),
                 timeout=httpx.Timeout(600.0, connect=30.0),
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=100),
                 follow_redirects=False,
                 trust_env=False,
             )
@@ -213,6 +220,9 @@ class _Exchange:
             if k.lower() not in _HOP
             and not (self.proxy.enforce and self.proxy.check and k.lower() == b"accept-encoding")
         ]
+        if self.proxy.enforce and self.proxy.check:
+            # Events are told apart in the body as sent: ask for it uncompressed.
+            headers.append((b"accept-encoding", b"identity"))
         query = self.scope.get("query_string", b"")
         raw_path = self.scope.get("raw_path") or self.path.encode()
         url = self.proxy.upstream + raw_path.decode("latin-1")
@@ -659,7 +669,6 @@ def serve(
     0 picks a free one) until interrupted, writing records as JSON lines to ``records``
     (a path, or ``-`` for standard output). The address it listens on is said on
     standard error once it accepts connections."""
-    import socket
     import sys
 
     import uvicorn
