@@ -119,9 +119,12 @@ def serve_upstream() -> None:
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     print(sock.getsockname()[1], flush=True)
-    uvicorn.Server(uvicorn.Config(upstream_app, log_level="warning", access_log=False)).run(
-        sockets=[sock]
+    from toolstitch.proxy import nodelay_protocol
+
+    config = uvicorn.Config(
+        upstream_app, http=nodelay_protocol(), log_level="warning", access_log=False
     )
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def start_proxy(upstream: str, *flags: str) -> tuple[subprocess.Popen[str], str]:

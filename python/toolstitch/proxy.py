@@ -706,7 +706,12 @@ def serve(
     for noisy in ("httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
+        app,
+        http=nodelay_protocol(),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=5,
     )
     print(
         f"toolstitch proxy: listening on http://{shown}:{bound[1]} for {upstream}"
@@ -722,6 +727,28 @@ def serve(
         if out is not sys.stdout:
             out.close()
     return 0
+
+
+def nodelay_protocol() -> type[Any]:
+    """uvicorn's HTTP protocol (httptools when installed, else h11) with Nagle's algorithm
+    off on every accepted connection. asyncio leaves it on for server sockets, and a
+    stream forwarded in small writes then stalls for the client's delayed ACK (about
+    40 ms on Linux) whenever a write waits behind an unacknowledged one."""
+    base: type[Any]
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+    except ImportError:
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base
+
+    class NoDelayProtocol(base):  # type: ignore[misc]
+        def connection_made(self, transport: Any) -> None:
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            super().connection_made(transport)
+
+    return NoDelayProtocol
 
 
 class _Tracer:
