@@ -17,12 +17,17 @@ request the time to the first body byte and the time from it to the end. Contend
 alternate request by request; the figures are medians, and the ratios are against
 ``plain`` measured in the same rounds.
 
-Run: ``.venv/bin/python benches/bench_proxy.py [--requests N]`` (never part of the tests).
+Then a bounded load: ``--streams`` (50) concurrent requests of the long stream, every
+body checked whole, three rounds per proxy, best wall time.
+
+Run: ``.venv/bin/python benches/bench_proxy.py [--requests N] [--streams N] [--load-only]``
+(never part of the tests).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import random
@@ -151,9 +156,47 @@ def one(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, fl
     return ttfb, time.perf_counter() - started - ttfb, size
 
 
+async def burst(url: str, body: dict[str, Any], streams: int) -> tuple[float, list[int]]:
+    """``streams`` concurrent requests: the wall time and each body's size."""
+    limits = httpx.Limits(max_connections=streams)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+
+        async def one_async() -> int:
+            async with client.stream("POST", url, json=body) as response:
+                return sum([len(c) async for c in response.aiter_raw()])
+
+        started = time.perf_counter()
+        sizes = await asyncio.gather(*(one_async() for _ in range(streams)))
+        return time.perf_counter() - started, list(sizes)
+
+
+def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int) -> None:
+    name = "generated-600"
+    body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS[name]}
+    expected = len(b"".join(STREAMS[name]))
+    times: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for who, (_, url) in contenders.items():
+            elapsed, sizes = asyncio.run(burst(f"{url}/v1/{name}", body, streams))
+            assert sizes == [expected] * streams, (who, sizes)
+            times.setdefault(who, []).append(elapsed)
+    print(f"\n{streams} concurrent streams of {name}, best of {rounds} rounds\n")
+    print("| proxy | wall time | streams/s | events/s | vs plain |")
+    print("|---|---|---|---|---|")
+    base = min(times["plain"])
+    for who, values in times.items():
+        best = min(values)
+        print(
+            f"| {who} | {best * 1e3:.0f} ms | {streams / best:.0f} | "
+            f"{streams * len(STREAMS[name]) / best:,.0f} | {best / base:.2f}x |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=60, help="per contender and stream")
+    parser.add_argument("--streams", type=int, default=50, help="concurrent streams (load)")
+    parser.add_argument("--load-only", action="store_true", help="only the concurrent part")
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:
@@ -171,6 +214,9 @@ def main() -> None:
     }
     results: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     try:
+        load(contenders, args.streams, rounds=3)
+        if args.load_only:
+            return
         with httpx.Client(timeout=60) as client:
             for name in STREAMS:
                 expected = b"".join(STREAMS[name])
