@@ -55,7 +55,9 @@ def capture_streams(name: str, chunks: Iterable[bytes], provider: Any = "auto") 
     except yaml.YAMLError as e:
         yield name, [], f"not a readable VCR cassette: {_one_line(str(e))}"
         return
-    interactions = cassette.get("interactions", cassette.get("http_interactions"))
+    interactions = None
+    if isinstance(cassette, Mapping):
+        interactions = cassette.get("interactions", cassette.get("http_interactions"))
     if not isinstance(interactions, list):
         yield name, [], "not a VCR cassette: 'interactions' is missing or not a list"
         return

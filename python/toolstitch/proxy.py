@@ -495,6 +495,9 @@ class _Exchange:
             self.read_error = f"the body is not valid compressed data: {e}"
         except ToolstitchError as e:
             self.read_error = _one_line(str(e))
+        except Exception as e:  # never let the copy break the traffic it watches
+            _log.exception("toolstitch proxy: reading %s failed", self.path)
+            self.read_error = f"the proxy could not read the response: {type(e).__name__}"
         return ()
 
     def _messages(self) -> list[AssembledMessage]:
