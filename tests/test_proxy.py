@@ -6,6 +6,7 @@ recordings, with the real ``openai``, ``anthropic`` and ``httpx`` clients pointe
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import os
 import subprocess
@@ -27,6 +28,7 @@ import pytest
 from http_server import Recording, RecordingServer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from test_otel import receiver  # noqa: F401 (a fixture)
+from test_real_recordings import vcr_bodies
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 OPENAI_CHAT = (REAL / "openai_chat-completions-parallel-two-tools.sse").read_bytes()
@@ -56,11 +58,13 @@ COMPLETION = json.dumps(
         ],
     }
 ).encode()
+RESPONSES = vcr_bodies(REAL / "openai_responses-function-call.vcr.yaml")[0]
 ROUTES = {
     "/v1/chat/completions": Recording(OPENAI_CHAT),
     "/whole/v1/chat/completions": Recording(COMPLETION, "application/json"),
     "/v1/messages": Recording(ANTHROPIC),
     "/text": Recording(b"just some text", "text/plain"),
+    "/v1/responses": Recording(RESPONSES),
 }
 
 # The tools the recordings' calls were made for, in each provider's request form.
@@ -181,13 +185,16 @@ def raw(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int
 def test_streams_are_byte_identical_and_recorded(upstream: RecordingServer, tmp_path: Path) -> None:
     request = {"model": "gpt-4o", "messages": MESSAGES, "stream": True, "tools": CHAT_TOOLS}
     with proxy(upstream.url, tmp_path) as running:
-        for prefix in ("", "/gzip"):
-            direct = raw(f"{upstream.url}{prefix}/v1/chat/completions", request)
-            through = raw(f"{running.url}{prefix}/v1/chat/completions", request)
-            assert through[:2] == direct[:2] and through[1] == (
-                OPENAI_CHAT if not prefix else direct[1]
-            )
-            assert through[2].get("content-encoding") == direct[2].get("content-encoding")
+        direct = raw(f"{upstream.url}/v1/chat/completions", request)
+        through = raw(f"{running.url}/v1/chat/completions", request)
+        assert through[:2] == direct[:2] == (200, OPENAI_CHAT)
+        # Compressed bodies pass still compressed. The test server gzips each response
+        # anew, with the time in its header (bytes 4-7): the rest must be identical.
+        direct = raw(f"{upstream.url}/gzip/v1/chat/completions", request)
+        through = raw(f"{running.url}/gzip/v1/chat/completions", request)
+        assert through[2]["content-encoding"] == direct[2]["content-encoding"] == "gzip"
+        assert through[1][:4] + through[1][8:] == direct[1][:4] + direct[1][8:]
+        assert gzip.decompress(through[1]) == OPENAI_CHAT
         plain = openai.OpenAI(base_url=f"{upstream.url}/v1", api_key="k", max_retries=0)
         proxied = openai.OpenAI(base_url=f"{running.url}/v1", api_key="k", max_retries=0)
         chunks = [
@@ -338,6 +345,39 @@ def test_enforce_turns_an_invalid_call_into_the_sdks_exception(
     assert "GetWeatherArgs" in records[0]["blocked"]
     # max_retries=2, yet one request reached the proxy: x-should-retry: false held.
     assert len(records) == 4
+
+
+def test_enforce_on_the_responses_api(upstream: RecordingServer, tmp_path: Path) -> None:
+    def tool(name: str) -> list[Any]:
+        schema = {"type": "object", "properties": {"country": {"type": "string"}}}
+        return [{"type": "function", "name": name, "parameters": schema}]
+
+    with proxy(upstream.url, tmp_path, "--enforce") as running:
+        client = openai.OpenAI(base_url=f"{running.url}/v1", api_key="k", max_retries=0)
+        direct = openai.OpenAI(base_url=f"{upstream.url}/v1", api_key="k", max_retries=0)
+        events = [
+            [
+                e.model_dump()
+                for e in c.responses.create(
+                    model="gpt-4o", input="capital?", stream=True, tools=tool("get_capital")
+                )
+            ]
+            for c in (direct, client)
+        ]
+        assert events[0] == events[1] and events[0][-1]["type"] == "response.completed"
+        with pytest.raises(openai.APIError, match="get_capital"):
+            for _event in client.responses.create(
+                model="gpt-4o",
+                input="capital?",
+                stream=True,
+                tools=tool("get_population"),
+            ):
+                pass
+        passed, blocked = running.records(2)
+    assert passed["dialect"] == "openai-responses" and passed["enforced"] == "passed"
+    assert (
+        blocked["enforced"] == "blocked" and "undeclared tool 'get_capital'" in blocked["blocked"]
+    )
 
 
 # ------------------------------------------------------------ disconnects and secrets
