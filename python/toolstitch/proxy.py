@@ -614,42 +614,30 @@ class _Exchange:
 
 def _error_event(asm: Assembler | None, message: str) -> bytes:
     """An SSE error event the provider's SDK raises."""
-    dialect = asm.dialect if asm is not None else None
-    if dialect == "anthropic":
-        data = {"type": "error", "error": {"type": "invalid_tool_call_error", "message": message}}
-        return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
-    if dialect == "gemini":
-        data = {"error": {"code": 502, "message": message, "status": "INVALID_TOOL_CALL"}}
-    else:
-        data = {
-            "error": {
-                "message": message,
-                "type": "invalid_tool_call",
-                "code": "toolstitch_invalid_tool_call",
-            }
-        }
-    return b"data: " + json.dumps(data).encode() + b"\n\n"
+    data = json.dumps(_error_data(asm, message)).encode()
+    if asm is not None and asm.dialect == "anthropic":
+        return b"event: error\ndata: " + data + b"\n\n"
+    return b"data: " + data + b"\n\n"
 
 
 def _error_body(asm: Assembler | None, message: str) -> bytes:
     """A whole error response in the provider's shape."""
+    return json.dumps(_error_data(asm, message)).encode()
+
+
+def _error_data(asm: Assembler | None, message: str) -> dict[str, Any]:
     dialect = asm.dialect if asm is not None else None
     if dialect == "anthropic":
-        data: dict[str, Any] = {
-            "type": "error",
-            "error": {"type": "invalid_tool_call_error", "message": message},
+        return {"type": "error", "error": {"type": "invalid_tool_call_error", "message": message}}
+    if dialect == "gemini":
+        return {"error": {"code": 502, "message": message, "status": "INVALID_TOOL_CALL"}}
+    return {
+        "error": {
+            "message": message,
+            "type": "invalid_tool_call",
+            "code": "toolstitch_invalid_tool_call",
         }
-    elif dialect == "gemini":
-        data = {"error": {"code": 502, "message": message, "status": "INVALID_TOOL_CALL"}}
-    else:
-        data = {
-            "error": {
-                "message": message,
-                "type": "invalid_tool_call",
-                "code": "toolstitch_invalid_tool_call",
-            }
-        }
-    return json.dumps(data).encode()
+    }
 
 
 def _one_line(message: str) -> str:
