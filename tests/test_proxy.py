@@ -29,35 +29,9 @@ from http_server import Recording, RecordingServer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from test_otel import receiver  # noqa: F401 (a fixture)
 from test_real_recordings import vcr_bodies
+from test_watch import ANTHROPIC, COMPLETION, MESSAGES, OPENAI_CHAT
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
-OPENAI_CHAT = (REAL / "openai_chat-completions-parallel-two-tools.sse").read_bytes()
-ANTHROPIC = (REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes()
-COMPLETION = json.dumps(
-    {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 1,
-        "model": "gpt-4o",
-        "choices": [
-            {
-                "index": 0,
-                "message": {
-                    "role": "assistant",
-                    "content": None,
-                    "tool_calls": [
-                        {
-                            "id": "call_1",
-                            "type": "function",
-                            "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
-                        }
-                    ],
-                },
-                "finish_reason": "tool_calls",
-            }
-        ],
-    }
-).encode()
 RESPONSES = vcr_bodies(REAL / "openai_responses-function-call.vcr.yaml")[0]
 ROUTES = {
     "/v1/chat/completions": Recording(OPENAI_CHAT),
@@ -106,7 +80,6 @@ WEATHER_TOOL: list[Any] = [
         },
     }
 ]
-MESSAGES: list[Any] = [{"role": "user", "content": "weather?"}]
 SECRET = "sk-live-DO-NOT-LOG-4242"
 
 

@@ -367,16 +367,8 @@ class _Exchange:
             # The body ended: the last event may lack its blank line, and a choice the
             # provider never ended ends now (its calls are then refused as cut short).
             event, self.pending = self.pending, b""
-            events = [*self._feed(event), *self._close()]
-            try:
-                self._check_done(events)
-            except _Blocked as blocked:
-                self._blocked(blocked)
-                body = _error_event(self.asm, blocked.message)
-                await self.send({"type": "http.response.body", "body": body, "more_body": False})
+            if not await self._forward_event(event, last=True):
                 return
-            if event:
-                await self.send({"type": "http.response.body", "body": event, "more_body": True})
         await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
     def _close(self) -> Any:
@@ -401,10 +393,11 @@ class _Exchange:
         self.pending = pending[at:]
         return True
 
-    async def _forward_event(self, event: bytes) -> bool:
+    async def _forward_event(self, event: bytes, *, last: bool = False) -> bool:
         """Forwards one whole SSE event once the calls of every choice it ends are
-        checked; else ends the stream with the provider's error event."""
-        events = self._feed(event)
+        checked (``last``: the body ended after it, which ends every choice); else ends
+        the stream with the provider's error event."""
+        events = [*self._feed(event), *self._close()] if last else self._feed(event)
         try:
             self._check_done(events)
         except _Blocked as blocked:
@@ -412,7 +405,8 @@ class _Exchange:
             body = _error_event(self.asm, blocked.message)
             await self.send({"type": "http.response.body", "body": body, "more_body": False})
             return False
-        await self.send({"type": "http.response.body", "body": event, "more_body": True})
+        if event:
+            await self.send({"type": "http.response.body", "body": event, "more_body": True})
         return True
 
     def _blocked(self, blocked: _Blocked) -> None:

@@ -230,17 +230,19 @@ async def _adeliver(on_response: Callback, report: WatchedResponse | None) -> No
 # ------------------------------------------------------------------ sync
 
 
-class TeeTransport:
-    """An ``httpx`` / ``httpx2`` transport that tees what ``transport`` returns (see the
-    module docstring). ``watch()`` installs it; it may also be given to a client
-    directly: ``httpx2.Client(transport=TeeTransport(httpx2.HTTPTransport(), f))``."""
-
+class _Tee:
     def __init__(
         self, transport: Any, on_response: Callback, *, provider: Provider = "auto"
     ) -> None:
         self.transport = transport
         self.on_response = on_response
         self.provider = provider
+
+
+class TeeTransport(_Tee):
+    """An ``httpx`` / ``httpx2`` transport that tees what ``transport`` returns (see the
+    module docstring). ``watch()`` installs it; it may also be given to a client
+    directly: ``httpx2.Client(transport=TeeTransport(httpx2.HTTPTransport(), f))``."""
 
     def handle_request(self, request: Any) -> Any:
         response = self.transport.handle_request(request)
@@ -294,15 +296,8 @@ class _TeeStream:
 # ------------------------------------------------------------------ async
 
 
-class AsyncTeeTransport:
+class AsyncTeeTransport(_Tee):
     """The async ``TeeTransport`` (``AsyncClient``s: ``openai.AsyncOpenAI``, ...)."""
-
-    def __init__(
-        self, transport: Any, on_response: Callback, *, provider: Provider = "auto"
-    ) -> None:
-        self.transport = transport
-        self.on_response = on_response
-        self.provider = provider
 
     async def handle_async_request(self, request: Any) -> Any:
         response = await self.transport.handle_async_request(request)
