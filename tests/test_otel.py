@@ -353,3 +353,11 @@ def test_replay_format_otel_reports_an_unreadable_file() -> None:
     (line,) = [json.loads(line) for line in done.stdout.splitlines()]
     assert line["complete"] is False and "no-such-capture" in done.stderr
     assert line["error"]
+
+
+def test_replay_format_otel_refuses_tools_and_clusters(tmp_path: Path) -> None:
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps({"get_weather": {"type": "object"}}))
+    for extra in (["--tools", str(tools)], ["--scheduler", "local:1"]):
+        done = replay(REAL / "openai_chat-completions-parallel-two-tools.sse", *extra)
+        assert done.returncode == 2 and "--format otel" in done.stderr, done.stderr

@@ -481,3 +481,18 @@ def test_fifty_concurrent_streams_lose_nothing(
     assert bodies == [OPENAI_CHAT] * streams
     assert len(records) == streams
     assert all(r["complete"] and r["valid"] and r["enforced"] == "passed" for r in records)
+
+
+def test_usage_errors_exit_with_status_2() -> None:
+    for args, message in (
+        (["--upstream", "ftp://example", "--listen", "127.0.0.1:0"], "http:// or https://"),
+        (["--upstream", "http://127.0.0.1:9", "--listen", "127.0.0.1"], "HOST:PORT"),
+        (["--listen", "127.0.0.1:0"], "--upstream"),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "toolstitch", "proxy", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
