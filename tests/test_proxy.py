@@ -496,3 +496,40 @@ def test_usage_errors_exit_with_status_2() -> None:
             timeout=60,
         )
         assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
+
+
+class _BreaksOff(BaseHTTPRequestHandler):
+    """An upstream that sends half of the chat stream and drops the connection."""
+
+    protocol_version = "HTTP/1.1"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        half = OPENAI_CHAT[: len(OPENAI_CHAT) // 2]
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(half), half))
+        self.wfile.flush()
+        self.close_connection = True
+        self.connection.shutdown(2)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet."""
+
+
+def test_an_upstream_that_breaks_off_is_not_passed_off_as_whole(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _BreaksOff)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with proxy(f"http://127.0.0.1:{server.server_address[1]}", tmp_path) as running:
+            request = {"model": "gpt-4o", "messages": MESSAGES, "stream": True}
+            with pytest.raises(httpx.RemoteProtocolError):
+                raw(f"{running.url}/v1/chat/completions", request)
+            (record,) = running.records(1)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert record["complete"] is False and record["bytes"] == len(OPENAI_CHAT) // 2
+    assert record["reason"] == "the upstream response failed: RemoteProtocolError"

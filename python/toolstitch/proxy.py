@@ -347,8 +347,8 @@ class _Exchange:
         finally:
             for task in (relaying, watching):
                 task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                # Its outcome is read below; waiting for it must not raise it here.
+                await asyncio.wait({task})
         exception = None if relaying.cancelled() else relaying.exception()
         if isinstance(exception, httpx.HTTPError):
             # The upstream broke off: the client's response is left unfinished too (the
