@@ -27,10 +27,10 @@ extension: $(TOOLS)
 	MATURIN_PEP517_ARGS="--profile dev" $(PY) -m pip install --quiet \
 		--no-build-isolation --editable ".[cli]"
 
-# The extension (debug), the extras the tests run for real (the command line and
-# Dask) and the development tools: pyproject.toml's dependency group `dev` (the
-# groups test, lint and bench).
-EXTRAS := cli,dask
+# The extension (debug), the extras the tests run for real (the command line, Dask,
+# OpenTelemetry and the proxy) and the development tools: pyproject.toml's dependency
+# group `dev` (the groups test, lint and bench).
+EXTRAS := cli,dask,otel,proxy
 
 develop: $(TOOLS)
 	$(MATURIN) develop --quiet --group dev --extras $(EXTRAS)

@@ -64,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = _parser()
     args = parser.parse_args(argv)
+    if args.command == "proxy":
+        return _proxy(args, args.proxy_parser)
     replay_parser: argparse.ArgumentParser = args.replay_parser
     try:
         return _replay(args, replay_parser)
@@ -113,6 +115,13 @@ def _parser() -> argparse.ArgumentParser:
         const="json",
         help="one JSON array of the same records",
     )
+    output.add_argument(
+        "--format",
+        dest="format",
+        choices=("table", "jsonl", "json", "otel"),
+        help="the output: table (default), jsonl, json, or otel: one JSON line per choice, "
+        "an OpenTelemetry GenAI output message with its stream's name (docs/integrations.md)",
+    )
     replay.add_argument(
         "--text", action="store_true", help="also show the text and reasoning of each choice"
     )
@@ -150,7 +159,57 @@ def _parser() -> argparse.ArgumentParser:
         help="with --scheduler: about how many bytes of captures each partition reads "
         "(default 64MiB)",
     )
+    _add_proxy(commands)
     return parser
+
+
+def _add_proxy(commands: Any) -> None:
+    proxy = commands.add_parser(
+        "proxy",
+        help="a pass-through gateway that reassembles and checks every call",
+        description="Forward every request to UPSTREAM and stream every response back "
+        "unchanged; reassemble each response, validate its calls against the tools the "
+        "request declared, and write one JSON record per response (docs/integrations.md). "
+        "Needs toolstitch[proxy].",
+    )
+    proxy.set_defaults(proxy_parser=proxy)
+    proxy.add_argument("--upstream", required=True, metavar="URL", help="the provider's base URL")
+    proxy.add_argument(
+        "--listen", default="127.0.0.1:8080", metavar="HOST:PORT", help="default 127.0.0.1:8080"
+    )
+    proxy.add_argument(
+        "--enforce",
+        action="store_true",
+        help="hold each response's final event until its calls are checked; end the stream "
+        "with the provider's error event when one is not valid",
+    )
+    proxy.add_argument(
+        "--records", default="-", metavar="FILE", help="append the JSON records here (- : stdout)"
+    )
+    proxy.add_argument(
+        "--otel", action="store_true", help="also export one span per response over OTLP/HTTP"
+    )
+    proxy.add_argument("--no-check", action="store_true", help=argparse.SUPPRESS)
+
+
+def _proxy(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    try:
+        from toolstitch.proxy import serve
+    except ImportError as e:
+        parser.error(f"the proxy needs toolstitch[proxy] ({e})")
+    if args.otel:
+        try:
+            import opentelemetry.exporter.otlp.proto.http  # noqa: F401
+        except ImportError as e:
+            parser.error(f"--otel needs toolstitch[otel] ({e})")
+    return serve(
+        args.upstream,
+        args.listen,
+        enforce=args.enforce,
+        records=args.records,
+        otel=args.otel,
+        check=not args.no_check,
+    )
 
 
 # ------------------------------------------------------------------ the command
@@ -166,6 +225,8 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if args.out and not args.scheduler:
         parser.error("--out writes what a cluster computed: give --scheduler too (local runs here)")
     if args.scheduler:
+        if args.format == "otel":
+            parser.error("--format otel runs here, not on a cluster: leave out --scheduler")
         if "-" in paths:
             parser.error("standard input (-) cannot be sent to a cluster; give file paths")
         return _replay_on_cluster(args, parser, paths or _sample_paths(), toolset)
@@ -174,6 +235,12 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         paths = _sample_paths()
         title = "the recordings bundled with toolstitch (give PATHs to replay your own)"
     sources = [source for path in paths for source in _expand_one(path)]
+    if args.format == "otel":
+        if toolset is not None:
+            parser.error("--tools checks call records: it does not apply to --format otel")
+        from toolstitch.otel import replay_sources
+
+        return replay_sources(sources, args.provider, sys.stdout)
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
     with _Progress(args.progress, sources) as progress:
         for source in sources:

@@ -1,0 +1,259 @@
+"""``toolstitch proxy`` against a plain pass-through on the same streams.
+
+Three proxies, each a ``toolstitch proxy`` subprocess on 127.0.0.1 (uvicorn, httpx):
+
+- ``plain``: ``--no-check``, the same ASGI server, client and relay code with toolstitch
+  left out (no reassembly, no validation, no record content): the baseline;
+- ``checking``: the default, reassembling and validating every response and writing
+  its record;
+- ``enforcing``: ``--enforce``, which also forwards SSE event by event and holds each
+  choice's final event until its calls are checked.
+
+The upstream is a small ASGI app (uvicorn, in its own process) sending each SSE event of
+a stream as its own chunk, as fast as it can: the recorded OpenAI chat stream (27
+events, two calls) and a generated one of 600 events (text, then one call's arguments
+in 1-8 byte fragments). The client (httpx, sequential requests) measures for each
+request the time to the first body byte and the time from it to the end. Contenders
+alternate request by request; the figures are medians, and the ratios are against
+``plain`` measured in the same rounds.
+
+Then a bounded load: ``--streams`` (50) concurrent requests of the long stream, every
+body checked whole, three rounds per proxy, best wall time.
+
+Run: ``.venv/bin/python benches/bench_proxy.py [--requests N] [--streams N] [--load-only]``
+(never part of the tests).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+RECORDED = ROOT / "tests" / "fixtures" / "real" / "openai_chat-completions-parallel-two-tools.sse"
+
+
+def generated_stream(events: int = 600) -> bytes:
+    """An OpenAI chat stream: text deltas, then one call's arguments in small fragments."""
+    rng = random.Random(7)
+    head = {"id": "chatcmpl-bench", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        body = {**head, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+        return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    out += [chunk({"content": f"word{i} "}) for i in range(events // 3)]
+    arguments = json.dumps({"items": [{"n": i, "text": 'é"x'} for i in range(60)]})
+    fragments: list[str] = []
+    at = 0
+    while at < len(arguments) and len(fragments) < events - len(out) - 3:
+        step = rng.randint(1, 8)
+        fragments.append(arguments[at : at + step])
+        at += step
+    fragments[-1] += arguments[at:]
+    call = {"index": 0, "id": "call_bench", "type": "function", "function": {"name": "store"}}
+    out.append(chunk({"tool_calls": [{**call, "function": {"name": "store", "arguments": ""}}]}))
+    out += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": f}}]}) for f in fragments]
+    out.append(chunk({}, "tool_calls"))
+    out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
+def events(stream: bytes) -> list[bytes]:
+    return [e + b"\n\n" for e in stream.replace(b"\r\n", b"\n").split(b"\n\n") if e.strip()]
+
+
+STREAMS = {
+    "recorded-27": events(RECORDED.read_bytes()),
+    "generated-600": events(generated_stream()),
+}
+TOOLS = {
+    "recorded-27": [
+        {"type": "function", "function": {"name": "GetWeatherArgs", "parameters": {}}},
+        {"type": "function", "function": {"name": "get_stock_price", "parameters": {}}},
+    ],
+    "generated-600": [
+        {
+            "type": "function",
+            "function": {
+                "name": "store",
+                "parameters": {"type": "object", "properties": {"items": {"type": "array"}}},
+            },
+        }
+    ],
+}
+
+
+async def upstream_app(scope: Any, receive: Any, send: Any) -> None:
+    """Streams ``STREAMS[path]`` one event per chunk."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    name = scope["path"].rsplit("/", 1)[-1]
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [(b"content-type", b"text/event-stream")],
+        }
+    )
+    for event in STREAMS[name]:
+        await send({"type": "http.response.body", "body": event, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+def serve_upstream() -> None:
+    import socket
+
+    import uvicorn
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    print(sock.getsockname()[1], flush=True)
+    from toolstitch.proxy import nodelay_protocol
+
+    config = uvicorn.Config(
+        upstream_app, http=nodelay_protocol(), log_level="warning", access_log=False
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def start_proxy(upstream: str, *flags: str) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "toolstitch", "proxy", "--upstream", upstream),
+            *("--listen", "127.0.0.1:0", "--records", os.devnull, *flags),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    return process, line.split("listening on ")[1].split()[0]
+
+
+def one(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, float, int]:
+    started = time.perf_counter()
+    with client.stream("POST", url, json=body) as response:
+        chunks = response.iter_raw()
+        first = next(chunks)
+        ttfb = time.perf_counter() - started
+        size = len(first) + sum(len(c) for c in chunks)
+    return ttfb, time.perf_counter() - started - ttfb, size
+
+
+async def burst(url: str, body: dict[str, Any], streams: int) -> tuple[float, list[int]]:
+    """``streams`` concurrent requests: the wall time and each body's size."""
+    limits = httpx.Limits(max_connections=streams)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
+
+        async def one_async() -> int:
+            async with client.stream("POST", url, json=body) as response:
+                return sum([len(c) async for c in response.aiter_raw()])
+
+        started = time.perf_counter()
+        sizes = await asyncio.gather(*(one_async() for _ in range(streams)))
+        return time.perf_counter() - started, list(sizes)
+
+
+def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int) -> None:
+    name = "generated-600"
+    body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS[name]}
+    expected = len(b"".join(STREAMS[name]))
+    times: dict[str, list[float]] = {}
+    for _ in range(rounds):
+        for who, (_, url) in contenders.items():
+            elapsed, sizes = asyncio.run(burst(f"{url}/v1/{name}", body, streams))
+            assert sizes == [expected] * streams, (who, sizes)
+            times.setdefault(who, []).append(elapsed)
+    print(f"\n{streams} concurrent streams of {name}, best of {rounds} rounds\n")
+    print("| proxy | wall time | streams/s | events/s | vs plain |")
+    print("|---|---|---|---|---|")
+    base = min(times["plain"])
+    for who, values in times.items():
+        best = min(values)
+        print(
+            f"| {who} | {best * 1e3:.0f} ms | {streams / best:.0f} | "
+            f"{streams * len(STREAMS[name]) / best:,.0f} | {best / base:.2f}x |"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=60, help="per contender and stream")
+    parser.add_argument("--streams", type=int, default=50, help="concurrent streams (load)")
+    parser.add_argument("--load-only", action="store_true", help="only the concurrent part")
+    parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_upstream:
+        serve_upstream()
+        return
+    upstream_process = subprocess.Popen(
+        [sys.executable, __file__, "--serve-upstream"], stdout=subprocess.PIPE, text=True
+    )
+    assert upstream_process.stdout is not None
+    upstream = f"http://127.0.0.1:{upstream_process.stdout.readline().strip()}"
+    contenders = {
+        "plain": start_proxy(upstream, "--no-check"),
+        "checking": start_proxy(upstream),
+        "enforcing": start_proxy(upstream, "--enforce"),
+    }
+    results: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
+    try:
+        load(contenders, args.streams, rounds=3)
+        if args.load_only:
+            return
+        with httpx.Client(timeout=60) as client:
+            for name in STREAMS:
+                expected = b"".join(STREAMS[name])
+                body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS[name]}
+                for _, url in contenders.values():  # warm-up (connections, imports)
+                    for _ in range(5):
+                        one(client, f"{url}/v1/{name}", body)
+                for _ in range(args.requests):
+                    for who, (_, url) in contenders.items():
+                        sample = one(client, f"{url}/v1/{name}", body)
+                        assert sample[2] == len(expected), (who, name, sample[2])
+                        results.setdefault((who, name), []).append(sample)
+    finally:
+        for process, _ in contenders.values():
+            process.terminate()
+            process.wait(timeout=30)
+        upstream_process.terminate()
+        upstream_process.wait(timeout=30)
+    print(f"{args.requests} requests per contender and stream, medians\n")
+    print(
+        "| stream | proxy | time to first byte | rest of the stream | per event "
+        "| TTFB vs plain | per event vs plain |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name, chunks in STREAMS.items():
+        base_ttfb = statistics.median(s[0] for s in results[("plain", name)])
+        base_rest = statistics.median(s[1] for s in results[("plain", name)])
+        for who in contenders:
+            samples = results[(who, name)]
+            ttfb = statistics.median(s[0] for s in samples)
+            rest = statistics.median(s[1] for s in samples)
+            per_event = rest / (len(chunks) - 1)
+            print(
+                f"| {name} | {who} | {ttfb * 1e3:.2f} ms | {rest * 1e3:.2f} ms | "
+                f"{per_event * 1e6:.0f} µs | {ttfb / base_ttfb:.2f}x | {rest / base_rest:.2f}x |"
+            )
+
+
+if __name__ == "__main__":
+    main()
