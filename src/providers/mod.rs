@@ -21,90 +21,27 @@ mod gemini;
 mod json;
 mod openai_chat;
 mod outcome;
+mod protocol;
+mod registry;
 mod responses;
 mod scan;
 mod state;
 mod tree;
 
-use std::borrow::Cow;
-use std::fmt;
-use std::str::FromStr;
-
 use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
 pub use error::{DecodeKind, Error, EventRef, Rule};
 pub use outcome::{Finish, TokenUsage};
+pub use registry::{Dialect, AUTO};
 pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
 
 use crate::blocks::{Block, ToolUseBlock};
+use registry::DialectState;
 use state::{Fail, Live, Stream};
-
-/// The wire dialects an [`Assembler`] reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Dialect {
-    OpenAiChat,
-    OpenAiResponses,
-    Anthropic,
-    Bedrock,
-    Gemini,
-    Cohere,
-}
-
-impl Dialect {
-    /// Every dialect, in the order of the names below.
-    pub const ALL: [Dialect; 6] = [
-        Dialect::OpenAiChat,
-        Dialect::OpenAiResponses,
-        Dialect::Anthropic,
-        Dialect::Bedrock,
-        Dialect::Gemini,
-        Dialect::Cohere,
-    ];
-
-    /// The dialect's name as `FromStr` accepts it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::OpenAiChat => "openai-chat",
-            Dialect::OpenAiResponses => "openai-responses",
-            Dialect::Anthropic => "anthropic",
-            Dialect::Bedrock => "bedrock",
-            Dialect::Gemini => "gemini",
-            Dialect::Cohere => "cohere",
-        }
-    }
-
-    /// Parses a provider name: a dialect name, or `"auto"` (`Ok(None)`).
-    ///
-    /// # Errors
-    /// [`Error::UnknownDialect`] naming the valid names.
-    pub fn parse_provider(name: &str) -> Result<Option<Dialect>, Error> {
-        if name == "auto" {
-            Ok(None)
-        } else {
-            name.parse().map(Some)
-        }
-    }
-}
-
-impl fmt::Display for Dialect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Dialect {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Dialect::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| Error::UnknownDialect { name: s.to_owned() })
-    }
-}
 
 /// Bounds on one stream. Going over one is an [`Error::Limit`] naming it; the
 /// offending fragment is rejected and everything before it stays readable.
@@ -389,11 +326,8 @@ impl<'a> Input<'a> {
 pub struct Assembler {
     dialect: Option<Dialect>,
     stream: Stream,
-    anthropic: anthropic::State,
-    bedrock: bedrock::State,
-    responses: responses::State,
-    gemini: gemini::State,
-    cohere: cohere::State,
+    /// The state of the dialect, once it is known.
+    state: Option<DialectState>,
     events: u64,
 }
 
@@ -405,12 +339,25 @@ impl Assembler {
         Self {
             dialect,
             stream: Stream::new(limits),
-            anthropic: anthropic::State::default(),
-            bedrock: bedrock::State::default(),
-            responses: responses::State::default(),
-            gemini: gemini::State::default(),
-            cohere: cohere::State::default(),
+            state: dialect.map(DialectState::new),
             events: 0,
+        }
+    }
+
+    /// Settles the dialect (`auto` decided it, or a body named it).
+    fn decide(&mut self, d: Dialect) {
+        if self.dialect != Some(d) || self.state.is_none() {
+            self.dialect = Some(d);
+            self.state = Some(DialectState::new(d));
+        }
+    }
+
+    /// Anything the dialect still holds back goes into the stream (the end of
+    /// the stream: `[DONE]` or `close()`).
+    fn end_of_stream(&mut self, live: &mut Live<'_>) -> Result<(), Fail> {
+        match &mut self.state {
+            Some(st) => st.end_of_stream(&mut self.stream, live),
+            None => Ok(()),
         }
     }
 
@@ -634,7 +581,7 @@ impl Assembler {
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
         let mut live = Live(live);
-        let r = self.gemini.close_all(&mut self.stream, &mut live);
+        let r = self.end_of_stream(&mut live);
         self.stream.done = true;
         r.map_err(|f| f.into_error(self.event_ref(event_name, input)))
     }
@@ -713,7 +660,7 @@ impl Assembler {
             Some(d) => d,
             None => match detect::detect(event_name, input) {
                 detect::Detected::Dialect(d) => {
-                    self.dialect = Some(d);
+                    self.decide(d);
                     d
                 }
                 detect::Detected::ProviderError(fail) => {
@@ -730,14 +677,8 @@ impl Assembler {
         let s = &mut self.stream;
         s.dialect = Some(dialect);
         s.unknown = None;
-        let r = match dialect {
-            Dialect::OpenAiChat => openai_chat::feed(s, event_name, input, &mut live),
-            Dialect::Anthropic => self.anthropic.feed(s, event_name, input, &mut live),
-            Dialect::Bedrock => self.bedrock.feed(s, event_name, input, &mut live),
-            Dialect::OpenAiResponses => self.responses.feed(s, event_name, input, &mut live),
-            Dialect::Gemini => self.gemini.feed(s, input, &mut live),
-            Dialect::Cohere => self.cohere.feed(s, event_name, input, &mut live),
-        };
+        let state = self.state.get_or_insert_with(|| DialectState::new(dialect));
+        let r = state.feed(s, event_name, input, &mut live);
         if let Err(f) = r {
             if matches!(f, Fail::Provider { .. }) {
                 self.stream.fail_all();
@@ -764,9 +705,10 @@ impl Assembler {
     fn event_ref(&self, event_name: Option<&str>, input: Input<'_>) -> EventRef {
         let event_type = match event_name {
             Some(n) if !n.is_empty() => n.to_owned(),
-            _ => input.self_type().unwrap_or_else(|| match self.dialect {
-                Some(Dialect::OpenAiChat | Dialect::Gemini) => "chunk".to_owned(),
-                _ => String::new(),
+            _ => input.self_type().unwrap_or_else(|| {
+                self.dialect
+                    .map(|d| d.spec().untyped_event.to_owned())
+                    .unwrap_or_default()
             }),
         };
         EventRef {
@@ -790,7 +732,7 @@ impl Assembler {
         if self.stream.is_closed() {
             return Ok(());
         }
-        let r = self.gemini.close_all(&mut self.stream, &mut live);
+        let r = self.end_of_stream(&mut live);
         let r = r.map_err(|f| {
             let event = EventRef {
                 ordinal: self.events,
@@ -841,7 +783,12 @@ impl Assembler {
             .into_iter()
             .map(|(c, key, text, revision)| (c, key, Cow::Borrowed(text), Some(revision)))
             .collect();
-        for (c, key, text) in self.gemini.open_inputs() {
+        let rebuilt = self
+            .state
+            .as_ref()
+            .map(DialectState::rebuilt_inputs)
+            .unwrap_or_default();
+        for (c, key, text) in rebuilt {
             if let Some(slot) = out.iter_mut().find(|(oc, ok, _, _)| *oc == c && *ok == key) {
                 slot.2 = Cow::Owned(text);
                 slot.3 = None;

@@ -123,6 +123,37 @@ pub(crate) fn violation(rule: Rule, target: Option<String>, detail: impl Into<St
     }
 }
 
+/// `{"error": {...}}` chunks (OpenAI-compatible servers, OpenRouter, vLLM,
+/// Groq), Anthropic and Responses error events. Q35: the error's type is the
+/// most specific one sent: a string `code` (`tool_use_failed`) before the
+/// `type` (`invalid_request_error`), a numeric code (an HTTP status) after it.
+pub(crate) fn provider_error(err: &Value) -> Fail {
+    let field = |k: &str| -> Option<String> {
+        err.get(k).and_then(|v| match v {
+            Value::String(s) if s.is_empty() => None,
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        })
+    };
+    let string_code = err
+        .get("code")
+        .and_then(Value::as_str)
+        .filter(|c| !c.is_empty())
+        .map(str::to_owned);
+    let message = field("message").unwrap_or_else(|| err.to_string());
+    let error_type = string_code
+        .or_else(|| field("type"))
+        .or_else(|| field("code"))
+        .or_else(|| field("status"))
+        .unwrap_or_default();
+    Fail::Provider {
+        error_type,
+        message,
+        raw: (!err.is_null()).then(|| err.to_string()),
+    }
+}
+
 /// Where live events go; `None` costs one branch per would-be event.
 pub(crate) struct Live<'a>(pub Option<&'a mut Vec<LiveEvent>>);
 

@@ -19,13 +19,17 @@ use serde_json::{Map, Value};
 
 use super::error::DecodeKind;
 use super::json::{json_string, present, push_json_string, text, CompactJson, Index, Str};
-use super::openai_chat::provider_error;
-use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
+use super::outcome::{count, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, Hints, Spec};
+use super::state::{provider_error, usage_map, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock};
 
 const FORMAT: &str = "gemini";
+/// The kind of a code-execution part, which the provider runs itself.
+const EXECUTABLE_CODE: &str = "executable_code";
 /// Path segments in one `jsonPath`.
 const MAX_PATH_DEPTH: usize = 64;
 /// Elements an array index may skip ahead (filled with `null`).
@@ -371,7 +375,12 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub(crate) fn feed(&mut self, s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
+    pub(crate) fn apply_chunk(
+        &mut self,
+        s: &mut Stream,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
         let r: Response<'_> = input.parse()?;
         if let Some(err) = r.error.filter(|e| !e.is_null()) {
             return Err(provider_error(&err));
@@ -401,7 +410,7 @@ impl State {
                         name: "code_execution",
                         input: &code,
                         state: sig.as_deref().map(|st| (st, FORMAT)),
-                        kind: Some("executable_code"),
+                        kind: Some(EXECUTABLE_CODE),
                         server_side: true,
                         ..Opening::default()
                     };
@@ -638,3 +647,68 @@ fn apply(open: &mut Open, arg: &PartialArg<'_>, limits: &super::AssemblerLimits)
     open.bytes = bytes;
     Ok(())
 }
+
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: count(u, &["promptTokenCount"]),
+        output_tokens: count(u, &["candidatesTokenCount"]),
+        total_tokens: count(u, &["totalTokenCount"]),
+        reasoning_tokens: count(u, &["thoughtsTokenCount"]),
+        cached_input_tokens: count(u, &["cachedContentTokenCount"]),
+    }
+}
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        _name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        self.apply_chunk(s, input, live)
+    }
+
+    fn end_of_stream(&mut self, s: &mut Stream, live: &mut Live<'_>) -> R {
+        self.close_all(s, live)
+    }
+
+    fn rebuilt_inputs(&self) -> Vec<(i64, i64, String)> {
+        self.open_inputs()
+    }
+}
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "gemini",
+    untyped_event: "chunk",
+    hints: Hints {
+        event_names: &[],
+        event_prefix: None,
+        event_suffix: None,
+        error_event: None,
+        shape: |obj| {
+            obj.contains_key("candidates")
+                || obj.contains_key("usageMetadata")
+                || obj.contains_key("promptFeedback")
+        },
+    },
+    // A whole response is one streamed chunk already.
+    body: None,
+    tokens,
+    protocol: Protocol {
+        subject: "the candidate",
+        start: &[],
+        open: &[],
+        add: &["candidates[].content.parts"],
+        stop: &[],
+        stopped_positions: &[],
+        ends: &[("finishReason", Ends::ByReason)],
+        end_label: "its finishReason",
+        after_end: AfterEnd::NoContent,
+    },
+    state_formats: &[FORMAT],
+    client_items: &[],
+    server_items: &[EXECUTABLE_CODE],
+};

@@ -14,6 +14,8 @@
 //! with their results as tool-result blocks. Events carry a `sequence_number`:
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
+mod body;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
@@ -21,10 +23,12 @@ use serde_json::{Map, Value};
 
 use super::error::Rule;
 use super::json::{json_string, text, Index, Loose, Str};
-use super::openai_chat::provider_error;
+use super::outcome::{count, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, BodySpec, Hints, Spec};
 use super::state::{
-    usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING, NS_REFUSAL,
-    NS_TEXT, NS_TOOL, R,
+    provider_error, usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING,
+    NS_REFUSAL, NS_TEXT, NS_TOOL, R,
 };
 use super::{Input, ProblemKind};
 use crate::accumulate::ThinkingFragment;
@@ -33,6 +37,30 @@ use crate::blocks::{Block, ToolResultBlock, CUSTOM};
 const FORMAT: &str = "openai-responses";
 /// The provider state of a non-function call: the whole output item.
 const ITEM_FORMAT: &str = "openai-responses-item";
+
+/// The protocol of a response.
+const PROTOCOL: Protocol = Protocol {
+    subject: "the response",
+    start: &["response.created"],
+    open: &["response.output_item.added"],
+    add: &[
+        "response.function_call_arguments.delta",
+        "response.custom_tool_call_input.delta",
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_text.delta",
+    ],
+    stop: &["response.output_item.done"],
+    stopped_positions: &[NS_TOOL],
+    ends: &[
+        ("response.completed", Ends::ByReason),
+        ("response.incomplete", Ends::Abnormal),
+        ("response.failed", Ends::Failed),
+    ],
+    end_label: "the response's final event",
+    after_end: AfterEnd::Only(&[]),
+};
 
 const HANDLED: [&str; 18] = [
     "response.created",
@@ -306,7 +334,7 @@ impl State {
         }
     }
 
-    pub(crate) fn feed(
+    pub(crate) fn apply(
         &mut self,
         s: &mut Stream,
         event_name: Option<&str>,
@@ -638,3 +666,54 @@ impl State {
         Ok(())
     }
 }
+
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: count(u, &["input_tokens"]),
+        output_tokens: count(u, &["output_tokens"]),
+        total_tokens: count(u, &["total_tokens"]),
+        reasoning_tokens: count(u, &["output_tokens_details", "reasoning_tokens"]),
+        cached_input_tokens: count(u, &["input_tokens_details", "cached_tokens"]),
+    }
+}
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        self.apply(s, name, input, live)
+    }
+}
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "openai-responses",
+    untyped_event: "",
+    hints: Hints {
+        event_names: &[],
+        event_prefix: Some("response."),
+        event_suffix: None,
+        error_event: Some(("error", false)),
+        shape: |_| false,
+    },
+    body: Some(BodySpec {
+        label: "Responses `response`",
+        marker: b"\"response\"",
+        shape: |obj| {
+            !obj.contains_key("type")
+                && obj.get("object").and_then(Value::as_str) == Some("response")
+        },
+        tree: |t| t.str_member("object") == Some("response"),
+        events: body::events,
+    }),
+    tokens,
+    protocol: PROTOCOL,
+    state_formats: &[FORMAT, ITEM_FORMAT],
+    client_items: &CLIENT_ITEMS,
+    server_items: &SERVER_ITEMS,
+};

@@ -4,12 +4,17 @@
 //! The hot path: one typed, borrowing decode per chunk (only the fields used),
 //! then the call routing of Q1 / Q2 / Q20 before the accumulator sees a key.
 
+mod body;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{text, Few, Index, Str};
+use super::outcome::{count, first, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, BodySpec, Hints, Spec};
 use super::scan::{self, Scan, Seen};
-use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
+use super::state::{provider_error, usage_map, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::CUSTOM;
@@ -225,7 +230,7 @@ pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
     }
 }
 
-pub(crate) fn feed(
+pub(crate) fn apply(
     s: &mut Stream,
     event_name: Option<&str>,
     input: Input<'_>,
@@ -354,33 +359,83 @@ pub(crate) fn fragment(
     }
 }
 
-/// `{"error": {...}}` chunks (OpenAI-compatible servers, OpenRouter, vLLM,
-/// Groq), Anthropic and Responses error events. Q35: the error's type is the
-/// most specific one sent: a string `code` (`tool_use_failed`) before the
-/// `type` (`invalid_request_error`), a numeric code (an HTTP status) after it.
-pub(crate) fn provider_error(err: &Value) -> Fail {
-    let field = |k: &str| -> Option<String> {
-        err.get(k).and_then(|v| match v {
-            Value::String(s) if s.is_empty() => None,
-            Value::String(s) => Some(s.clone()),
-            Value::Null => None,
-            other => Some(other.to_string()),
-        })
-    };
-    let string_code = err
-        .get("code")
-        .and_then(Value::as_str)
-        .filter(|c| !c.is_empty())
-        .map(str::to_owned);
-    let message = field("message").unwrap_or_else(|| err.to_string());
-    let error_type = string_code
-        .or_else(|| field("type"))
-        .or_else(|| field("code"))
-        .or_else(|| field("status"))
-        .unwrap_or_default();
-    Fail::Provider {
-        error_type,
-        message,
-        raw: (!err.is_null()).then(|| err.to_string()),
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: first(u, &[&["prompt_tokens"], &["input_tokens"]]),
+        output_tokens: first(u, &[&["completion_tokens"], &["output_tokens"]]),
+        total_tokens: count(u, &["total_tokens"]),
+        reasoning_tokens: count(u, &["completion_tokens_details", "reasoning_tokens"]),
+        cached_input_tokens: count(u, &["prompt_tokens_details", "cached_tokens"]),
     }
 }
+
+/// Chat Completions keeps no state of its own: everything is in the stream.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct State;
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        apply(s, name, input, live)
+    }
+}
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "openai-chat",
+    untyped_event: "chunk",
+    hints: Hints {
+        event_names: &[],
+        event_prefix: None,
+        event_suffix: None,
+        error_event: None,
+        shape: |obj| {
+            obj.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
+                || obj.contains_key("choices")
+        },
+    },
+    body: Some(BodySpec {
+        label: "chat.completion",
+        marker: b"\"message\"",
+        shape: |obj| {
+            let text = |k: &str| obj.get(k).and_then(Value::as_str);
+            if text("object") == Some("chat.completion") {
+                return true;
+            }
+            if obj.contains_key("type") || text("object") == Some("chat.completion.chunk") {
+                return false;
+            }
+            let whole = |c: &Value| {
+                c.get("message").is_some_and(Value::is_object) && c.get("delta").is_none()
+            };
+            matches!(obj.get("choices"), Some(Value::Array(cs)) if !cs.is_empty() && cs.iter().all(whole))
+        },
+        tree: |t| match (t.str_member("object"), t.str_member("type")) {
+            (Some("chat.completion"), _) => true,
+            (None, None) => t.has("choices"),
+            _ => false,
+        },
+        events: body::events,
+    }),
+    tokens,
+    protocol: Protocol {
+        subject: "the message",
+        start: &[],
+        open: &[],
+        add: &["delta"],
+        stop: &[],
+        stopped_positions: &[],
+        ends: &[("finish_reason", Ends::ByReason)],
+        end_label: "its finish_reason",
+        after_end: AfterEnd::NoContent,
+    },
+    state_formats: &[],
+    client_items: &[CUSTOM],
+    server_items: &[],
+};
