@@ -1010,3 +1010,57 @@ def test_q35_groq_mid_stream_error_gives_the_most_specific_code() -> None:
     with pytest.raises(ProviderError) as err:
         asm.feed({"error": {"message": "bad", "type": "BadRequestError", "code": 400}})
     assert err.value.error_type == "BadRequestError"
+
+
+# ------------------------------------------------------------------ a lost stop
+
+
+def responses_call_stream(*, item_done: bool) -> list[dict[str, Any]]:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"status": "in_progress"}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**item, "arguments": ""},
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "output_index": 0,
+            "item_id": "fc_1",
+            "delta": '{"p":1}',
+        },
+    ]
+    if item_done:
+        events.append(
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {**item, "arguments": '{"p":1}'},
+            }
+        )
+    events.append({"type": "response.completed", "response": {"status": "completed"}})
+    return events
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
+def test_a_call_whose_block_never_stopped_before_a_normal_end_is_not_complete(
+    dialect: str,
+) -> None:
+    if dialect == "anthropic":
+        whole = anthropic_tool_stream()
+        lost = [e for e in whole if e["type"] != "content_block_stop"]
+    else:
+        whole = responses_call_stream(item_done=True)
+        lost = responses_call_stream(item_done=False)
+    asm = Assembler(dialect)
+    assert feed_all(asm, whole) == []
+    assert asm.message().complete and not asm.message().problems
+    asm = Assembler(dialect)
+    assert feed_all(asm, lost) == []
+    m = asm.message()
+    (call,) = m.tool_uses
+    assert call.input == '{"p":1}' and m.finish_reason in ("tool_use", "completed")
+    refused(m)
+    (problem,) = m.problems
+    assert call.id in problem and "never received its own stop" in problem

@@ -15,12 +15,16 @@ mod bedrock;
 mod body;
 mod bytes;
 mod cohere;
+mod content;
 mod detect;
 mod error;
 mod gemini;
+mod input;
 mod json;
+mod message;
 mod openai_chat;
 mod outcome;
+mod output;
 mod protocol;
 mod registry;
 mod responses;
@@ -29,17 +33,17 @@ mod state;
 mod tree;
 
 use serde::de::IgnoredAny;
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
 pub use error::{DecodeKind, Error, EventRef, Rule};
+pub(crate) use input::Input;
 pub use outcome::{Finish, TokenUsage};
+pub use output::{AssembledMessage, LiveEvent, Problem, ProblemKind, Skipped, ToolUse};
 pub use registry::{Dialect, AUTO};
 pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
 
-use crate::blocks::{Block, ToolUseBlock};
 use registry::DialectState;
 use state::{Fail, Live, Stream};
 
@@ -74,248 +78,6 @@ impl Default for AssemblerLimits {
             max_blocks: 16 * 1024,
             max_arg_nodes: 100_000,
         }
-    }
-}
-
-/// One tool call of an assembled message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolUse {
-    /// The call; its id is minted (`call_<choice>_<index>`) when the provider sent none (Q8).
-    pub block: ToolUseBlock,
-    /// The internal key of the call: 0, 1, 2, … in the order calls opened in this message.
-    pub index: i64,
-    /// The provider's own position of the call (`index`, content block index,
-    /// `output_index`), when it sent one.
-    pub provider_index: Option<i64>,
-    /// True when the id was minted here (Q8).
-    pub id_minted: bool,
-    /// True once the call's block ended (or the message or stream did).
-    pub finished: bool,
-    /// True for calls the provider runs itself (Anthropic `server_tool_use`,
-    /// `mcp_tool_use`): not for the client to execute.
-    pub server_side: bool,
-}
-
-/// What keeps a message from being complete, besides how it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum ProblemKind {
-    /// The stream ended and the call never got a name (Q7).
-    Unnamed,
-    /// The provider reported an error in the stream.
-    Provider,
-    /// An event broke the dialect's protocol and was refused (Q24–Q26), or two
-    /// calls ended up with one id.
-    Protocol,
-    /// An event could not be applied (unreadable, over a limit, after `close()`,
-    /// of another dialect): something the provider sent is missing (Q30).
-    NotApplied,
-    /// The transport bytes could not be framed: nothing after that point could be read.
-    Unreadable,
-    /// Responses events missing or out of order by `sequence_number` (Q33).
-    Sequence,
-}
-
-/// Something wrong with a message (or, with `choice: None`, with every message of
-/// the stream). A message with any problem is never complete.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Problem {
-    pub kind: ProblemKind,
-    /// The choice concerned; `None` for the whole stream.
-    pub choice: Option<i64>,
-    /// The call's internal key ([`ToolUse::index`]) when the problem is one call's.
-    pub call: Option<i64>,
-    /// The call's id (minted when the provider sent none), when it is one call's.
-    pub id: String,
-    /// The ordinal of the event concerned, when there is one.
-    pub event: Option<u64>,
-    pub message: String,
-}
-
-/// An event skipped for forward compatibility (Q29): of a type, or carrying an
-/// item, block or delta type, that this version does not read.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Skipped {
-    pub ordinal: u64,
-    pub event_type: String,
-}
-
-/// One message (one choice) as assembled so far.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AssembledMessage {
-    pub choice: i64,
-    /// Text, thinking, refusal, tool-use and (server-side) tool-result blocks in
-    /// the order they first appeared.
-    pub blocks: Vec<Block>,
-    /// The calls, in ascending provider index (Q3); calls without one, and
-    /// calls sharing one (Q2), in the order they opened.
-    pub tool_uses: Vec<ToolUse>,
-    /// All text blocks concatenated.
-    pub text: String,
-    /// The provider's own finish / stop reason (`tool_calls`, `end_turn`,
-    /// `STOP`, `TOOL_CALL`; `completed` / `incomplete`'s reason for Responses).
-    pub finish_reason: Option<String>,
-    /// `finish_reason` in one vocabulary for every dialect; `None` before the end.
-    pub finish: Option<Finish>,
-    /// The provider's usage object(s) for the stream, top-level keys merged in
-    /// arrival order (the same object on every choice).
-    pub usage: Option<Map<String, Value>>,
-    /// The token counts of `usage`, mapped from the dialect's shape.
-    pub tokens: TokenUsage,
-    /// True only when every event was applied once, in order, under the
-    /// dialect's protocol, and the message ended with a normal reason (Q15):
-    /// never with a problem.
-    pub complete: bool,
-    /// What keeps the message from being complete or its calls from running.
-    pub problems: Vec<Problem>,
-    /// Events skipped for forward compatibility (the first 10,000).
-    pub skipped: Vec<Skipped>,
-}
-
-/// What changed, for interfaces that render as the stream goes. `index` is the
-/// call's internal key ([`ToolUse::index`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LiveEvent {
-    /// A call opened. Sent again, once, if the call opened without a name and
-    /// the name came later (Q7). `id` is minted when the provider sent none yet.
-    ToolCallStarted {
-        choice: i64,
-        index: i64,
-        id: String,
-        name: String,
-    },
-    /// Raw input text appended to a call.
-    ToolInputDelta {
-        choice: i64,
-        index: i64,
-        fragment: String,
-    },
-    /// The call's block ended.
-    ToolCallFinished {
-        choice: i64,
-        index: i64,
-    },
-    TextDelta {
-        choice: i64,
-        text: String,
-    },
-    ThinkingDelta {
-        choice: i64,
-        text: String,
-    },
-    RefusalDelta {
-        choice: i64,
-        text: String,
-    },
-    /// The message ended (explicitly, or at `close()`).
-    MessageDone {
-        choice: i64,
-        finish_reason: Option<String>,
-        complete: bool,
-    },
-}
-
-/// One decoded event: JSON text, a value, or a tree borrowed from the caller's
-/// own decoded data (the binding's Python dicts).
-#[derive(Clone, Copy)]
-pub(crate) enum Input<'a> {
-    /// JSON text as bytes, not known to be UTF-8.
-    Json(&'a [u8]),
-    /// JSON text known to be UTF-8 (the framing checked it): decoded without a
-    /// second check, and by the adapters' fast paths.
-    Text(&'a str),
-    Value(&'a Value),
-    Tree(Tree<'a>),
-}
-
-impl<'a> Input<'a> {
-    /// Decodes the event into a typed view borrowing from it.
-    pub(crate) fn parse<T: Deserialize<'a>>(self) -> Result<T, Fail> {
-        let r = match self {
-            Input::Json(b) => serde_json::from_slice(b),
-            Input::Text(t) => serde_json::from_str(t),
-            Input::Value(v) => T::deserialize(v),
-            Input::Tree(t) => T::deserialize(&mut t.deserializer()),
-        };
-        r.map_err(|e| self.diagnose::<T>(&e))
-    }
-
-    /// The cold path after a failed decode: which field was wrong, and how.
-    fn diagnose<T: Deserialize<'a>>(self, first: &serde_json::Error) -> Fail {
-        let tracked = match self {
-            Input::Json(b) => {
-                if let Err(e) = serde_json::from_slice::<IgnoredAny>(b) {
-                    return Fail::Bad {
-                        kind: DecodeKind::MalformedJson,
-                        detail: e.to_string(),
-                    };
-                }
-                serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_slice(
-                    b,
-                ))
-                .err()
-            }
-            Input::Text(t) => {
-                if let Err(e) = serde_json::from_str::<IgnoredAny>(t) {
-                    return Fail::Bad {
-                        kind: DecodeKind::MalformedJson,
-                        detail: e.to_string(),
-                    };
-                }
-                serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_str(t))
-                    .err()
-            }
-            Input::Value(v) => serde_path_to_error::deserialize::<_, T>(v).err(),
-            Input::Tree(t) => serde_path_to_error::deserialize::<_, T>(&mut t.deserializer()).err(),
-        };
-        let detail = match tracked {
-            Some(e) if e.path().to_string() != "." => {
-                format!("field `{}`: {}", e.path(), e.inner())
-            }
-            Some(e) => e.inner().to_string(),
-            None => first.to_string(),
-        };
-        Fail::Bad {
-            kind: DecodeKind::WrongType,
-            detail,
-        }
-    }
-
-    /// Decodes an event of a dialect whose events name their type. An event
-    /// that does not decode is an error when its type is one in `handled`
-    /// (or it names none); otherwise it is an event type this version does not
-    /// read, whose fields may be anything (Q29): `Ok(Err(type))`.
-    pub(crate) fn parse_typed<T: Deserialize<'a>>(
-        self,
-        event_name: Option<&str>,
-        handled: &[&str],
-    ) -> Result<Result<T, String>, Fail> {
-        match self.parse() {
-            Ok(ev) => Ok(Ok(ev)),
-            Err(f) => match self.self_type().or_else(|| event_name.map(str::to_owned)) {
-                Some(k) if !handled.contains(&k.as_str()) => Ok(Err(k)),
-                _ => Err(f),
-            },
-        }
-    }
-
-    /// The event's own `type` (or `object`) string, for messages; cold path.
-    pub(crate) fn self_type(self) -> Option<String> {
-        #[derive(Deserialize)]
-        struct Probe {
-            #[serde(rename = "type")]
-            kind: Option<Value>,
-            object: Option<Value>,
-        }
-        let probe: Probe = match self {
-            Input::Json(b) => serde_json::from_slice(b).ok()?,
-            Input::Text(t) => serde_json::from_str(t).ok()?,
-            Input::Value(v) => Probe::deserialize(v).ok()?,
-            Input::Tree(t) => Probe::deserialize(&mut t.deserializer()).ok()?,
-        };
-        [probe.kind, probe.object]
-            .into_iter()
-            .flatten()
-            .find_map(|v| v.as_str().map(str::to_owned))
     }
 }
 

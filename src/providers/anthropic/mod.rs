@@ -21,9 +21,9 @@ use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
 use super::scan::{self, Scan, Seen};
 use super::state::{
-    provider_error, usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
+    provider_error, usage_map, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
 };
-use super::{DecodeKind, Input, Rule};
+use super::{DecodeKind, Input};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock};
 
@@ -216,8 +216,6 @@ pub(crate) struct State {
     start_inputs: std::collections::BTreeMap<i64, String>,
     /// Blocks of a type this version does not read: their deltas and stop are skipped.
     skipped_blocks: BTreeSet<i64>,
-    /// `message_stop` came: only pings may follow.
-    stopped: bool,
 }
 
 fn block_index(i: Option<Index>) -> R<Src> {
@@ -266,13 +264,7 @@ impl State {
             },
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
-        if self.stopped && kind != "ping" && kind != "error" {
-            return Err(violation(
-                Rule::AfterEnd,
-                Some("the message".to_owned()),
-                "an event arrived after message_stop",
-            ));
-        }
+        s.may_follow(C, kind)?;
         match kind {
             "message_start" => {
                 s.start(C)?;
@@ -356,7 +348,6 @@ impl State {
             // Q26: `message_stop` without a `stop_reason` ever sent ends the
             // message, but not normally.
             "message_stop" => {
-                self.stopped = true;
                 s.end(C, live)?;
             }
             "error" => {

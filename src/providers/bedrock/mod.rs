@@ -12,8 +12,8 @@ use super::json::{json_string, text, CompactJson, Index, Str};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
-use super::state::{usage_map, violation, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
-use super::{Input, Rule};
+use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
+use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::ToolResultBlock;
 
@@ -132,10 +132,7 @@ struct Reasoning<'a> {
 const C: i64 = 0;
 
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct State {
-    /// `messageStop` came: only `metadata` may follow.
-    stopped: bool,
-}
+pub(crate) struct State;
 
 impl<'a> Payload<'a> {
     /// The wrapped event, if this is the boto3 shape.
@@ -203,13 +200,7 @@ impl State {
             (_, None) => (outer.infer_name(), outer),
         };
         let src = (NS_BLOCK, p.content_block_index.map_or(0, |i| i.0), 0);
-        if self.stopped && name != "metadata" && !name.ends_with("Exception") {
-            return Err(violation(
-                Rule::AfterEnd,
-                Some("the message".to_owned()),
-                format!("{name} arrived after messageStop"),
-            ));
-        }
+        s.may_follow(C, name)?;
         match name {
             "messageStart" => s.start(C)?,
             "contentBlockStart" => {
@@ -286,7 +277,6 @@ impl State {
                     s.set_finish_reason(C, reason)?;
                 }
                 // Q26: without a stopReason the message ended, but not normally.
-                self.stopped = true;
                 s.end(C, live)?;
             }
             "metadata" => {

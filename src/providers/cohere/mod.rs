@@ -12,10 +12,8 @@ use super::json::{text, Index, ObjectOnly, Str};
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
-use super::state::{
-    usage_map, violation, Live, Opening, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R,
-};
-use super::{Input, Rule};
+use super::state::{usage_map, Live, Opening, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
+use super::Input;
 use crate::accumulate::ThinkingFragment;
 
 /// The protocol of a message.
@@ -108,10 +106,7 @@ const C: i64 = 0;
 const IGNORED: [&str; 3] = ["citation-start", "citation-end", "debug"];
 
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct State {
-    /// `message-end` came: nothing may follow.
-    ended: bool,
-}
+pub(crate) struct State;
 
 impl State {
     pub(crate) fn apply(
@@ -129,13 +124,7 @@ impl State {
             }
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
-        if self.ended {
-            return Err(violation(
-                Rule::AfterEnd,
-                Some("the message".to_owned()),
-                format!("{kind} arrived after message-end"),
-            ));
-        }
+        s.may_follow(C, kind)?;
         let i = ev.index.map_or(0, |i| i.0);
         let (message, finish_reason, usage) = match ev.delta {
             Some(d) => (d.message, d.finish_reason, d.usage),
@@ -207,7 +196,6 @@ impl State {
                     s.merge_usage(u);
                 }
                 // Q26: without a finish reason the message ended, but not normally.
-                self.ended = true;
                 s.end(C, live)?;
             }
             k if IGNORED.contains(&k) => {}

@@ -11,18 +11,20 @@
 //! `thoughtSignature` is kept as the call's provider state (a JSON string,
 //! format `"gemini"`).
 
+mod wire;
+
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use wire::*;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::error::DecodeKind;
-use super::json::{json_string, present, push_json_string, text, CompactJson, Index, Str};
+use super::json::{json_string, push_json_string, text, CompactJson};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, Hints, Spec};
-use super::state::{provider_error, usage_map, Fail, Live, Opening, Stream, TextKind, R};
+use super::state::{provider_error, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock};
@@ -34,100 +36,6 @@ const EXECUTABLE_CODE: &str = "executable_code";
 const MAX_PATH_DEPTH: usize = 64;
 /// Elements an array index may skip ahead (filled with `null`).
 const MAX_INDEX_GAP: usize = 1024;
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Response<'a> {
-    #[serde(borrow, default)]
-    candidates: Option<Vec<Candidate<'a>>>,
-    #[serde(default, deserialize_with = "usage_map")]
-    usage_metadata: Option<Map<String, Value>>,
-    #[serde(default)]
-    prompt_feedback: Option<PromptFeedback>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PromptFeedback {
-    #[serde(default)]
-    block_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Candidate<'a> {
-    #[serde(default)]
-    index: Option<Index>,
-    #[serde(borrow, default)]
-    content: Option<Content<'a>>,
-    #[serde(borrow, default)]
-    finish_reason: Option<Str<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Content<'a> {
-    #[serde(borrow, default)]
-    parts: Option<Vec<Part<'a>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Part<'a> {
-    #[serde(borrow, default)]
-    text: Option<Str<'a>>,
-    #[serde(default)]
-    thought: Option<bool>,
-    #[serde(borrow, default)]
-    thought_signature: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    function_call: Option<FunctionCall<'a>>,
-    /// Code the model ran on the provider's side (Q27).
-    #[serde(default)]
-    executable_code: Option<CompactJson>,
-    /// The output of that code.
-    #[serde(default)]
-    code_execution_result: Option<CompactJson>,
-}
-
-#[derive(Deserialize)]
-struct CodeResult {
-    #[serde(default)]
-    outcome: Option<String>,
-    #[serde(default)]
-    output: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct FunctionCall<'a> {
-    #[serde(borrow, default)]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Str<'a>>,
-    #[serde(default)]
-    args: Option<CompactJson>,
-    #[serde(borrow, default)]
-    partial_args: Option<Vec<PartialArg<'a>>>,
-    #[serde(default)]
-    will_continue: Option<bool>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PartialArg<'a> {
-    #[serde(borrow, default)]
-    json_path: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    string_value: Option<Str<'a>>,
-    #[serde(default)]
-    number_value: Option<CompactJson>,
-    #[serde(default)]
-    bool_value: Option<bool>,
-    #[serde(default, deserialize_with = "present")]
-    null_value: bool,
-}
 
 // ---------------------------------------------------------------- argument tree
 

@@ -428,7 +428,7 @@ pub(crate) const SPEC: Spec = Spec {
         subject: "the message",
         start: &[],
         open: &[],
-        add: &["delta"],
+        add: &["choices[].delta"],
         stop: &[],
         stopped_positions: &[],
         ends: &[("finish_reason", Ends::ByReason)],
