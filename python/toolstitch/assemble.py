@@ -42,6 +42,7 @@ __all__ = [
     "LiveEvent",
     "LiveEvents",
     "MessageDone",
+    "Note",
     "Provider",
     "RefusalDelta",
     "SkippedEvent",
@@ -150,6 +151,24 @@ class SkippedEvent(NamedTuple):
     event_type: str
 
 
+class Note(NamedTuple):
+    """What a narrow rule interpreted in a message, and why: a provider's shape that is
+    not the documented one but whose meaning is certain (quirks Q36 onward). A note is
+    not a problem: the message stays ``complete`` and its calls executable.
+
+    ``kind`` is one of ``"arguments-restated"`` (Q36), ``"empty-arguments-replaced"``
+    (Q41), ``"arguments-object"`` (Q42), ``"later-finish-reason-ignored"`` (Q39),
+    ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43) and
+    ``"content-parts"`` (Q49); ``call_id`` is the call concerned (``None`` for the
+    message), ``event`` the 1-based ordinal of the event interpreted."""
+
+    kind: str
+    choice: int
+    call_id: str | None
+    event: int
+    message: str
+
+
 @dataclass(frozen=True, slots=True)
 class TokenUsage:
     """Token counts mapped from the dialect's own usage object; ``None`` where the provider
@@ -194,7 +213,9 @@ class AssembledMessage:
       ``"tool-calls"``, ``"length"``, ``"content-filter"``, ``"error"``, ``"other"``), or
       ``None`` before the end; a normal stop with client calls in the message is
       ``"tool-calls"``;
-    - ``tokens``: the token counts of ``usage`` as a ``TokenUsage``.
+    - ``tokens``: the token counts of ``usage`` as a ``TokenUsage``;
+    - ``notes``: what narrow rules interpreted (``Note``: a server's shape that is not
+      the documented one but whose meaning is certain); never a problem.
     """
 
     choice: int
@@ -210,6 +231,7 @@ class AssembledMessage:
     skipped: tuple[SkippedEvent, ...] = ()
     finish: Finish | None = None
     tokens: TokenUsage = TokenUsage()
+    notes: tuple[Note, ...] = ()
 
     def to_message(self) -> Message:
         """The assistant turn as a ``Message("assistant", blocks)``."""

@@ -40,8 +40,8 @@ impl Stream {
             let block = ch.tools.get(key)?;
             let meta = ch.meta(key).cloned().unwrap_or_default();
             let mut block = block.clone();
-            let id_minted = block.id.is_empty();
-            if id_minted {
+            let id_minted = block.id.is_empty() || meta.sent_id.is_some();
+            if block.id.is_empty() {
                 block.id = mint_id(c, key);
             }
             if let Some(kind) = &meta.kind {
@@ -125,6 +125,30 @@ impl Stream {
                 });
             }
         }
+        // Q38's twin: a call renamed for another's id that is the same call
+        // again (name and input) is a duplicated segment, not a parallel call.
+        for t in &tool_uses {
+            let Some(sent) = ch.meta(t.index).and_then(|m| m.sent_id.as_deref()) else {
+                continue;
+            };
+            let twin = tool_uses.iter().find(|o| {
+                o.block.id == sent && o.block.name == t.block.name && o.block.input == t.block.input
+            });
+            if let Some(o) = twin {
+                problems.push(Problem {
+                    kind: ProblemKind::Protocol,
+                    choice: Some(c),
+                    call: Some(t.index),
+                    id: t.block.id.clone(),
+                    event: None,
+                    message: format!(
+                        "tool calls {} and {} of choice {c} were sent with the id {sent} and are \
+                         the same call (name and arguments): a repeated segment, not executed",
+                        o.index, t.index
+                    ),
+                });
+            }
+        }
         let complete = ch.phase.normal() && !ch.failed && problems.is_empty();
         let finish = finish_of(ch.finish_reason.as_deref(), ch.phase.ended(), ch.failed).map(|f| {
             let client_calls = tool_uses.iter().any(|t| !t.server_side);
@@ -149,6 +173,7 @@ impl Stream {
             complete,
             problems,
             skipped: self.skipped.clone(),
+            notes: ch.notes.clone(),
         }
     }
 }

@@ -40,7 +40,9 @@ pub use bytes::{exception_frame, BytesAssembler, BytesError};
 pub use error::{DecodeKind, Error, EventRef, Rule};
 pub(crate) use input::Input;
 pub use outcome::{Finish, TokenUsage};
-pub use output::{AssembledMessage, LiveEvent, Problem, ProblemKind, Skipped, ToolUse};
+pub use output::{
+    AssembledMessage, LiveEvent, Note, NoteKind, Problem, ProblemKind, Skipped, ToolUse,
+};
 pub use registry::{Dialect, AUTO};
 pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
 

@@ -60,6 +60,57 @@ pub struct Problem {
     pub message: String,
 }
 
+/// What a note says was interpreted: a provider's shape that a narrow rule
+/// accepted (Q36 onward). A note is not a problem: the message stays complete
+/// and its calls executable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum NoteKind {
+    /// Incomplete argument deltas, then the whole arguments again: the whole
+    /// value replaced the held prefix (Q36).
+    ArgumentsRestated,
+    /// `{}` held, then the real arguments as one complete object: they replaced it (Q41).
+    EmptyArgumentsReplaced,
+    /// `arguments` sent as a JSON object, not a string: its compact text was kept (Q42).
+    ArgumentsObject,
+    /// A second, different finish reason with nothing else after the first: the
+    /// first stands (Q39).
+    LaterFinishReasonIgnored,
+    /// A parallel call arrived with the id of another call: it got a minted id (Q38).
+    DuplicateIdRenamed,
+    /// Argument fragments at an index with no call, while exactly one call was
+    /// open: they were applied to it (Q43).
+    FragmentRerouted,
+    /// `content` sent as an array of typed parts (Mistral): read part by part (Q49).
+    ContentParts,
+}
+
+impl NoteKind {
+    /// The note's name, as Python and the replay records show it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ArgumentsRestated => "arguments-restated",
+            Self::EmptyArgumentsReplaced => "empty-arguments-replaced",
+            Self::ArgumentsObject => "arguments-object",
+            Self::LaterFinishReasonIgnored => "later-finish-reason-ignored",
+            Self::DuplicateIdRenamed => "duplicate-id-renamed",
+            Self::FragmentRerouted => "fragment-rerouted",
+            Self::ContentParts => "content-parts",
+        }
+    }
+}
+
+/// What was interpreted in a message, and why (see [`NoteKind`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Note {
+    pub kind: NoteKind,
+    pub choice: i64,
+    /// The call's internal key ([`ToolUse::index`]) when the note is one call's.
+    pub call: Option<i64>,
+    /// The ordinal of the event interpreted.
+    pub event: u64,
+    pub message: String,
+}
+
 /// An event skipped for forward compatibility (Q29): of a type, or carrying an
 /// item, block or delta type, that this version does not read.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -98,6 +149,8 @@ pub struct AssembledMessage {
     pub problems: Vec<Problem>,
     /// Events skipped for forward compatibility (the first 10,000).
     pub skipped: Vec<Skipped>,
+    /// What narrow rules interpreted in this message (Q36 onward): never a problem.
+    pub notes: Vec<Note>,
 }
 
 /// What changed, for interfaces that render as the stream goes. `index` is the

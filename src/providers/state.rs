@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::error::{DecodeKind, Rule};
 use super::json::{is_complete_json, starts_value};
 use super::protocol::{BlockEvent, BlockPhase, MessagePhase};
-use super::{AssemblerLimits, Dialect, LiveEvent, Problem, ProblemKind, Skipped};
+use super::{AssemblerLimits, Dialect, LiveEvent, Note, NoteKind, Problem, ProblemKind, Skipped};
 use crate::accumulate::{self, Appender, Thinking, ToolUseLimits, ToolUses};
 use crate::blocks::ToolResultBlock;
 
@@ -238,6 +238,13 @@ pub(crate) struct CallMeta {
     /// Bumped each time the input is replaced by text that does not extend it;
     /// between bumps the input only grows at its end (for live readers).
     pub(crate) revision: u64,
+    /// The id the provider sent when it was another call's and this call got a
+    /// minted one instead (Q38).
+    #[serde(default)]
+    pub(crate) sent_id: Option<String>,
+    /// Fragments of another provider index were routed to this call (Q43).
+    #[serde(default)]
+    pub(crate) aliased: bool,
 }
 
 /// What opens a call: [`Stream::new_call`]'s arguments.
@@ -280,7 +287,13 @@ pub(crate) struct Choice {
     /// A provider error came: at any phase, and no phase undoes it.
     pub(crate) failed: bool,
     pub(crate) problems: Vec<Problem>,
+    /// What narrow rules interpreted (Q36 onward), the first [`MAX_NOTES`].
+    #[serde(default)]
+    pub(crate) notes: Vec<Note>,
 }
+
+/// At most this many notes are kept per message.
+pub(crate) const MAX_NOTES: usize = 1000;
 
 impl Choice {
     pub(crate) fn new(limits: &AssemblerLimits) -> Self {
@@ -303,6 +316,7 @@ impl Choice {
             phase: MessagePhase::Idle,
             failed: false,
             problems: Vec::new(),
+            notes: Vec::new(),
         }
     }
 
@@ -560,6 +574,22 @@ impl Stream {
             event: (ordinal > 0).then_some(ordinal),
             message,
         });
+    }
+
+    /// Records what a narrow rule interpreted in choice `c` (Q36 onward).
+    pub(crate) fn note(&mut self, c: i64, kind: NoteKind, call: Option<i64>, message: String) {
+        let event = self.ordinal;
+        if let Some(ch) = self.choices.get_mut(&c) {
+            if ch.notes.len() < MAX_NOTES {
+                ch.notes.push(Note {
+                    kind,
+                    choice: c,
+                    call,
+                    event,
+                    message,
+                });
+            }
+        }
     }
 
     /// Records an event skipped for forward compatibility (Q29).

@@ -48,9 +48,10 @@ enum Class {
     EventPlain,
     SkippedEvent,
     TokenUsage,
+    Note,
 }
 
-static NAMES: Imports<PyAny, 11> = Imports::new(
+static NAMES: Imports<PyAny, 12> = Imports::new(
     "toolstitch.assemble",
     [
         "ToolCallStarted",
@@ -64,6 +65,7 @@ static NAMES: Imports<PyAny, 11> = Imports::new(
         "_event_plain",
         "SkippedEvent",
         "TokenUsage",
+        "Note",
     ],
 );
 
@@ -281,7 +283,22 @@ fn message_to_py<'py>(
         t.reasoning_tokens,
         t.cached_input_tokens,
     ))?;
+    let note_class = class(py, Class::Note)?;
+    let notes = m
+        .notes
+        .iter()
+        .map(|n| {
+            let id = n.call.and_then(|k| {
+                m.tool_uses
+                    .iter()
+                    .find(|t| t.index == k)
+                    .map(|t| t.block.id.as_str())
+            });
+            note_class.call1((n.kind.name(), n.choice, id, n.event, &n.message))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let more = PyDict::new(py);
+    more.set_item("notes", PyTuple::new(py, notes)?)?;
     more.set_item("skipped", PyTuple::new(py, skipped)?)?;
     more.set_item("finish", m.finish.map(providers::Finish::name))?;
     more.set_item("tokens", tokens)?;
