@@ -371,8 +371,8 @@ impl Stream {
         Ok(())
     }
 
-    /// Replaces a call's whole input (Responses `done` text that disagrees with
-    /// the deltas; a Gemini call rebuilt from its paths). After the call stopped
+    /// Replaces a call's whole input (a restated input that disagrees with
+    /// the deltas; a call rebuilt from paths). After the call stopped
     /// only a restatement of the same input is accepted.
     pub(crate) fn replace_input(
         &mut self,
@@ -449,7 +449,7 @@ impl Stream {
         Ok(())
     }
 
-    /// Appends streamed output to the result block at `src` (Bedrock server-side
+    /// Appends streamed output to the result block at `src` (server-side
     /// tools), as text in its content.
     pub(crate) fn result_text(&mut self, c: i64, src: Src, piece: &str) -> R {
         let total = self.budget(piece.len(), || format!("a tool result of choice {c}"))?;

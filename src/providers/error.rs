@@ -2,8 +2,8 @@ use std::fmt;
 
 /// Which event an error is about: its ordinal number in the stream (1-based,
 /// counting every event fed, skipped ones included) and its type as the event
-/// names itself (`content_block_delta`, `response.failed`, the SSE event name,
-/// or `chunk` for dialects whose events carry no type).
+/// names itself (its own `type`, the SSE event name, or `chunk` for dialects
+/// whose events carry no type).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRef {
     pub ordinal: u64,
@@ -29,15 +29,15 @@ pub enum DecodeKind {
     NotAnObject,
     /// A field of the wrong type (`arguments: 5`), or a value out of range.
     WrongType,
-    /// A field whose value breaks the dialect's rules (a bad Gemini `jsonPath`).
+    /// A field whose value breaks the dialect's rules (a bad argument path).
     BadValue,
 }
 
 /// Which rule of a dialect's protocol an event broke (QUIRKS Q24–Q26).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Rule {
-    /// Content for a message after its end (finish reason, `message_stop`,
-    /// `messageStop`, `response.completed`, `message-end`).
+    /// Content for a message after its end (its finish reason, or the end
+    /// event the dialect declares).
     AfterEnd,
     /// Any event after `[DONE]`.
     AfterDone,
@@ -103,9 +103,8 @@ pub enum Error {
         kind: DecodeKind,
         detail: String,
     },
-    /// The provider reported an error in the stream (Anthropic `error`,
-    /// Responses `error` / `response.failed`, an `{"error": …}` chunk, a
-    /// Bedrock exception event).
+    /// The provider reported an error in the stream (an error event, a failed
+    /// response, an `{"error": …}` chunk, an exception event or frame).
     Provider {
         event: EventRef,
         error_type: String,

@@ -121,8 +121,8 @@ pub(crate) fn violation(rule: Rule, target: Option<String>, detail: impl Into<St
     }
 }
 
-/// `{"error": {...}}` chunks (OpenAI-compatible servers, OpenRouter, vLLM,
-/// Groq), Anthropic and Responses error events. Q35: the error's type is the
+/// An error object a provider sent in the stream (`{"error": {...}}` chunks,
+/// error events). Q35: the error's type is the
 /// most specific one sent: a string `code` (`tool_use_failed`) before the
 /// `type` (`invalid_request_error`), a numeric code (an HTTP status) after it.
 pub(crate) fn provider_error(err: &Value) -> Fail {
@@ -166,12 +166,18 @@ impl Live<'_> {
 
 /// A provider position of a block: (namespace, major, minor).
 pub(crate) type Src = (u8, i64, i64);
-pub(crate) const NS_BLOCK: u8 = 0; // Anthropic / Bedrock content block index, Cohere content index
-pub(crate) const NS_TOOL: u8 = 1; // Cohere tool-call index, Responses output index of a call
-pub(crate) const NS_TEXT: u8 = 2; // Responses (output_index, content_index) of text
+/// A content block by its index.
+pub(crate) const NS_BLOCK: u8 = 0;
+/// A tool call by its own index or output position.
+pub(crate) const NS_TOOL: u8 = 1;
+/// A text part by (output position, part index).
+pub(crate) const NS_TEXT: u8 = 2;
+/// A refusal part by (output position, part index).
 pub(crate) const NS_REFUSAL: u8 = 3;
-pub(crate) const NS_REASONING: u8 = 4; // Responses reasoning item by output index
-pub(crate) const NS_PLAN: u8 = 5; // Cohere tool plan
+/// A reasoning item by its output position.
+pub(crate) const NS_REASONING: u8 = 4;
+/// The model's plan for its tool calls.
+pub(crate) const NS_PLAN: u8 = 5;
 
 pub(crate) fn describe_src(src: Src) -> String {
     match src.0 {

@@ -375,7 +375,7 @@ pub(crate) const SPEC: Spec = Spec {
     hints: Hints {
         event_names: &[&EVENTS],
         event_prefix: None,
-        event_suffix: Some("Exception"),
+        exception_suffix: Some("Exception"),
         error_event: None,
         shape: |obj| {
             // As boto3 yields it: one key naming the event ({"contentBlockDelta": {…}}).
