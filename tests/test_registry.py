@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import ast
 import os
+import pickle
 import re
 import subprocess
 import sys
 import typing
 from pathlib import Path
 
+import pytest
 import toolstitch
 from toolstitch import _toolstitch as core
 from toolstitch import render, tools
+from toolstitch.assemble import ProblemKind
 from toolstitch.streams import Provider
 
 PACKAGE = Path(toolstitch.__file__).resolve().parent
@@ -92,3 +95,22 @@ def test_the_cli_help_lists_the_registry() -> None:
     flat = " ".join(out.split())
     assert ", ".join(core.DIALECTS) in flat
     assert f"default: {core.AUTO}" in flat
+
+
+def test_problem_kinds_are_the_registrys_and_problems_keep_their_fields() -> None:
+    assert typing.get_args(ProblemKind) == core.PROBLEM_KINDS
+    asm = toolstitch.Assembler("openai-chat")
+    asm.feed({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "c"}]}}]})
+    asm.close()
+    (problem,) = asm.message().problems
+    assert (problem.kind, problem.choice, problem.call, problem.call_id) == (
+        "unnamed",
+        0,
+        0,
+        "c",
+    )
+    assert problem.event is None and "never received a name" in problem
+    copy = pickle.loads(pickle.dumps(problem))
+    assert copy == problem and repr(copy) == repr(problem)
+    with pytest.raises(AttributeError):
+        problem.kind = "protocol"  # type: ignore[misc]

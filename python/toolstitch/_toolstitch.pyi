@@ -24,6 +24,7 @@ __all__ = [
     "CLIENT_ITEMS",
     "DEPTH_BOUNDS",
     "DIALECTS",
+    "PROBLEM_KINDS",
     "SERVER_ITEMS",
     "STATE_FORMATS",
     "_ASSEMBLER_DEFAULTS",
@@ -258,6 +259,7 @@ STATE_FORMATS: dict[str, tuple[str, ...]]
 CLIENT_ITEMS: dict[str, tuple[str, ...]]
 SERVER_ITEMS: dict[str, tuple[str, ...]]
 DEPTH_BOUNDS: dict[str, int]
+PROBLEM_KINDS: tuple[str, ...]
 
 def _json_depth(text: str) -> int: ...
 

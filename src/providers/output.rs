@@ -45,6 +45,31 @@ pub enum ProblemKind {
     Sequence,
 }
 
+impl ProblemKind {
+    /// Every kind, in the order of [`ProblemKind::name`]'s table.
+    pub const ALL: [ProblemKind; 6] = [
+        ProblemKind::Unnamed,
+        ProblemKind::Provider,
+        ProblemKind::Protocol,
+        ProblemKind::NotApplied,
+        ProblemKind::Unreadable,
+        ProblemKind::Sequence,
+    ];
+
+    /// The kind as the Python API spells it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ProblemKind::Unnamed => "unnamed",
+            ProblemKind::Provider => "provider",
+            ProblemKind::Protocol => "protocol",
+            ProblemKind::NotApplied => "not-applied",
+            ProblemKind::Unreadable => "unreadable",
+            ProblemKind::Sequence => "sequence",
+        }
+    }
+}
+
 /// Something wrong with a message (or, with `choice: None`, with every message of
 /// the stream). A message with any problem is never complete.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

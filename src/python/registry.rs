@@ -4,7 +4,34 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyTuple};
 
-use crate::providers::{Dialect, AUTO};
+use super::imports::Imports;
+use crate::providers::{Dialect, Problem, ProblemKind, AUTO};
+
+static PROBLEM: Imports<PyAny, 1> = Imports::new("toolstitch.assemble", ["Problem"]);
+
+/// A message's problems as `toolstitch.Problem`s: the message as the text, and
+/// every field beside it.
+pub(super) fn problems_to_py<'py>(
+    py: Python<'py>,
+    problems: &[Problem],
+) -> PyResult<Bound<'py, PyTuple>> {
+    let class = PROBLEM.get(py, 0)?;
+    let items = problems
+        .iter()
+        .map(|p| {
+            let call_id = (!p.id.is_empty()).then_some(p.id.as_str());
+            class.call1((
+                &p.message,
+                p.kind.name(),
+                p.choice,
+                p.call,
+                call_id,
+                p.event,
+            ))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, items)
+}
 
 /// `{dialect name: the strings of one table}` for every dialect.
 fn by_dialect<'py>(
@@ -26,6 +53,8 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("STATE_FORMATS", by_dialect(py, Dialect::state_formats)?)?;
     m.add("CLIENT_ITEMS", by_dialect(py, Dialect::client_items)?)?;
     m.add("SERVER_ITEMS", by_dialect(py, Dialect::server_items)?)?;
+    let kinds: Vec<&str> = ProblemKind::ALL.iter().map(|k| k.name()).collect();
+    m.add("PROBLEM_KINDS", PyTuple::new(py, kinds)?)?;
     let depth = PyDict::new(py);
     // JSON values of `feed_bytes` (the framing's parser).
     depth.set_item("json", crate::framing::MAX_JSON_DEPTH)?;
