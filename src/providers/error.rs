@@ -130,7 +130,7 @@ pub enum Error {
     /// A limit would be crossed; the offending fragment was rejected.
     Limit {
         event: EventRef,
-        limit: &'static str,
+        limit: Limit,
         max: usize,
         would_be: usize,
         target: String,
@@ -249,3 +249,81 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The bounds of one stream ([`AssemblerLimits`](super::AssemblerLimits)'s
+/// fields), named as the constructor names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Limit {
+    MaxCalls,
+    MaxInputBytes,
+    MaxTotalBytes,
+    MaxEventBytes,
+    MaxChoices,
+    MaxBlocks,
+    MaxArgNodes,
+    /// The bytes of one text, refusal or thinking block.
+    MaxBytes,
+}
+
+impl Limit {
+    /// Every limit.
+    pub const ALL: [Limit; 8] = [
+        Limit::MaxCalls,
+        Limit::MaxInputBytes,
+        Limit::MaxTotalBytes,
+        Limit::MaxEventBytes,
+        Limit::MaxChoices,
+        Limit::MaxBlocks,
+        Limit::MaxArgNodes,
+        Limit::MaxBytes,
+    ];
+
+    /// The limit's name (`max_calls`), as the constructor's keyword spells it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::MaxCalls => "max_calls",
+            Limit::MaxInputBytes => "max_input_bytes",
+            Limit::MaxTotalBytes => "max_total_bytes",
+            Limit::MaxEventBytes => "max_event_bytes",
+            Limit::MaxChoices => "max_choices",
+            Limit::MaxBlocks => "max_blocks",
+            Limit::MaxArgNodes => "max_arg_nodes",
+            Limit::MaxBytes => "max_bytes",
+        }
+    }
+
+    /// The limit an accumulator names (its bounds are named the same way);
+    /// a bound of one accumulator that is none of the stream's is [`Limit::MaxBytes`].
+    pub(crate) fn of_accumulator(name: &str) -> Limit {
+        Limit::ALL
+            .into_iter()
+            .find(|l| l.name() == name)
+            .unwrap_or(Limit::MaxBytes)
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::Limit;
+
+    #[test]
+    fn limits_are_named_as_the_constructor_names_them() {
+        let limits = crate::providers::AssemblerLimits::default();
+        let fields = serde_json::to_value(limits).unwrap_or_default();
+        for l in Limit::ALL {
+            assert_eq!(Limit::of_accumulator(l.name()), l);
+            assert!(
+                l == Limit::MaxBytes || fields.get(l.name()).is_some(),
+                "{l} is no field of AssemblerLimits"
+            );
+        }
+        assert_eq!(Limit::of_accumulator("max_images"), Limit::MaxBytes);
+    }
+}

@@ -37,7 +37,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
-pub use error::{DecodeKind, Error, EventRef, Rule};
+pub use error::{DecodeKind, Error, EventRef, Limit, Rule};
 pub(crate) use input::Input;
 pub use outcome::{Finish, TokenUsage};
 pub use output::{AssembledMessage, LiveEvent, Problem, ProblemKind, Skipped, ToolUse};
@@ -212,7 +212,7 @@ impl Assembler {
                     ordinal: self.events,
                     event_type: event_name.unwrap_or_default().to_owned(),
                 },
-                limit: "max_event_bytes",
+                limit: Limit::MaxEventBytes,
                 max,
                 would_be: json.len(),
                 target: "the event".to_owned(),

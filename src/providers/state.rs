@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::error::{DecodeKind, Rule};
+use super::error::{DecodeKind, Limit, Rule};
 use super::json::{is_complete_json, starts_value};
 use super::protocol::{BlockEvent, BlockPhase, MessagePhase};
 use super::{AssemblerLimits, Dialect, LiveEvent, Problem, ProblemKind, Skipped};
@@ -26,7 +26,7 @@ use crate::blocks::ToolResultBlock;
 #[derive(Debug)]
 pub(crate) enum Fail {
     Limit {
-        limit: &'static str,
+        limit: Limit,
         max: usize,
         would_be: usize,
         target: String,
@@ -102,7 +102,7 @@ impl From<accumulate::Error> for Fail {
                 would_be,
                 target,
             } => Fail::Limit {
-                limit,
+                limit: Limit::of_accumulator(limit),
                 max,
                 would_be,
                 target,
@@ -395,7 +395,7 @@ impl Choice {
     ) -> R<usize> {
         if self.segments.len() >= max_blocks {
             return Err(Fail::Limit {
-                limit: "max_blocks",
+                limit: Limit::MaxBlocks,
                 max: max_blocks,
                 would_be: max_blocks.saturating_add(1),
                 target: "blocks of one message".to_owned(),
@@ -528,7 +528,7 @@ impl Stream {
     pub(crate) fn choice(&mut self, c: i64) -> R<&mut Choice> {
         if !self.choices.contains_key(&c) && self.choices.len() >= self.limits.max_choices {
             return Err(Fail::Limit {
-                limit: "max_choices",
+                limit: Limit::MaxChoices,
                 max: self.limits.max_choices,
                 would_be: self.limits.max_choices.saturating_add(1),
                 target: format!("choice {c}"),
@@ -589,7 +589,7 @@ impl Stream {
         match self.content_bytes.checked_add(n) {
             Some(t) if t <= self.limits.max_total_bytes => Ok(t),
             other => Err(Fail::Limit {
-                limit: "max_total_bytes",
+                limit: Limit::MaxTotalBytes,
                 max: self.limits.max_total_bytes,
                 would_be: other.unwrap_or(usize::MAX),
                 target: target(),
@@ -644,7 +644,7 @@ mod tests {
         assert!(matches!(
             s.choice(8),
             Err(Fail::Limit {
-                limit: "max_choices",
+                limit: Limit::MaxChoices,
                 ..
             })
         ));
