@@ -951,7 +951,7 @@ fn q31_body_errors_name_the_body_and_keep_its_ordinal() {
     let Error::Limit { event, limit, .. } = &err else {
         panic!("{err:?}");
     };
-    assert_eq!(*limit, "max_calls");
+    assert_eq!(limit.name(), "max_calls");
     assert_eq!(event.ordinal, 2);
     assert!(
         event.event_type.starts_with("chat.completion body, at its"),

@@ -5,7 +5,7 @@
 
 use _toolstitch::blocks::Block;
 use _toolstitch::providers::{
-    AssembledMessage, Assembler, AssemblerLimits, DecodeKind, Dialect, Error, LiveEvent,
+    AssembledMessage, Assembler, AssemblerLimits, DecodeKind, Dialect, Error, Limit, LiveEvent,
     ProblemKind,
 };
 use serde_json::{json, Value};
@@ -1008,7 +1008,7 @@ fn limits_reject_the_fragment_and_keep_the_rest() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_input_bytes",
+                limit: Limit::MaxInputBytes,
                 ..
             }
         ),
@@ -1027,7 +1027,7 @@ fn limits_reject_the_fragment_and_keep_the_rest() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_calls",
+                limit: Limit::MaxCalls,
                 ..
             }
         ),
@@ -1046,7 +1046,7 @@ fn limits_reject_the_fragment_and_keep_the_rest() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_choices",
+                limit: Limit::MaxChoices,
                 ..
             }
         ),
@@ -1058,7 +1058,7 @@ fn limits_reject_the_fragment_and_keep_the_rest() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_event_bytes",
+                limit: Limit::MaxEventBytes,
                 ..
             }
         ),
@@ -1096,7 +1096,7 @@ fn total_bytes_limit_covers_the_whole_stream() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_total_bytes",
+                limit: Limit::MaxTotalBytes,
                 ..
             }
         ),

@@ -1064,3 +1064,12 @@ def test_a_call_whose_block_never_stopped_before_a_normal_end_is_not_complete(
     refused(m)
     (problem,) = m.problems
     assert call.id in problem and "never received its own stop" in problem
+    # The problem crosses with its fields: the call it names, where, and what.
+    assert isinstance(problem, ts.Problem)
+    assert (problem.kind, problem.choice, problem.call, problem.call_id) == (
+        "protocol",
+        0,
+        0,
+        call.id,
+    )
+    assert problem.event == len(lost) and str(problem) == problem.message

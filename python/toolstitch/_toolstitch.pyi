@@ -20,6 +20,13 @@ from toolstitch.blocks import (
 )
 
 __all__ = [
+    "AUTO",
+    "CLIENT_ITEMS",
+    "DEPTH_BOUNDS",
+    "DIALECTS",
+    "PROBLEM_KINDS",
+    "SERVER_ITEMS",
+    "STATE_FORMATS",
     "_ASSEMBLER_DEFAULTS",
     "_WIRE_MAX_DEPTH",
     "Assembler",
@@ -244,6 +251,15 @@ def marshal_message(message: Message | ToolResultMessage) -> str: ...
 def unmarshal_message(data: str | bytes) -> Message | ToolResultMessage: ...
 
 _WIRE_MAX_DEPTH: int
+
+# The registry of dialects (src/providers/registry.rs) and the core's bounds.
+DIALECTS: tuple[str, ...]
+AUTO: str
+STATE_FORMATS: dict[str, tuple[str, ...]]
+CLIENT_ITEMS: dict[str, tuple[str, ...]]
+SERVER_ITEMS: dict[str, tuple[str, ...]]
+DEPTH_BOUNDS: dict[str, int]
+PROBLEM_KINDS: tuple[str, ...]
 
 def _json_depth(text: str) -> int: ...
 

@@ -43,6 +43,8 @@ __all__ = [
     "LiveEvents",
     "MessageDone",
     "Note",
+    "Problem",
+    "ProblemKind",
     "Provider",
     "RefusalDelta",
     "SkippedEvent",
@@ -141,6 +143,69 @@ Finish: TypeAlias = Literal["stop", "tool-calls", "length", "content-filter", "e
 """Why a message finished, the same words for every dialect (``AssembledMessage.finish``)."""
 
 
+ProblemKind: TypeAlias = Literal[
+    "unnamed", "provider", "protocol", "not-applied", "unreadable", "sequence"
+]
+"""What kind of problem keeps a message from being complete (``Problem.kind``)."""
+
+
+class Problem(str):
+    """Why a message or one of its calls cannot be trusted. It is the problem's message
+    (``str(problem)``, compared and joined as text), with its fields:
+
+    - ``kind``: ``"protocol"`` (an event broke the dialect's protocol, or an event of
+      it was lost), ``"not-applied"`` (an event that could not be applied),
+      ``"provider"`` (the provider reported an error), ``"unreadable"`` (bytes that
+      could not be framed), ``"sequence"`` (Responses sequence numbers missing or out of
+      order), ``"unnamed"`` (a call that never got a name, Q7);
+    - ``choice``: the choice concerned, or ``None`` for the whole stream;
+    - ``call``: the call's key (``ToolCallStarted.index``) when it is one call's;
+    - ``call_id``: that call's id (minted when the provider sent none), or ``None``;
+    - ``event``: the 1-based ordinal of the event concerned, when there is one;
+    - ``message``: the text, the same as ``str(problem)``.
+    """
+
+    kind: ProblemKind
+    choice: int | None
+    call: int | None
+    call_id: str | None
+    event: int | None
+
+    def __new__(
+        cls,
+        message: str,
+        kind: ProblemKind = "not-applied",
+        choice: int | None = None,
+        call: int | None = None,
+        call_id: str | None = None,
+        event: int | None = None,
+    ) -> Problem:
+        self = super().__new__(cls, message)
+        fields = {"kind": kind, "choice": choice, "call": call, "call_id": call_id}
+        for name, value in {**fields, "event": event}.items():
+            object.__setattr__(self, name, value)
+        return self
+
+    @property
+    def message(self) -> str:
+        return str.__str__(self)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Problem is immutable: cannot set {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            Problem,
+            (self.message, self.kind, self.choice, self.call, self.call_id, self.event),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Problem({self.message!r}, kind={self.kind!r}, choice={self.choice!r}, "
+            f"call={self.call!r}, call_id={self.call_id!r}, event={self.event!r})"
+        )
+
+
 class SkippedEvent(NamedTuple):
     """An event skipped for forward compatibility (quirk Q29): of a type, or carrying an item,
     block, part or delta type, that this version does not read; or resent with a
@@ -225,7 +290,7 @@ class AssembledMessage:
     finish_reason: str | None
     usage: dict[str, Any] | None
     complete: bool
-    problems: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     minted_ids: frozenset[str] = frozenset()
     server_side_ids: frozenset[str] = frozenset()
     skipped: tuple[SkippedEvent, ...] = ()
@@ -247,9 +312,8 @@ class AssembledMessage:
         (``server_side_ids``) are skipped.
         """
         if self.problems:
-            raise IncompleteMessageError(
-                f"choice {self.choice} cannot be executed: " + "; ".join(self.problems)
-            )
+            why = "; ".join(p.message for p in self.problems)
+            raise IncompleteMessageError(f"choice {self.choice} cannot be executed: {why}")
         if not self.complete:
             why = f" (finish reason {self.finish_reason!r})" if self.finish_reason else ""
             raise IncompleteMessageError(

@@ -8,20 +8,13 @@
 //! same rules. The events keep the body's ordinal in error messages, and name
 //! the body. A body that cannot be applied whole is an error.
 //!
-//! | body | events |
-//! |---|---|
-//! | OpenAI `chat.completion` | per choice: one chunk per part of the message (reasoning, content, refusal, each tool call with its `index`, a legacy `function_call`), then one with the `finish_reason`; then one with `usage` and no choices |
-//! | Anthropic `Message` | `message_start`; per block `content_block_start` (text empty, a tool's `input` `{}`, a server tool's result whole), its delta (`text_delta` and `citations_delta`, `thinking_delta` and `signature_delta`, `input_json_delta` with the input) and `content_block_stop`; `message_delta` with `stop_reason` and usage; `message_stop` |
-//! | OpenAI Responses `response` | `response.created`, `response.in_progress`; per output item `response.output_item.added`, its parts and deltas (text, refusal, arguments, custom tool input, reasoning summary and text), `response.output_item.done` with the item as the body has it; `response.completed` / `response.incomplete` / `response.failed` by `status` |
-//! | Gemini `GenerateContentResponse` | none: it is one streamed chunk already |
-//! | Bedrock `Converse` output | `messageStart`; per block a `contentBlockStart` for a tool use, its `contentBlockDelta`s and `contentBlockStop`; `messageStop` with `stopReason`; `metadata` with usage and metrics |
-//! | Cohere v2 chat response | `message-start`, `tool-plan-delta`, per content part `content-start` / `content-delta` / `content-end`, per citation `citation-start` / `citation-end`, per tool call `tool-call-start` / `tool-call-delta` / `tool-call-end`, `message-end` with `finish_reason` and usage |
+//! Each dialect's body, and the events it stands for, is its own (its folder's
+//! `body` module, named by the registry); docs/providers.md has the table.
 //!
-//! A JSON array fed as one event (Gemini's `streamGenerateContent` without
-//! `alt=sse` returns one) is fed element by element.
+//! A JSON array fed as one event (a stream some servers send as one array of
+//! its events) is fed element by element.
 //!
-//! Tool inputs that a body holds as JSON objects (Anthropic `input`, Bedrock
-//! `toolUse.input`) become their compact text, keys in the order the body has
+//! Tool inputs that a body holds as JSON objects become their compact text, keys in the order the body has
 //! them; everything else a body holds is passed on as it is.
 
 use std::sync::LazyLock;

@@ -3,7 +3,7 @@
 //! protocol machine ([`super::protocol`]) whether the block and the message
 //! take it, then checks the limits, then changes the store.
 
-use super::error::Rule;
+use super::error::{Limit, Rule};
 use super::protocol::{BlockEvent, BlockPhase};
 use super::state::{
     describe_src, mint_id, violation, CallMeta, Fail, Live, Opening, Seg, Segment, Src, Stream,
@@ -200,7 +200,7 @@ impl Stream {
         }
         if ch.segments.len() >= max_blocks {
             return Err(Fail::Limit {
-                limit: "max_blocks",
+                limit: Limit::MaxBlocks,
                 max: max_blocks,
                 would_be: max_blocks.saturating_add(1),
                 target: "blocks of one message".to_owned(),
@@ -371,8 +371,8 @@ impl Stream {
         Ok(())
     }
 
-    /// Replaces a call's whole input (Responses `done` text that disagrees with
-    /// the deltas; a Gemini call rebuilt from its paths). After the call stopped
+    /// Replaces a call's whole input (a restated input that disagrees with
+    /// the deltas; a call rebuilt from paths). After the call stopped
     /// only a restatement of the same input is accepted.
     pub(crate) fn replace_input(
         &mut self,
@@ -449,7 +449,7 @@ impl Stream {
         Ok(())
     }
 
-    /// Appends streamed output to the result block at `src` (Bedrock server-side
+    /// Appends streamed output to the result block at `src` (server-side
     /// tools), as text in its content.
     pub(crate) fn result_text(&mut self, c: i64, src: Src, piece: &str) -> R {
         let total = self.budget(piece.len(), || format!("a tool result of choice {c}"))?;
@@ -483,7 +483,7 @@ impl Stream {
             .sum();
         if used.saturating_add(piece.len()) > max_bytes {
             return Err(Fail::Limit {
-                limit: "max_input_bytes",
+                limit: Limit::MaxInputBytes,
                 max: max_bytes,
                 would_be: used.saturating_add(piece.len()),
                 target: format!("the result of tool call {}", result.tool_use_id),

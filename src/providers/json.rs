@@ -165,14 +165,14 @@ pub(crate) fn text<'s>(s: &'s Option<Str<'_>>) -> &'s str {
 }
 
 /// Deserialises a field to `true` when it is present at all, even as `null`
-/// (Gemini's `nullValue`). Use with `#[serde(default)]`.
+/// (a `nullValue` flag). Use with `#[serde(default)]`.
 pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     IgnoredAny::deserialize(d).map(|_| true)
 }
 
 /// A field that is an object of `T` in the events we read, but an array (or
-/// null) in others of the same dialect (Cohere's `message-start` sends
-/// `content: []` and `tool_calls: []`): anything but an object is `None`.
+/// null) in others of the same dialect (a start event that sends
+/// `content: []`): anything but an object is `None`.
 #[derive(Debug)]
 pub(crate) struct ObjectOnly<T>(pub Option<T>);
 
@@ -352,8 +352,8 @@ impl<'de> Visitor<'de> for Writer<'_> {
 }
 
 /// A field that is a string in the events toolstitch reads, and may be any JSON
-/// value in others it does not need (a Responses `tool_search_call` whose
-/// `arguments` is an object, Q27, Q29): strings as text, anything else as its
+/// value in others it does not need (an item whose `arguments` is an object,
+/// Q27, Q29): strings as text, anything else as its
 /// compact JSON. `null` is `None` (use `Option<Loose>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Loose<'a> {

@@ -1,6 +1,6 @@
 //! Provider adapters: one decoded event at a time (the JSON of one SSE `data:`
-//! payload, one JSON line, or one Bedrock event-stream payload, with its SSE
-//! `event:` name or Bedrock `:event-type` when there is one) into per-choice
+//! payload, one JSON line, or one AWS event-stream payload, with its SSE
+//! `event:` name or `:event-type` when there is one) into per-choice
 //! messages built on the seed accumulators.
 //!
 //! The adapters decide which call a fragment belongs to before the core sees
@@ -37,7 +37,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
-pub use error::{DecodeKind, Error, EventRef, Rule};
+pub use error::{DecodeKind, Error, EventRef, Limit, Rule};
 pub(crate) use input::Input;
 pub use outcome::{Finish, TokenUsage};
 pub use output::{
@@ -65,7 +65,7 @@ pub struct AssemblerLimits {
     pub max_choices: usize,
     /// Blocks (text, thinking, refusal, tool use) in one message.
     pub max_blocks: usize,
-    /// Nodes of one Gemini call rebuilt from `partialArgs` paths.
+    /// Nodes of one call rebuilt from argument paths.
     pub max_arg_nodes: usize,
 }
 
@@ -214,7 +214,7 @@ impl Assembler {
                     ordinal: self.events,
                     event_type: event_name.unwrap_or_default().to_owned(),
                 },
-                limit: "max_event_bytes",
+                limit: Limit::MaxEventBytes,
                 max,
                 would_be: json.len(),
                 target: "the event".to_owned(),
@@ -238,7 +238,7 @@ impl Assembler {
     }
 
     /// Feeds one event as a JSON value (an SDK object turned into a dict by the
-    /// binding). The same typed path as [`Assembler::feed_json`]; Gemini `args`
+    /// binding). The same typed path as [`Assembler::feed_json`]; argument objects
     /// keep the key order of the value's map.
     ///
     /// # Errors
@@ -285,7 +285,7 @@ impl Assembler {
 
     /// Feeds one event as a [`Tree`] (a Python dict read by the binding without
     /// writing it as JSON text). The same typed path as [`Assembler::feed_json`];
-    /// Gemini `args` keep the tree's key order. `max_event_bytes` bounds JSON
+    /// argument objects keep the tree's key order. `max_event_bytes` bounds JSON
     /// text only: a tree is already decoded, and its content is bounded by the
     /// content limits.
     ///
@@ -334,7 +334,7 @@ impl Assembler {
     }
 
     /// Leaves the problem an error means on every message of the stream.
-    /// `[DONE]`: nothing may follow (Q24). A Gemini call still streamed by
+    /// `[DONE]`: nothing may follow (Q24). A call still streamed by
     /// path (`auto` accepts `[DONE]` from any stream) is rebuilt now, as at any
     /// end of its stream, so that nothing changes after `[DONE]`, `close()`
     /// included; `[DONE]` holds even when that rebuild crosses a limit.
@@ -485,12 +485,12 @@ impl Assembler {
         f.into_error(self.event_ref(event_name, input))
     }
 
-    /// End of stream: closes every open call (Q21: a Gemini call still being
-    /// streamed is rebuilt and closed), reports calls that never got a name
+    /// End of stream: closes every open call (Q21: a call still being
+    /// streamed by path is rebuilt and closed), reports calls that never got a name
     /// (Q7), and decides completeness. Closing twice changes nothing.
     ///
     /// # Errors
-    /// [`Error::Limit`] when rebuilding an open Gemini call crosses a limit.
+    /// [`Error::Limit`] when rebuilding an open call crosses a limit.
     pub fn close(&mut self, live: Option<&mut Vec<LiveEvent>>) -> Result<(), Error> {
         let mut live = Live(live);
         if self.stream.is_closed() {
@@ -525,7 +525,7 @@ impl Assembler {
     }
 
     /// The raw input of every call not finished yet, as `(choice, index, input)`,
-    /// for live rendering of partial JSON. A Gemini call streamed by JSON paths
+    /// for live rendering of partial JSON. A call streamed by JSON paths
     /// shows the object rebuilt so far.
     #[must_use]
     pub fn partial_inputs(&self) -> Vec<(i64, i64, String)> {
@@ -538,7 +538,7 @@ impl Assembler {
     /// [`partial_inputs`](Self::partial_inputs) borrowed where the input is kept
     /// as text, so that reading it after every fragment copies nothing, with the
     /// input's revision: while it stays the same the input only grows at its end
-    /// (`None`: a text rebuilt for this read, a Gemini call streamed by path).
+    /// (`None`: a text rebuilt for this read, a call streamed by path).
     #[must_use]
     pub fn partial_input_texts(&self) -> Vec<(i64, i64, Cow<'_, str>, Option<u64>)> {
         let mut out: Vec<(i64, i64, Cow<'_, str>, Option<u64>)> = self

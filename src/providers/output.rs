@@ -20,8 +20,9 @@ pub struct ToolUse {
     pub id_minted: bool,
     /// True once the call's block ended (or the message or stream did).
     pub finished: bool,
-    /// True for calls the provider runs itself (Anthropic `server_tool_use`,
-    /// `mcp_tool_use`): not for the client to execute.
+    /// True for calls the provider runs itself (a dialect's server items, see
+    /// [`Dialect::server_items`](super::Dialect::server_items)): not for the
+    /// client to execute.
     pub server_side: bool,
 }
 
@@ -40,8 +41,33 @@ pub enum ProblemKind {
     NotApplied,
     /// The transport bytes could not be framed: nothing after that point could be read.
     Unreadable,
-    /// Responses events missing or out of order by `sequence_number` (Q33).
+    /// Events missing or out of order by their sequence number (Q33).
     Sequence,
+}
+
+impl ProblemKind {
+    /// Every kind, in the order of [`ProblemKind::name`]'s table.
+    pub const ALL: [ProblemKind; 6] = [
+        ProblemKind::Unnamed,
+        ProblemKind::Provider,
+        ProblemKind::Protocol,
+        ProblemKind::NotApplied,
+        ProblemKind::Unreadable,
+        ProblemKind::Sequence,
+    ];
+
+    /// The kind as the Python API spells it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ProblemKind::Unnamed => "unnamed",
+            ProblemKind::Provider => "provider",
+            ProblemKind::Protocol => "protocol",
+            ProblemKind::NotApplied => "not-applied",
+            ProblemKind::Unreadable => "unreadable",
+            ProblemKind::Sequence => "sequence",
+        }
+    }
 }
 
 /// Something wrong with a message (or, with `choice: None`, with every message of

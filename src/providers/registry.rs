@@ -52,9 +52,11 @@ pub(crate) struct Hints {
     /// Event names (SSE `event:`, `:event-type`, or the event's own type)
     /// that only this dialect sends.
     pub(crate) event_names: &'static [&'static [&'static str]],
-    /// A prefix or suffix of event names only this dialect uses.
+    /// A prefix of event names only this dialect uses.
     pub(crate) event_prefix: Option<&'static str>,
-    pub(crate) event_suffix: Option<&'static str>,
+    /// The suffix of the dialect's exception events, which AWS event-stream
+    /// exception frames become (only this dialect's names end so).
+    pub(crate) exception_suffix: Option<&'static str>,
     /// The dialect's error event: its type, and whether the error is nested
     /// under an `error` object (told apart from another dialect's event of the
     /// same type that way).
@@ -68,7 +70,7 @@ impl Hints {
     pub(crate) fn names(&self, name: &str) -> bool {
         self.event_names.iter().any(|list| list.contains(&name))
             || self.event_prefix.is_some_and(|p| name.starts_with(p))
-            || self.event_suffix.is_some_and(|s| name.ends_with(s))
+            || self.exception_suffix.is_some_and(|s| name.ends_with(s))
     }
 }
 

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::error::{DecodeKind, Rule};
+use super::error::{DecodeKind, Limit, Rule};
 use super::json::{is_complete_json, starts_value};
 use super::protocol::{BlockEvent, BlockPhase, MessagePhase};
 use super::{AssemblerLimits, Dialect, LiveEvent, Note, NoteKind, Problem, ProblemKind, Skipped};
@@ -26,7 +26,7 @@ use crate::blocks::ToolResultBlock;
 #[derive(Debug)]
 pub(crate) enum Fail {
     Limit {
-        limit: &'static str,
+        limit: Limit,
         max: usize,
         would_be: usize,
         target: String,
@@ -102,7 +102,7 @@ impl From<accumulate::Error> for Fail {
                 would_be,
                 target,
             } => Fail::Limit {
-                limit,
+                limit: Limit::of_accumulator(limit),
                 max,
                 would_be,
                 target,
@@ -121,8 +121,8 @@ pub(crate) fn violation(rule: Rule, target: Option<String>, detail: impl Into<St
     }
 }
 
-/// `{"error": {...}}` chunks (OpenAI-compatible servers, OpenRouter, vLLM,
-/// Groq), Anthropic and Responses error events. Q35: the error's type is the
+/// An error object a provider sent in the stream (`{"error": {...}}` chunks,
+/// error events). Q35: the error's type is the
 /// most specific one sent: a string `code` (`tool_use_failed`) before the
 /// `type` (`invalid_request_error`), a numeric code (an HTTP status) after it.
 pub(crate) fn provider_error(err: &Value) -> Fail {
@@ -166,12 +166,18 @@ impl Live<'_> {
 
 /// A provider position of a block: (namespace, major, minor).
 pub(crate) type Src = (u8, i64, i64);
-pub(crate) const NS_BLOCK: u8 = 0; // Anthropic / Bedrock content block index, Cohere content index
-pub(crate) const NS_TOOL: u8 = 1; // Cohere tool-call index, Responses output index of a call
-pub(crate) const NS_TEXT: u8 = 2; // Responses (output_index, content_index) of text
+/// A content block by its index.
+pub(crate) const NS_BLOCK: u8 = 0;
+/// A tool call by its own index or output position.
+pub(crate) const NS_TOOL: u8 = 1;
+/// A text part by (output position, part index).
+pub(crate) const NS_TEXT: u8 = 2;
+/// A refusal part by (output position, part index).
 pub(crate) const NS_REFUSAL: u8 = 3;
-pub(crate) const NS_REASONING: u8 = 4; // Responses reasoning item by output index
-pub(crate) const NS_PLAN: u8 = 5; // Cohere tool plan
+/// A reasoning item by its output position.
+pub(crate) const NS_REASONING: u8 = 4;
+/// The model's plan for its tool calls.
+pub(crate) const NS_PLAN: u8 = 5;
 
 pub(crate) fn describe_src(src: Src) -> String {
     match src.0 {
@@ -403,7 +409,7 @@ impl Choice {
     ) -> R<usize> {
         if self.segments.len() >= max_blocks {
             return Err(Fail::Limit {
-                limit: "max_blocks",
+                limit: Limit::MaxBlocks,
                 max: max_blocks,
                 would_be: max_blocks.saturating_add(1),
                 target: "blocks of one message".to_owned(),
@@ -536,7 +542,7 @@ impl Stream {
     pub(crate) fn choice(&mut self, c: i64) -> R<&mut Choice> {
         if !self.choices.contains_key(&c) && self.choices.len() >= self.limits.max_choices {
             return Err(Fail::Limit {
-                limit: "max_choices",
+                limit: Limit::MaxChoices,
                 max: self.limits.max_choices,
                 would_be: self.limits.max_choices.saturating_add(1),
                 target: format!("choice {c}"),
@@ -613,7 +619,7 @@ impl Stream {
         match self.content_bytes.checked_add(n) {
             Some(t) if t <= self.limits.max_total_bytes => Ok(t),
             other => Err(Fail::Limit {
-                limit: "max_total_bytes",
+                limit: Limit::MaxTotalBytes,
                 max: self.limits.max_total_bytes,
                 would_be: other.unwrap_or(usize::MAX),
                 target: target(),
@@ -668,7 +674,7 @@ mod tests {
         assert!(matches!(
             s.choice(8),
             Err(Fail::Limit {
-                limit: "max_choices",
+                limit: Limit::MaxChoices,
                 ..
             })
         ));

@@ -252,7 +252,7 @@ fn message_to_py<'py>(
             other => block_to_py(py, other),
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let problems: Vec<&str> = m.problems.iter().map(|p| p.message.as_str()).collect();
+    let problems = super::registry::problems_to_py(py, &m.problems)?;
     let minted: Vec<&str> = m
         .tool_uses
         .iter()
@@ -311,7 +311,7 @@ fn message_to_py<'py>(
             m.finish_reason.as_deref(),
             usage,
             m.complete,
-            PyTuple::new(py, problems)?,
+            problems,
             PyFrozenSet::new(py, minted)?,
             PyFrozenSet::new(py, server_side)?,
         ),

@@ -541,7 +541,7 @@ pub(crate) const SPEC: Spec = Spec {
     hints: Hints {
         event_names: &[EVENTS],
         event_prefix: None,
-        event_suffix: None,
+        exception_suffix: None,
         error_event: Some(("error", true)),
         shape: |_| false,
     },

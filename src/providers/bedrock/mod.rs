@@ -18,6 +18,8 @@ use crate::accumulate::ThinkingFragment;
 use crate::blocks::ToolResultBlock;
 
 const FORMAT: &str = "bedrock";
+/// The provider state of redacted reasoning: its content.
+const REDACTED_FORMAT: &str = "bedrock-redacted";
 /// The `toolUse` type of a tool the provider runs itself.
 const SERVER_TOOL: &str = "server_tool_use";
 
@@ -258,7 +260,7 @@ impl State {
                         signature_format: if signature.is_empty() { "" } else { FORMAT },
                         provider_state: redacted.as_deref(),
                         provider_state_format: if redacted.is_some() {
-                            "bedrock-redacted"
+                            REDACTED_FORMAT
                         } else {
                             ""
                         },
@@ -375,7 +377,7 @@ pub(crate) const SPEC: Spec = Spec {
     hints: Hints {
         event_names: &[&EVENTS],
         event_prefix: None,
-        event_suffix: Some("Exception"),
+        exception_suffix: Some("Exception"),
         error_event: None,
         shape: |obj| {
             // As boto3 yields it: one key naming the event ({"contentBlockDelta": {…}}).
@@ -409,7 +411,7 @@ pub(crate) const SPEC: Spec = Spec {
     }),
     tokens,
     protocol: PROTOCOL,
-    state_formats: &[FORMAT],
+    state_formats: &[FORMAT, REDACTED_FORMAT],
     client_items: &[],
     server_items: &[SERVER_TOOL],
 };

@@ -247,7 +247,7 @@ pub(crate) const SPEC: Spec = Spec {
     hints: Hints {
         event_names: &[&HANDLED, &IGNORED],
         event_prefix: None,
-        event_suffix: None,
+        exception_suffix: None,
         error_event: None,
         shape: |_| false,
     },

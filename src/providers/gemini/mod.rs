@@ -19,7 +19,7 @@ use wire::*;
 
 use serde_json::{Map, Value};
 
-use super::error::DecodeKind;
+use super::error::{DecodeKind, Limit};
 use super::json::{json_string, push_json_string, text, CompactJson};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
@@ -535,7 +535,7 @@ fn apply(open: &mut Open, arg: &PartialArg<'_>, limits: &super::AssemblerLimits)
     let bytes = open.bytes.saturating_add(added);
     if bytes > limits.max_input_bytes {
         return Err(Fail::Limit {
-            limit: "max_input_bytes",
+            limit: Limit::MaxInputBytes,
             max: limits.max_input_bytes,
             would_be: bytes,
             target: format!("tool call {} rebuilt from partialArgs", open.key),
@@ -543,7 +543,7 @@ fn apply(open: &mut Open, arg: &PartialArg<'_>, limits: &super::AssemblerLimits)
     }
     if open.nodes >= limits.max_arg_nodes {
         return Err(Fail::Limit {
-            limit: "max_arg_nodes",
+            limit: Limit::MaxArgNodes,
             max: limits.max_arg_nodes,
             would_be: open.nodes.saturating_add(1),
             target: format!("tool call {} rebuilt from partialArgs", open.key),
@@ -594,7 +594,7 @@ pub(crate) const SPEC: Spec = Spec {
     hints: Hints {
         event_names: &[],
         event_prefix: None,
-        event_suffix: None,
+        exception_suffix: None,
         error_event: None,
         shape: |obj| {
             obj.contains_key("candidates")

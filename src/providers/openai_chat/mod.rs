@@ -779,7 +779,7 @@ pub(crate) const SPEC: Spec = Spec {
     hints: Hints {
         event_names: &[],
         event_prefix: None,
-        event_suffix: None,
+        exception_suffix: None,
         error_event: None,
         shape: |obj| {
             obj.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")

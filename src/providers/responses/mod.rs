@@ -618,7 +618,7 @@ pub(crate) const SPEC: Spec = Spec {
     hints: Hints {
         event_names: &[],
         event_prefix: Some("response."),
-        event_suffix: None,
+        exception_suffix: None,
         error_event: Some(("error", false)),
         shape: |_| false,
     },
