@@ -268,3 +268,16 @@ def test_q48_gemini_function_call_id_is_kept() -> None:
     assert m.tool_uses[0].id == "fc_7x" and "fc_7x" not in m.minted_ids
     assert m.tool_uses[1].id in m.minted_ids
     assert m.complete
+
+
+def test_notes_reach_the_replay_records() -> None:
+    from toolstitch import replay_bytes
+
+    sse = b"".join(
+        b"data: " + json.dumps(e).encode() + b"\n\n"
+        for e in (call(0, {"q": "x"}, "call_a", "f"), call(1, '{"k": 1}', "call_b", "f"), END)
+    )
+    first, second = replay_bytes(sse + b"data: [DONE]\n\n")
+    assert first["notes"] is not None and first["notes"].startswith("arguments-object: ")
+    assert second["notes"] is None
+    assert first["complete"] and second["complete"]

@@ -68,6 +68,7 @@ class CallRecord(TypedDict):
     finish: str | None
     server_side: bool
     error: str | None
+    notes: str | None
 
 
 RECORD_KEYS = tuple(CallRecord.__annotations__)
@@ -358,11 +359,19 @@ def _records(
         extra = _text_fields(message) if text else None
         calls: list[ToolUseBlock | None] = list(message.tool_uses) or [None]
         for block in calls:
-            record = _record(name, message.choice, block, complete, finish, why)
+            notes = _notes(message, block)
+            record = _record(name, message.choice, block, complete, finish, why, notes)
             if extra is not None:
                 cast(dict[str, Any], record).update(extra)
             records.append(record)
     return records
+
+
+def _notes(message: AssembledMessage, block: ToolUseBlock | None) -> str | None:
+    """The notes of the message and of ``block``'s call, one line each joined by "; "."""
+    call_id = block.id if block is not None else None
+    mine = [n for n in message.notes if n.call_id is None or n.call_id == call_id]
+    return "; ".join(f"{n.kind}: {_one_line(n.message)}" for n in mine) or None
 
 
 def _text_fields(message: AssembledMessage) -> dict[str, str]:
@@ -377,6 +386,7 @@ def _record(
     complete: bool,
     finish: str | None,
     error: str | None,
+    notes: str | None = None,
 ) -> CallRecord:
     """One record: of a call, or (``block`` ``None``) of a stream without one."""
     return {
@@ -390,6 +400,7 @@ def _record(
         "finish": finish,
         "server_side": block.server_side if block else False,
         "error": error,
+        "notes": notes,
     }
 
 
