@@ -354,10 +354,14 @@ def test_rendering_refuses_hostile_provider_state_and_input(depth: int) -> None:
     )
     with pytest.raises(RenderError, match="deeper than 100"):
         render_assistant("gemini", [thinking])
+    # Input nested past the strict parser's bound is not parsed: it goes back as text,
+    # wrapped the way every other input that is not a JSON object is.
     deep_input = ToolUseBlock("c", "f", '{"a": ' + brackets(depth) + "}")
+    with pytest.raises(ToolInputError, match="deeper than 128"):
+        Toolset({"f": {"type": "object"}}).validate(deep_input)
     for provider in ("anthropic", "bedrock", "gemini"):
-        with pytest.raises(ToolInputError, match="deeper than 128"):
-            render_assistant(provider, [deep_input])
+        rendered = json.dumps(render_assistant(provider, [deep_input]))
+        assert json.dumps({"INVALID_JSON": deep_input.input})[1:-1] in rendered
 
 
 def test_rendering_keeps_provider_state_within_the_bound() -> None:

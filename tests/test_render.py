@@ -30,7 +30,6 @@ from toolstitch import (
     RenderError,
     TextBlock,
     ThinkingBlock,
-    ToolInputError,
     ToolResultBlock,
     ToolResultError,
     ToolResultMessage,
@@ -338,11 +337,25 @@ def test_anthropic_tool_results() -> None:
     check_sdk(anthropic_type(), [message])
 
 
-def test_anthropic_invalid_input_cannot_be_rendered() -> None:
-    with pytest.raises(ToolInputError) as err:
-        render_assistant("anthropic", [ToolUseBlock("c", "f", '{"a": 1')])
-    assert err.value.call_id == "c"
-    assert err.value.offset == 7
+@pytest.mark.parametrize(
+    "text", ['{"a": 1', '{"a": "cut', "[1, 2]", '"just text"', '{"a": 1} {"b": 2}', '{"a":1,"a":2}']
+)
+def test_input_that_is_not_an_object_goes_back_wrapped(text: str) -> None:
+    """Anthropic's documented form for invalid tool input (fine-grained tool streaming),
+    and the same in the other dialects that take the input as an object; the dialects
+    that take text take it as it came."""
+    block = ToolUseBlock("c", "f", text)
+    wrapped = {"INVALID_JSON": text}
+    (anthropic_turn,) = render_assistant("anthropic", [block])
+    assert anthropic_turn["content"][0]["input"] == wrapped
+    check_sdk(anthropic_type(), [anthropic_turn])
+    (bedrock_turn,) = render_assistant("bedrock", [block])
+    assert bedrock_turn["content"][0]["toolUse"]["input"] == wrapped
+    (gemini_turn,) = render_assistant("gemini", [block])
+    assert gemini_turn["parts"][0]["functionCall"]["args"] == wrapped
+    (chat_turn,) = render_assistant("openai-chat", [block])
+    assert chat_turn["tool_calls"][0]["function"]["arguments"] == text
+    assert render_assistant("openai-responses", [block])[0]["arguments"] == text
 
 
 # ---------------------------------------------------------------- bedrock
@@ -505,7 +518,7 @@ def test_unknown_provider_and_wrong_types() -> None:
     with pytest.raises(RenderError, match="unknown provider"):
         render_assistant("openai", TURN)
     with pytest.raises(RenderError, match="unknown provider"):
-        render_results("cohere", RESULTS)
+        render_results("mistral", RESULTS)  # a server, not a dialect: ids="mistral"
     with pytest.raises(TypeError):
         render_results("openai-chat", [TextBlock("x")])
     with pytest.raises(TypeError):

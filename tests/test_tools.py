@@ -434,6 +434,77 @@ def test_validation_error_results_answer_each_failing_call(tools: Toolset) -> No
     assert rendered[2]["content"] == texts[0]
 
 
+def test_schema_error_says_what_the_schema_expected_at_each_failing_path(tools: Toolset) -> None:
+    with pytest.raises(ToolSchemaError) as err:
+        tools.validate(call(input='{"city": 7, "days": [1, 0, "x"], "unit": "k", "extra": 1}'))
+    message = str(err.value)
+    assert '/city: 7 is not of type "string" (expected: {"type":"string"})' in message
+    assert (
+        '/days/1: 0 is less than the minimum of 1 (expected: {"type":"integer","minimum":1})'
+        in (message)
+    )
+    assert '(expected: {"enum":["c","f"]})' in message
+    # At the root, the whole schema (what additionalProperties: false allows).
+    assert '"additionalProperties":false' in message
+
+
+def test_expected_schemas_follow_refs_and_tuples_and_drop_annotations() -> None:
+    schema = {
+        "type": "object",
+        "$defs": {"point": {"type": "array", "prefixItems": [{"type": "number"}]}},
+        "properties": {
+            "at": {"$ref": "#/$defs/point"},
+            "tags": {"type": "object", "additionalProperties": {"type": "boolean"}},
+            "note": {"type": "string", "description": "free text " * 50, "maxLength": 3},
+        },
+    }
+    toolset = Toolset({"f": schema})
+    with pytest.raises(ToolSchemaError) as err:
+        toolset.validate(call("f", '{"at": ["x"], "tags": {"a": 1}, "note": "long"}'))
+    message = str(err.value)
+    assert '/at/0: "x" is not of type "number" (expected: {"type":"number"})' in message
+    assert '/tags/a: 1 is not of type "boolean" (expected: {"type":"boolean"})' in message
+    assert '(expected: {"type":"string","maxLength":3})' in message
+    assert "free text" not in message
+
+
+def test_error_results_are_bounded_whatever_the_arguments() -> None:
+    toolset = Toolset({"f": {"type": "object", "additionalProperties": {"type": "integer"}}})
+    wide = json.dumps({f"k{i}": "x" * 10_000 for i in range(500)})
+    with pytest.raises(ToolValidationError) as err:
+        toolset.validate_all([call("f", wide, id="w")])
+    (schema_error,) = err.value.errors
+    assert isinstance(schema_error, ToolSchemaError) and len(schema_error.failures) == 500
+    (result,) = err.value.results()
+    text = text_of(result)
+    assert len(text) < 16_000
+    assert "500 failures" in text and "and 484 more" in text
+    # The failure's own message is cut (the value it quotes is long): what was
+    # expected still shows.
+    assert '/k0: "xxx' in text and '(expected: {"type":"integer"})' in text
+    huge = '{"k": "' + "y" * 1_000_000
+    with pytest.raises(ToolValidationError) as err:
+        toolset.validate_all([call("f", huge, id="h")])
+    (result,) = err.value.results()
+    text = text_of(result)
+    assert len(text) < 4_000 and "at byte" in text
+
+
+def text_of(result: ToolResultBlock) -> str:
+    (block,) = result.content
+    assert isinstance(block, TextBlock)
+    return block.text
+
+
+def test_an_input_error_says_what_the_call_should_have_sent(tools: Toolset) -> None:
+    with pytest.raises(ToolInputError) as err:
+        tools.validate(call(input='{"city": "Par'))
+    message = str(err.value)
+    assert err.value.offset == 13 and err.value.call_id == "c1"
+    assert "at byte 13" in message
+    assert 'one JSON object matching the tool\'s schema: {"type":"object","properties":' in message
+
+
 def test_validation_error_results_refuse_a_call_without_id(tools: Toolset) -> None:
     with pytest.raises(ToolValidationError) as err:
         tools.validate_all([call("nope", "{}", id="")])

@@ -93,7 +93,7 @@ from toolstitch.errors import (
     UnknownProviderError,
     UnknownToolError,
 )
-from toolstitch.render import render_assistant, render_results, render_turn
+from toolstitch.render import IdMap, IdRule, render_assistant, render_results, render_turn
 from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
 
 # After toolstitch.assemble (the module of AssembledMessage and the live events, which
@@ -108,10 +108,17 @@ from toolstitch.streams import (
     assemble,
     iter_events,
 )
-from toolstitch.tools import ToolDefinition, Toolset, ValidatedCall
+from toolstitch.tools import (
+    ArgumentTracker,
+    ToolArgumentDone,
+    ToolDefinition,
+    Toolset,
+    ValidatedCall,
+)
 
 __all__ = [
     "RECORD_KEYS",
+    "ArgumentTracker",
     "AssembledMessage",
     "Assembler",
     "AssemblerLimits",
@@ -127,6 +134,8 @@ __all__ = [
     "DocumentBlock",
     "Finish",
     "FramingError",
+    "IdMap",
+    "IdRule",
     "ImageBlock",
     "ImageChunk",
     "Images",
@@ -164,6 +173,7 @@ __all__ = [
     "ThinkingChunk",
     "ThinkingDelta",
     "TokenUsage",
+    "ToolArgumentDone",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolDefinition",

@@ -8,6 +8,7 @@ from typing_extensions import Self, disjoint_base
 
 import toolstitch.assemble as _assemble
 import toolstitch.streams as _streams
+import toolstitch.tools as _tools
 from toolstitch.blocks import (
     Block,
     ImageBlock,
@@ -29,6 +30,7 @@ __all__ = [
     "STATE_FORMATS",
     "_ASSEMBLER_DEFAULTS",
     "_WIRE_MAX_DEPTH",
+    "ArgumentTracker",
     "Assembler",
     "ImageChunk",
     "Images",
@@ -283,6 +285,17 @@ class PartialJson:
     def __deepcopy__(self, memo: Any) -> PartialJson: ...
 
 def parse_partial(text: str | bytes | bytearray, *, partial_strings: bool = True) -> Any: ...
+
+@final
+class ArgumentTracker:
+    """Tells when a top-level value of a call's arguments is complete, from live events."""
+
+    def __new__(cls) -> ArgumentTracker: ...
+    def update(
+        self, events: Iterable[_assemble.LiveEvent] | LiveEvents
+    ) -> tuple[_tools.ToolArgumentDone, ...]: ...
+    def final_paths(self) -> dict[tuple[int, int], tuple[str, ...]]: ...
+
 def _parse_strict(text: str | bytes | bytearray) -> Any: ...
 
 @final

@@ -5,12 +5,15 @@ that provider's request format: ``messages`` (OpenAI chat, Anthropic, Bedrock
 ``converse``), ``input`` (OpenAI Responses) or ``contents`` (Gemini).
 
 Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
-``"bedrock"``, ``"gemini"``.
+``"bedrock"``, ``"gemini"``, ``"cohere"`` (v2). The turn may come from any of them:
+call ids are mapped to what the target accepts (``ids=``: ``IdRule``, ``IdMap``,
+``ID_RULES``), and what cannot travel is left out (``notes=`` says what).
 
-- Tool calls go back exactly as received: OpenAI's ``arguments`` is the raw input
-  text (``"{}"`` when it is empty); Anthropic, Bedrock and Gemini take an object,
-  so the input is parsed strictly (``ToolInputError`` when it is not one JSON
-  value) with members kept in their order.
+- Tool calls go back exactly as received, valid or not: OpenAI's and Cohere's
+  ``arguments`` is the raw input text (``"{}"`` when it is empty); Anthropic,
+  Bedrock and Gemini take an object, so the input is parsed strictly with members
+  kept in their order, and input that is not a JSON object goes back as
+  ``{"INVALID_JSON": "<the text>"}`` (Anthropic's documented form).
 - Provider state travels back: Anthropic thinking signatures, Bedrock reasoning
   signatures, Gemini ``thoughtSignature`` (a block's ``provider_state`` of format
   ``"gemini"``), the Responses ``function_call`` item ``id`` (format
@@ -38,8 +41,12 @@ Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
 from __future__ import annotations
 
 import base64
+import dataclasses
+import hashlib
 import json
+import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from toolstitch._toolstitch import _WIRE_MAX_DEPTH, _json_depth, _parse_strict
@@ -58,23 +65,44 @@ from toolstitch.blocks import (
 )
 from toolstitch.errors import RenderError, ToolInputError, ToolResultError
 
-__all__ = ["PROVIDERS", "render_assistant", "render_results", "render_turn"]
+__all__ = [
+    "ID_RULES",
+    "INVALID_JSON",
+    "PROVIDERS",
+    "IdMap",
+    "IdRule",
+    "render_assistant",
+    "render_results",
+    "render_turn",
+]
 
-PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "bedrock", "gemini")
+PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "bedrock", "gemini", "cohere")
 
 Item = dict[str, Any]
 Result = ToolResultBlock | ToolResultMessage
 
 
-def render_assistant(provider: str, message: Any) -> list[Item]:
+def render_assistant(
+    provider: str,
+    message: Any,
+    *,
+    ids: IdMap | IdRule | str | None = None,
+    notes: list[str] | None = None,
+) -> list[Item]:
     """The assistant turn being answered, in ``provider``'s request format.
 
-    ``message`` is an ``AssembledMessage``, a ``Message``, or an iterable of blocks.
-    Text, refusals, reasoning the provider can take back, and every tool call are
-    rendered in stream order; a block the format cannot carry is a ``RenderError``.
+    ``message`` is an ``AssembledMessage``, a ``Message``, or an iterable of blocks,
+    from any dialect. Text, refusals, reasoning the provider can take back, and every
+    tool call are rendered in stream order; a block the format cannot carry is a
+    ``RenderError``. Call ids the target does not accept are mapped (``ids``: the
+    target's own rule by default, a rule's name such as ``"mistral"``, an ``IdRule``,
+    or an ``IdMap`` that also records the mapping); provider state the target cannot
+    take is left out, with a line in ``notes`` when a list is given.
     """
     _check(provider)
-    blocks = _blocks(message)
+    rule, record = _id_policy(provider, ids)
+    blocks = _portable(provider, _blocks(message), notes)
+    blocks = [_with_mapped_ids(b, rule, record) for b in blocks]
     if provider == "openai-chat":
         return [_chat_assistant(blocks)]
     if provider == "openai-responses":
@@ -83,11 +111,17 @@ def render_assistant(provider: str, message: Any) -> list[Item]:
         return [{"role": "assistant", "content": _anthropic_assistant(blocks)}]
     if provider == "bedrock":
         return [{"role": "assistant", "content": _bedrock_assistant(blocks)}]
+    if provider == "cohere":
+        return [_cohere_assistant(blocks)]
     return [{"role": "model", "parts": _gemini_assistant(blocks)}]
 
 
 def render_results(
-    provider: str, results: Iterable[Any] | Result | Message, *, calls: Any = None
+    provider: str,
+    results: Iterable[Any] | Result | Message,
+    *,
+    calls: Any = None,
+    ids: IdMap | IdRule | str | None = None,
 ) -> list[Item]:
     """The tool results, in ``provider``'s request format.
 
@@ -97,9 +131,11 @@ def render_results(
     no call may get two results and every call must get one, else
     ``ToolResultError``; results are then rendered in call order. Gemini needs
     ``calls``: its ``functionResponse`` names the function, which a result does
-    not carry.
+    not carry. ``ids`` maps the call ids as ``render_assistant`` does (the same
+    policy gives the same ids, so results keep answering their calls).
     """
     _check(provider)
+    rule, record = _id_policy(provider, ids)
     answers = _results(results)
     names: dict[str, str] | None = None
     kinds: dict[str, str] = {}
@@ -107,6 +143,11 @@ def render_results(
         names = _tool_names(calls)
         kinds = _tool_kinds(calls)
         answers = _correlate(answers, names)
+        names = {_map_id(i, rule, record): n for i, n in names.items()}
+        kinds = {_map_id(i, rule, record): k for i, k in kinds.items()}
+    answers = [
+        dataclasses.replace(r, tool_use_id=_map_id(r.tool_use_id, rule, record)) for r in answers
+    ]
     if provider == "openai-chat":
         return [
             {"role": "tool", "tool_call_id": r.tool_use_id, "content": _chat_text(r)}
@@ -118,6 +159,8 @@ def render_results(
         return [{"role": "user", "content": [_anthropic_result(r) for r in answers]}]
     if provider == "bedrock":
         return [{"role": "user", "content": [_bedrock_result(r) for r in answers]}]
+    if provider == "cohere":
+        return [_cohere_result(r) for r in answers]
     if names is None:
         raise RenderError(
             "gemini results need calls= (the assistant turn being answered): a "
@@ -127,14 +170,231 @@ def render_results(
 
 
 def render_turn(
-    provider: str, message: Any, results: Iterable[Any] | Result | Message
+    provider: str,
+    message: Any,
+    results: Iterable[Any] | Result | Message,
+    *,
+    ids: IdMap | IdRule | str | None = None,
+    notes: list[str] | None = None,
 ) -> list[Item]:
     """The assistant turn followed by its results, correlation checked.
 
-    The same as ``render_assistant(provider, message) + render_results(provider,
-    results, calls=message)``: ready to extend the conversation with.
+    The same as ``render_assistant(provider, message, ids=ids, notes=notes) +
+    render_results(provider, results, calls=message, ids=ids)``: ready to extend the
+    conversation with.
     """
-    return render_assistant(provider, message) + render_results(provider, results, calls=message)
+    return render_assistant(provider, message, ids=ids, notes=notes) + render_results(
+        provider, results, calls=message, ids=ids
+    )
+
+
+# --------------------------------------------------------------------- ids
+
+
+@dataclass(frozen=True)
+class IdRule:
+    """What a target accepts as a tool-call id: ``pattern`` (matched whole) and at most
+    ``max_length`` characters (``None``: no bound). An id it refuses is replaced by
+    ``prefix`` and ``length`` base-62 characters of the SHA-256 of the id: the same id
+    gives the same replacement every time, in the call and in its result."""
+
+    name: str
+    pattern: str = r".+"
+    max_length: int | None = None
+    prefix: str = ""
+    length: int = 24
+
+    def accepts(self, call_id: str) -> bool:
+        """Whether the target takes ``call_id`` as it is."""
+        if self.max_length is not None and len(call_id) > self.max_length:
+            return False
+        return re.fullmatch(self.pattern, call_id, flags=re.ASCII) is not None
+
+    def mint(self, call_id: str, attempt: int = 0) -> str:
+        """The replacement of ``call_id`` (another one for each ``attempt``)."""
+        salt = f"{attempt}:" if attempt else ""
+        digest = hashlib.sha256((salt + call_id).encode("utf-8", "surrogatepass")).digest()
+        number = int.from_bytes(digest, "big")
+        digits = []
+        for _ in range(self.length):
+            number, digit = divmod(number, 62)
+            digits.append(_BASE62[digit])
+        return self.prefix + "".join(digits)
+
+
+_BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+ID_RULES: dict[str, IdRule] = {
+    # Any text up to 40 characters: longer ids are refused ("string too long. Expected a
+    # string with maximum length 40").
+    "openai-chat": IdRule("openai-chat", r".+", 40, "call_", 24),
+    "openai-responses": IdRule("openai-responses", r".+", 64, "call_", 24),
+    # The Messages API: tool_use.id must match ^[a-zA-Z0-9_-]+$.
+    "anthropic": IdRule("anthropic", r"[A-Za-z0-9_-]+", None, "toolu_", 24),
+    # Converse ToolUseBlock.toolUseId: [a-zA-Z0-9_-]+, 1 to 64 characters.
+    "bedrock": IdRule("bedrock", r"[A-Za-z0-9_-]+", 64, "tooluse_", 22),
+    # functionCall.id and the Cohere v2 tool call id: any string.
+    "gemini": IdRule("gemini", r"(?s:.*)"),
+    "cohere": IdRule("cohere", r"(?s:.*)"),
+    # Mistral (an openai-chat server): exactly 9 letters and digits.
+    "mistral": IdRule("mistral", r"[A-Za-z0-9]{9}", 9, "", 9),
+    # Ids sent exactly as they are, whatever the target.
+    "as-is": IdRule("as-is", r"(?s:.*)"),
+}
+"""The id rules by name: each dialect's own (the default target rule) and
+``"mistral"``, ``"as-is"``. docs/tool-loop.md gives the source of each."""
+
+
+class IdMap:
+    """The call ids of one conversation mapped to what a target accepts, and back.
+
+    Pass the same ``IdMap`` as ``ids=`` to every render of the conversation: it applies
+    ``rule`` (a name of ``ID_RULES``, an ``IdRule``, or ``None`` for each target's own
+    rule), keeps each replacement it made, never gives two ids the same replacement,
+    and answers ``original(mapped)`` for ids that come back (a result, a log line).
+    """
+
+    __slots__ = ("_back", "_forward", "rule")
+
+    def __init__(self, rule: IdRule | str | None = None) -> None:
+        self.rule = _rule(rule) if rule is not None else None
+        self._forward: dict[tuple[str, str], str] = {}
+        self._back: dict[str, str] = {}
+
+    def map(self, call_id: str, rule: IdRule) -> str:
+        """``call_id`` as ``rule`` takes it (itself when it already does)."""
+        key = (rule.name, call_id)
+        known = self._forward.get(key)
+        if known is not None:
+            return known
+        mapped = call_id if not call_id or rule.accepts(call_id) else rule.mint(call_id)
+        attempt = 0
+        while self._back.get(mapped, call_id) != call_id:  # taken by another id
+            attempt += 1
+            mapped = rule.mint(call_id, attempt)
+        self._forward[key] = mapped
+        self._back[mapped] = call_id
+        return mapped
+
+    def original(self, mapped: str) -> str:
+        """The id that ``mapped`` stands for (``KeyError`` when this map never made it)."""
+        return self._back[mapped]
+
+    def items(self) -> list[tuple[str, str]]:
+        """Every (original, mapped) pair this map has made, in order."""
+        return [(original, mapped) for (_, original), mapped in self._forward.items()]
+
+    def __repr__(self) -> str:
+        rule = self.rule.name if self.rule is not None else "per target"
+        return f"IdMap({rule!r}, {len(self._forward)} ids)"
+
+
+def _rule(rule: IdRule | str) -> IdRule:
+    if isinstance(rule, IdRule):
+        return rule
+    found = ID_RULES.get(rule)
+    if found is None:
+        raise RenderError(
+            f"unknown id rule {rule!r}: one of {', '.join(repr(n) for n in ID_RULES)}, or an IdRule"
+        )
+    return found
+
+
+def _id_policy(provider: str, ids: IdMap | IdRule | str | None) -> tuple[IdRule, IdMap | None]:
+    if isinstance(ids, IdMap):
+        return (ids.rule or ID_RULES[provider]), ids
+    if ids is None:
+        return ID_RULES[provider], None
+    return _rule(ids), None
+
+
+def _map_id(call_id: str, rule: IdRule, record: IdMap | None) -> str:
+    if record is not None:
+        return record.map(call_id, rule)
+    if not call_id or rule.accepts(call_id):
+        return call_id
+    return rule.mint(call_id)
+
+
+def _with_mapped_ids(b: Block, rule: IdRule, record: IdMap | None) -> Block:
+    if isinstance(b, ToolUseBlock) and b.id:
+        mapped = _map_id(b.id, rule, record)
+        return b if mapped == b.id else dataclasses.replace(b, id=mapped)
+    if isinstance(b, ToolResultBlock) and b.tool_use_id:
+        mapped = _map_id(b.tool_use_id, rule, record)
+        return b if mapped == b.tool_use_id else dataclasses.replace(b, tool_use_id=mapped)
+    return b
+
+
+# ----------------------------------------------------- what can travel where
+
+# The provider-state formats each target takes back (the formats the assembler gives
+# blocks of that dialect). State of any other format comes from another dialect.
+_TAKES: dict[str, frozenset[str]] = {
+    "openai-chat": frozenset(),
+    "openai-responses": frozenset({"openai-responses", "openai-responses-item"}),
+    "anthropic": frozenset({"anthropic", "anthropic-redacted"}),
+    "bedrock": frozenset({"bedrock", "bedrock-redacted"}),
+    "gemini": frozenset({"gemini"}),
+    "cohere": frozenset(),
+}
+
+
+def _portable(provider: str, blocks: list[Block], notes: list[str] | None) -> list[Block]:
+    """``blocks`` without what cannot travel to ``provider``: a call the provider of
+    another dialect ran itself and that call's result (the target cannot run them,
+    and refuses their blocks). Provider state of another dialect on a block that does
+    travel is ignored by the renderers; either way, ``notes`` says what was left out."""
+    takes = _TAKES[provider]
+
+    def note(text: str) -> None:
+        if notes is not None:
+            notes.append(text)
+
+    foreign_calls: set[str] = set()
+    out: list[Block] = []
+    for b in blocks:
+        fmt = getattr(b, "provider_state_format", "")
+        foreign = bool(getattr(b, "provider_state", None)) and fmt not in takes
+        if isinstance(b, ToolUseBlock) and b.kind == "executable_code" and provider != "gemini":
+            fmt, foreign = "gemini", True  # Gemini's code execution carries no state
+        if isinstance(b, ToolUseBlock) and b.server_side and foreign:
+            foreign_calls.add(b.id)
+            note(
+                f"call {b.id!r} ({b.name}, {b.kind}) ran on the {fmt} provider's side: "
+                f"left out, with its result ({provider} cannot take it)"
+            )
+            continue
+        if isinstance(b, ToolResultBlock) and (b.tool_use_id in foreign_calls or foreign):
+            if b.tool_use_id not in foreign_calls:
+                note(f"the {fmt} result of hosted call {b.tool_use_id!r}: left out")
+            continue
+        if isinstance(b, ToolUseBlock) and b.server_side and provider in ("openai-chat", "cohere"):
+            note(f"call {b.id!r} ({b.name}) ran on the provider's side: {provider} has no form")
+        elif foreign:
+            what = f"call {b.id!r}" if isinstance(b, ToolUseBlock) else type(b).__name__
+            note(f"the provider state of {what} (format {fmt!r}) does not travel to {provider}")
+        if isinstance(b, ThinkingBlock):
+            _note_thinking(provider, b, note)
+        out.append(b)
+    return out
+
+
+def _note_thinking(provider: str, b: ThinkingBlock, note: Any) -> None:
+    own = {"anthropic": "anthropic", "bedrock": "bedrock", "gemini": "gemini"}.get(provider)
+    signed = bool(b.signature)
+    if provider == "openai-chat" and (b.thinking or signed):
+        note("reasoning left out: openai-chat takes none back")
+    elif provider == "openai-responses" and not _responses_item_id(_state(b, "openai-responses")):
+        note("reasoning left out: the Responses API takes it back only with its item id")
+    elif provider in ("anthropic", "bedrock"):
+        redacted = _state(b, f"{provider}-redacted")
+        if redacted is None and not (signed and b.signature_format in (own, "")):
+            note(f"reasoning left out: {provider} takes back only thinking it signed")
+    elif provider in ("gemini", "cohere") and signed and b.signature_format not in (own, ""):
+        note(
+            f"the {b.signature_format} signature of a reasoning block does not travel to {provider}"
+        )
 
 
 # ----------------------------------------------------------------- inputs
@@ -227,16 +487,22 @@ def _content(r: Result) -> tuple[Block, ...]:
     return r.content if isinstance(r, ToolResultBlock) else r.blocks
 
 
+INVALID_JSON = "INVALID_JSON"
+"""The key under which a call's input that is not a JSON object goes back to a dialect
+that takes the input as an object (Anthropic, Bedrock, Gemini): ``{"INVALID_JSON":
+"<the text>"}``, the form Anthropic documents for fine-grained tool streaming."""
+
+
 def _arguments(b: ToolUseBlock) -> Any:
+    """The call's input as the object a dialect takes: the strict parse, members in
+    order (``{}`` when empty); input that is not one JSON object (cut, repaired by
+    nobody, an array, nested past the bound) as ``{"INVALID_JSON": text}``, so that the
+    call the model sent can always be answered."""
     try:
-        return _parse_strict(b.input)
-    except ToolInputError as e:
-        raise ToolInputError(
-            f"tool call {b.id!r} ({b.name}): cannot render its input as an object: {e}",
-            e.offset,
-            call_id=b.id,
-            tool_name=b.name,
-        ) from None
+        value = _parse_strict(b.input)
+    except ToolInputError:
+        return {INVALID_JSON: b.input}
+    return value if isinstance(value, dict) else {INVALID_JSON: b.input}
 
 
 def _state(block: ToolUseBlock | ThinkingBlock | ToolResultBlock, form: str) -> Any:
@@ -680,3 +946,49 @@ def _gemini_result(r: Result, names: dict[str, str]) -> Item:
             "response": response,
         }
     }
+
+
+# ----------------------------------------------------------------- cohere
+
+
+def _cohere_assistant(blocks: list[Block]) -> Item:
+    """A Cohere v2 assistant message: ``content`` text parts, ``tool_plan`` (the
+    reasoning that came before the calls, which the stream gives as unsigned thinking)
+    and ``tool_calls`` with the raw input text as ``arguments``."""
+    content: list[Item] = []
+    plan: list[str] = []
+    calls: list[Item] = []
+    for b in blocks:
+        if isinstance(b, (TextBlock, RefusalBlock)):
+            if b.text:
+                content.append({"type": "text", "text": b.text})
+        elif isinstance(b, ThinkingBlock):
+            if b.thinking and (not b.signature or b.signature_format in ("cohere", "")):
+                plan.append(b.thinking)
+        elif isinstance(b, ToolUseBlock) and b.server_side:
+            continue  # Cohere has no form for a call another provider ran itself
+        elif isinstance(b, ToolUseBlock):
+            calls.append(
+                {
+                    "id": b.id,
+                    "type": "function",
+                    "function": {"name": b.name, "arguments": b.input or "{}"},
+                }
+            )
+        elif isinstance(b, ToolResultBlock) and b.kind:
+            continue  # a hosted call's result: no form either
+        else:
+            raise _unsupported("cohere", b, "an assistant message")
+    out: Item = {"role": "assistant"}
+    if calls and plan:
+        out["tool_plan"] = "".join(plan)
+    if content:
+        out["content"] = content
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _cohere_result(r: Result) -> Item:
+    """A Cohere v2 tool message; Cohere has no error flag (the text says it)."""
+    return {"role": "tool", "tool_call_id": r.tool_use_id, "content": _text_of(r, "cohere")}

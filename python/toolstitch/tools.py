@@ -28,11 +28,13 @@ Parsing and checking run in Rust (the ``jsonschema`` crate, drafts 4 to 2020-12,
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolstitch._toolstitch import _CompiledSchema, _parse_strict, _RegexGrammar
+from toolstitch._toolstitch import ArgumentTracker, _CompiledSchema, _parse_strict, _RegexGrammar
 from toolstitch.blocks import ToolUseBlock
 from toolstitch.errors import (
     IncompleteMessageError,
@@ -44,7 +46,7 @@ from toolstitch.errors import (
     UnknownToolError,
 )
 
-__all__ = ["ToolDefinition", "Toolset", "ValidatedCall"]
+__all__ = ["ArgumentTracker", "ToolArgumentDone", "ToolDefinition", "Toolset", "ValidatedCall"]
 
 # The schema of a tool declared without parameters: any object.
 _NO_PARAMETERS: dict[str, Any] = {"type": "object"}
@@ -66,6 +68,21 @@ class ValidatedCall:
     arguments: dict[str, Any]
     kind: str = "function"
     text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolArgumentDone:
+    """A top-level value of a streaming call's arguments is complete (from
+    ``ArgumentTracker.update``): the call (``choice``, ``index``, ``id``, as in
+    ``ToolCallStarted``), the value's JSON Pointer ``path`` (``"/path"``) and the parsed
+    ``value``, equal to the strict parse's at that key. For display, or to start work
+    early; run the tool only on the validated call."""
+
+    choice: int
+    index: int
+    id: str
+    path: str
+    value: Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +204,12 @@ class Toolset:
             text = raw.decode("utf-8", "strict") if isinstance(raw, bytes) else raw
             self._grammars[name].check(text, call_id=call_id, tool_name=name)
             return ValidatedCall(call_id, name, {}, kind, text)
-        arguments = self._schemas[name].parse_and_validate(raw, call_id=call_id, tool_name=name)
+        try:
+            arguments = self._schemas[name].parse_and_validate(raw, call_id=call_id, tool_name=name)
+        except ToolSchemaError as e:
+            raise _explained_schema_error(e, definition.schema, call_id, name) from None
+        except ToolInputError as e:
+            raise _explained_input_error(e, definition.schema, call_id, name) from None
         return ValidatedCall(call_id, name, arguments)
 
     def _validate_builtin(
@@ -281,6 +303,168 @@ def _call_parts(block: Any) -> tuple[str, str, str | bytes]:
     if not isinstance(raw, (str, bytes)):
         raise TypeError(f"a tool call's input must be str, not {type(raw).__name__}")
     return call_id, name, raw
+
+
+# ------------------------------------------------------------ what to tell the model
+#
+# A failing call's error is what ``ToolValidationError.results()`` sends back to the
+# model, so it says what the schema expected where the arguments fail, in bounded size:
+# at most ``_MAX_LISTED`` failures, each message and each expected schema clipped.
+
+_MAX_LISTED = 16
+_MESSAGE_CHARS = 300
+_EXPECTED_CHARS = 300
+_SCHEMA_CHARS = 1000
+_PATH_CHARS = 200
+# Keywords that only describe (dropped from what the model is shown).
+_ANNOTATIONS = frozenset(
+    {"title", "description", "examples", "example", "$comment", "default", "deprecated"}
+)
+
+
+def _clip(text: str, limit: int) -> str:
+    """``text`` cut in the middle to ``limit`` characters: the start says where, the end
+    what was expected (``"<a long value>" is not of type "integer"``)."""
+    if len(text) <= limit:
+        return text
+    head = (limit - 1) * 2 // 3
+    return f"{text[:head]}…{text[len(text) - (limit - 1 - head) :]}"
+
+
+def _who(call_id: str, name: str) -> str:
+    if call_id and name:
+        return f"tool call {call_id!r} ({name}): "
+    if call_id:
+        return f"tool call {call_id!r}: "
+    return f"tool call ({name}): " if name else ""
+
+
+def _stripped(schema: Any, depth: int = 0) -> Any:
+    """``schema`` without its annotation keywords, at any depth (a schema is at most
+    ``_MAX_SCHEMA_DEPTH`` levels deep, so the recursion is bounded)."""
+    if depth > _MAX_SCHEMA_DEPTH:
+        return "…"
+    if isinstance(schema, Mapping):
+        return {
+            k: (v if k in ("enum", "const", "required") else _stripped(v, depth + 1))
+            for k, v in schema.items()
+            if k not in _ANNOTATIONS
+        }
+    if isinstance(schema, list):
+        return [_stripped(v, depth + 1) for v in schema]
+    return schema
+
+
+def _compact(schema: Any, limit: int) -> str:
+    try:
+        text = json.dumps(_stripped(schema), ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError):
+        text = repr(schema)
+    return _clip(text, limit)
+
+
+def _pointer_tokens(pointer: str) -> list[str]:
+    if not pointer:
+        return []
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+
+
+def _resolve(root: Any, schema: Any) -> Any:
+    """Follows a local ``$ref`` (``#/$defs/...``) a bounded number of times."""
+    for _ in range(32):
+        ref = schema.get("$ref") if isinstance(schema, Mapping) else None
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return schema
+        target: Any = root
+        for token in _pointer_tokens(ref[1:]):
+            if isinstance(target, Mapping) and token in target:
+                target = target[token]
+            elif isinstance(target, list) and token.isdigit() and int(token) < len(target):
+                target = target[int(token)]
+            else:
+                return schema
+        schema = target
+    return schema
+
+
+def _subschema(root: Any, path: str) -> Any:
+    """The part of tool schema ``root`` that applies at JSON Pointer ``path`` of the
+    arguments, or ``None`` when it cannot be told without the value (``anyOf``, ...)."""
+    schema = _resolve(root, root)
+    for token in _pointer_tokens(path):
+        if not isinstance(schema, Mapping):
+            return None
+        properties = schema.get("properties")
+        items = schema.get("items")
+        prefix = schema.get("prefixItems")
+        nxt: Any = None
+        if isinstance(properties, Mapping) and token in properties:
+            nxt = properties[token]
+        elif isinstance(schema.get("patternProperties"), Mapping):
+            for pattern, sub in schema["patternProperties"].items():
+                try:
+                    if re.search(pattern, token):
+                        nxt = sub
+                        break
+                except re.error:
+                    continue
+        if nxt is None and token.isdigit() and (items is not None or prefix is not None):
+            index = int(token)
+            if isinstance(prefix, list) and index < len(prefix):
+                nxt = prefix[index]
+            elif isinstance(items, list):  # drafts 4 to 7: a tuple of schemas
+                nxt = items[index] if index < len(items) else schema.get("additionalItems")
+            else:
+                nxt = items
+        if nxt is None and isinstance(schema.get("additionalProperties"), (Mapping, bool)):
+            nxt = schema["additionalProperties"]
+        if nxt is None:
+            return None
+        schema = _resolve(root, nxt)
+    return schema
+
+
+def _explained_schema_error(
+    error: ToolSchemaError, schema: Any, call_id: str, name: str
+) -> ToolSchemaError:
+    """``error`` with a bounded message that says, at each failing path, what the schema
+    expected there (the failures themselves are kept whole in ``failures``)."""
+    failures = error.failures
+    lines = []
+    for failure in failures[:_MAX_LISTED]:
+        at = _clip(failure.path, _PATH_CHARS) if failure.path else "(root)"
+        line = f"{at}: {_clip(failure.message, _MESSAGE_CHARS)}"
+        expected = _subschema(schema, failure.path)
+        if expected is not None:
+            line += f" (expected: {_compact(expected, _EXPECTED_CHARS)})"
+        lines.append(line)
+    if len(failures) > _MAX_LISTED:
+        lines.append(f"and {len(failures) - _MAX_LISTED} more")
+    count = len(failures)
+    message = (
+        f"{_who(call_id, name)}arguments do not match the tool's schema ({count} "
+        f"failure{'' if count == 1 else 's'}): {'; '.join(lines)}"
+    )
+    return ToolSchemaError(
+        message,
+        [(f.path, f.message) for f in failures],
+        call_id=error.call_id,
+        tool_name=error.tool_name,
+    )
+
+
+def _explained_input_error(
+    error: ToolInputError, schema: Any, call_id: str, name: str
+) -> ToolInputError:
+    """``error`` with what the call should have sent: one JSON object for the tool's
+    schema (shown clipped)."""
+    message = (
+        f"{_clip(str(error), _SCHEMA_CHARS)}; send the call again with arguments that are "
+        f"one JSON object matching the tool's schema: {_compact(schema, _SCHEMA_CHARS)}"
+    )
+    return ToolInputError(
+        message, error.offset, call_id=error.call_id or call_id, tool_name=error.tool_name or name
+    )
 
 
 # ------------------------------------------------------------- definitions

@@ -451,6 +451,21 @@ impl PartialJson {
             })
     }
 
+    /// The members of the top-level object whose values are complete, in the
+    /// order their keys first appeared: the finished members of the object while
+    /// it is open, all of them once it is complete; `None` when the top-level
+    /// value is not an object (or has not started). A member is here only once its
+    /// value has closed (a string at its quote, a number at the byte after it, a
+    /// container at its bracket); a later duplicate key replaces its value in place.
+    #[must_use]
+    pub fn finished_members(&self) -> Option<&[(String, PartialValue)]> {
+        match (&self.root, self.stack.first()) {
+            (Some(PartialValue::Object(members)), _) => Some(members),
+            (None, Some(Frame::Object(object))) => Some(&object.members),
+            _ => None,
+        }
+    }
+
     /// What is shown of the scalar still arriving (innermost), if anything.
     #[must_use]
     pub fn open_scalar(&self) -> Option<OpenScalar<'_>> {

@@ -898,3 +898,54 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------- finished members
+
+/// The keys `finished_members` lists after each prefix of `text`.
+fn finished_after_each_byte(text: &[u8]) -> Vec<Vec<String>> {
+    let mut parser = PartialJson::new(PartialOptions::default());
+    let mut out = Vec::new();
+    for byte in text {
+        let _ = parser.feed(std::slice::from_ref(byte));
+        let keys = parser
+            .finished_members()
+            .map(|m| m.iter().map(|(k, _)| k.clone()).collect())
+            .unwrap_or_default();
+        out.push(keys);
+    }
+    out
+}
+
+#[test]
+fn a_member_is_finished_once_its_value_closes() -> TestResult {
+    let text = br#"{"path": "a.rs", "n": 12, "list": [1, {"x": 2}], "ok": true}"#;
+    let seen = finished_after_each_byte(text);
+    let first = |key: &str| seen.iter().position(|keys| keys.iter().any(|k| k == key));
+    let at = |needle: &str| {
+        let hay = std::str::from_utf8(text).unwrap_or_default();
+        hay.find(needle).unwrap_or(usize::MAX)
+    };
+    // The closing quote, the byte after the number, the closing bracket, the last letter.
+    assert_eq!(first("path"), Some(at(r#"", "n""#)));
+    assert_eq!(first("n"), Some(at(r#", "list""#)));
+    assert_eq!(first("list"), Some(at(r#"], "ok""#)));
+    assert_eq!(first("ok"), Some(at("true}") + 3));
+    let mut parser = PartialJson::new(PartialOptions::default());
+    parser.feed(text)?;
+    let members = parser.finished_members().unwrap_or_default();
+    assert_eq!(members.len(), 4);
+    assert_eq!(members.get(1), Some(&("n".to_owned(), n("12"))));
+    Ok(())
+}
+
+#[test]
+fn only_a_top_level_object_has_finished_members() -> TestResult {
+    let mut parser = PartialJson::new(PartialOptions::default());
+    assert_eq!(parser.finished_members(), None);
+    parser.feed(b"[1, 2")?;
+    assert_eq!(parser.finished_members(), None);
+    let mut parser = PartialJson::new(PartialOptions::default());
+    parser.feed(b"{")?;
+    assert_eq!(parser.finished_members(), Some(&[][..]));
+    Ok(())
+}

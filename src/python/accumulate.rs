@@ -1,7 +1,5 @@
 //! The accumulators and their chunk classes.
 
-use std::sync::Mutex;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyString, PyTuple};
@@ -9,7 +7,7 @@ use pyo3::{intern, Borrowed};
 
 use super::convert::{image_to_py, index_from_py, text_to_py, thinking_to_py, tool_use_to_py};
 use super::errors::from_accumulate;
-use super::locked;
+use super::Locked;
 use crate::accumulate::{
     self as core, ThinkingFragment, ToolUseLimits, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_IMAGE_BYTES,
     DEFAULT_MAX_INPUT_BYTES, DEFAULT_MAX_TOTAL_BYTES,
@@ -121,7 +119,7 @@ impl ToolUseChunk {
 /// `copy.copy`, `copy.deepcopy` and pickle give independent accumulators.
 #[pyclass(module = "toolstitch", frozen)]
 pub struct ToolUses {
-    inner: Mutex<core::ToolUses>,
+    inner: Locked<core::ToolUses>,
 }
 
 /// An optional `str` argument or tuple item; `None` means absent. The empty
@@ -166,7 +164,8 @@ impl ToolUses {
             t.get_item(3)?,
         );
         let index = index_from_py(&index)?;
-        locked(&self.inner)
+        self.inner
+            .lock(item.py())?
             .add(
                 index,
                 tuple_str(&id, "id")?,
@@ -183,7 +182,8 @@ impl ToolUses {
             .cast::<ToolUseChunk>()
             .map_err(|_| wrong_chunk(chunk, "ToolUseChunk"))?
             .get();
-        locked(&self.inner)
+        self.inner
+            .lock(chunk.py())?
             .add(
                 c.index,
                 &c.id,
@@ -203,20 +203,26 @@ impl ToolUses {
     fn extend_fast<'py>(&self, items: impl Iterator<Item = Bound<'py, PyAny>>) -> PyResult<()> {
         let mut guard = None;
         for item in items {
+            let py = item.py();
             if let Some(t) = plain_fragment(&item) {
                 let (index, id, name, input) = t?;
-                guard
-                    .get_or_insert_with(|| locked(&self.inner))
-                    .add(index, id, name, input, None, "")
-                    .map_err(|e| from_accumulate(item.py(), &e))?;
+                if guard.is_none() {
+                    guard = Some(self.inner.lock(py)?);
+                }
+                if let Some(g) = guard.as_mut() {
+                    g.add(index, id, name, input, None, "")
+                        .map_err(|e| from_accumulate(py, &e))?;
+                }
             } else if item.is_instance_of::<ToolUseChunk>() {
                 let c = item
                     .cast::<ToolUseChunk>()
                     .map_err(|_| wrong_chunk(&item, "ToolUseChunk"))?
                     .get();
-                guard
-                    .get_or_insert_with(|| locked(&self.inner))
-                    .add(
+                if guard.is_none() {
+                    guard = Some(self.inner.lock(py)?);
+                }
+                if let Some(g) = guard.as_mut() {
+                    g.add(
                         c.index,
                         &c.id,
                         &c.name,
@@ -224,7 +230,8 @@ impl ToolUses {
                         c.provider_state.as_deref(),
                         &c.provider_state_format,
                     )
-                    .map_err(|e| from_accumulate(item.py(), &e))?;
+                    .map_err(|e| from_accumulate(py, &e))?;
+                }
             } else {
                 guard = None;
                 self.add_item(&item)?;
@@ -273,7 +280,7 @@ impl ToolUses {
     )]
     fn new(max_calls: usize, max_input_bytes: usize, max_total_bytes: usize) -> Self {
         Self {
-            inner: Mutex::new(core::ToolUses::new(ToolUseLimits {
+            inner: Locked::new(core::ToolUses::new(ToolUseLimits {
                 max_calls,
                 max_input_bytes,
                 max_total_bytes,
@@ -300,7 +307,8 @@ impl ToolUses {
         let id = arg_str(id, "id")?;
         let name = arg_str(name, "name")?;
         let input = arg_str(input_json, "input_json")?;
-        locked(&self.inner)
+        self.inner
+            .lock(index.py())?
             .add(at, id, name, input, None, "")
             .map_err(|e| from_accumulate(index.py(), &e))
     }
@@ -323,7 +331,7 @@ impl ToolUses {
 
     /// A fresh list of `ToolUseBlock`, one per index seen, in ascending index order.
     fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let blocks = locked(&self.inner).blocks();
+        let blocks = self.inner.lock(py)?.blocks();
         let items = blocks
             .iter()
             .map(|b| tool_use_to_py(py, b))
@@ -333,46 +341,47 @@ impl ToolUses {
 
     /// True until the first add.
     #[getter]
-    fn empty(&self) -> bool {
-        locked(&self.inner).is_empty()
+    fn empty(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.inner.lock(py)?.is_empty())
     }
 
     #[getter]
-    fn max_calls(&self) -> usize {
-        locked(&self.inner).limits().max_calls
+    fn max_calls(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.inner.lock(py)?.limits().max_calls)
     }
 
     #[getter]
-    fn max_input_bytes(&self) -> usize {
-        locked(&self.inner).limits().max_input_bytes
+    fn max_input_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.inner.lock(py)?.limits().max_input_bytes)
     }
 
     #[getter]
-    fn max_total_bytes(&self) -> usize {
-        locked(&self.inner).limits().max_total_bytes
+    fn max_total_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.inner.lock(py)?.limits().max_total_bytes)
     }
 
-    fn __len__(&self) -> usize {
-        locked(&self.inner).len()
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.inner.lock(py)?.len())
     }
 
-    fn __repr__(&self) -> String {
-        format!("ToolUses(<{} calls>)", self.__len__())
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("ToolUses(<{} calls>)", self.__len__(py)?))
     }
 
-    fn __copy__(&self) -> Self {
-        Self {
-            inner: Mutex::new(locked(&self.inner).clone()),
-        }
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        let copy = self.inner.lock(py)?.clone();
+        Ok(Self {
+            inner: Locked::new(copy),
+        })
     }
 
-    fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-        self.__copy__()
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        self.__copy__(py)
     }
 
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
-        let t = locked(&slf.get().inner).clone();
+        let t = slf.get().inner.lock(slf.py())?.clone();
         let limits = t.limits();
         let entries = t
             .iter()
@@ -403,14 +412,14 @@ impl ToolUses {
 
     fn __setstate__(&self, py: Python<'_>, state: (Vec<SavedEntry>, usize)) -> PyResult<()> {
         let (entries, total) = state;
-        let mut fresh = core::ToolUses::new(locked(&self.inner).limits());
+        let mut fresh = core::ToolUses::new(self.inner.lock(py)?.limits());
         for (i, id, name, input, ps, psf) in &entries {
             fresh
                 .add(*i, id, name, input, ps.as_deref(), psf)
                 .map_err(|e| from_accumulate(py, &e))?;
         }
         fresh.restore_total_bytes(total);
-        *locked(&self.inner) = fresh;
+        *self.inner.lock(py)? = fresh;
         Ok(())
     }
 }
@@ -449,12 +458,13 @@ macro_rules! appender_class {
         #[doc = $doc]
         #[pyclass(module = "toolstitch", frozen)]
         pub struct $acc {
-            inner: Mutex<core::Appender>,
+            inner: Locked<core::Appender>,
         }
 
         impl $acc {
             fn add_text(&self, py: Python<'_>, text: &str) -> PyResult<()> {
-                locked(&self.inner)
+                self.inner
+                    .lock(py)?
                     .add(text)
                     .map_err(|e| from_accumulate(py, &e))
             }
@@ -473,7 +483,7 @@ macro_rules! appender_class {
             #[pyo3(signature = (max_bytes=DEFAULT_MAX_TOTAL_BYTES), text_signature = "(max_bytes=67108864)")]
             fn new(max_bytes: usize) -> Self {
                 Self {
-                    inner: Mutex::new(core::Appender::new($what, max_bytes)),
+                    inner: Locked::new(core::Appender::new($what, max_bytes)),
                 }
             }
 
@@ -497,43 +507,42 @@ macro_rules! appender_class {
 
             /// The block so far, or None before the first add.
             fn block<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-                let text = locked(&self.inner).block().map(str::to_owned);
+                let text = self.inner.lock(py)?.block().map(str::to_owned);
                 text.map(|t| text_to_py(py, &t, $refusal)).transpose()
             }
 
             #[getter]
-            fn empty(&self) -> bool {
-                locked(&self.inner).block().is_none()
+            fn empty(&self, py: Python<'_>) -> PyResult<bool> {
+                Ok(self.inner.lock(py)?.block().is_none())
             }
 
             #[getter]
-            fn max_bytes(&self) -> usize {
-                locked(&self.inner).max_bytes()
+            fn max_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+                Ok(self.inner.lock(py)?.max_bytes())
             }
 
-            fn __len__(&self) -> usize {
-                usize::from(!self.empty())
+            fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+                Ok(usize::from(!self.empty(py)?))
             }
 
-            fn __repr__(&self) -> String {
-                format!(
-                    concat!(stringify!($acc), "(<{} bytes>)"),
-                    locked(&self.inner).block().map_or(0, str::len)
-                )
+            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+                let used = self.inner.lock(py)?.block().map_or(0, str::len);
+                Ok(format!(concat!(stringify!($acc), "(<{} bytes>)"), used))
             }
 
-            fn __copy__(&self) -> Self {
-                Self {
-                    inner: Mutex::new(locked(&self.inner).clone()),
-                }
+            fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+                let copy = self.inner.lock(py)?.clone();
+                Ok(Self {
+                    inner: Locked::new(copy),
+                })
             }
 
-            fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-                self.__copy__()
+            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+                self.__copy__(py)
             }
 
             fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-                let a = locked(&slf.get().inner).clone();
+                let a = slf.get().inner.lock(slf.py())?.clone();
                 (
                     slf.get_type(),
                     (a.max_bytes(),),
@@ -543,12 +552,12 @@ macro_rules! appender_class {
             }
 
             fn __setstate__(&self, py: Python<'_>, state: (Option<String>, usize)) -> PyResult<()> {
-                let mut fresh = core::Appender::new($what, locked(&self.inner).max_bytes());
+                let mut fresh = core::Appender::new($what, self.inner.lock(py)?.max_bytes());
                 if let Some(text) = &state.0 {
                     fresh.add(text).map_err(|e| from_accumulate(py, &e))?;
                 }
                 fresh.restore_bytes_used(state.1);
-                *locked(&self.inner) = fresh;
+                *self.inner.lock(py)? = fresh;
                 Ok(())
             }
         }
@@ -587,7 +596,7 @@ macro_rules! indexed_class {
         $(#[doc = $doc])*
         #[pyclass(module = "toolstitch", frozen)]
         pub struct $class {
-            inner: Mutex<$core>,
+            inner: Locked<$core>,
         }
 
         #[pymethods]
@@ -596,7 +605,7 @@ macro_rules! indexed_class {
             #[pyo3(signature = ($entries=DEFAULT_MAX_ENTRIES, max_bytes=$default_bytes), text_signature = $text_signature)]
             fn new($entries: usize, max_bytes: usize) -> Self {
                 Self {
-                    inner: Mutex::new(<$core>::new($entries, max_bytes)),
+                    inner: Locked::new(<$core>::new($entries, max_bytes)),
                 }
             }
 
@@ -615,7 +624,7 @@ macro_rules! indexed_class {
 
             /// A fresh list of blocks, in ascending index order.
             fn blocks<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-                let blocks = locked(&self.inner).blocks();
+                let blocks = self.inner.lock(py)?.blocks();
                 let items = blocks
                     .iter()
                     .map(|b| $to_py(py, b))
@@ -624,26 +633,27 @@ macro_rules! indexed_class {
             }
 
             #[getter]
-            fn empty(&self) -> bool {
-                locked(&self.inner).is_empty()
+            fn empty(&self, py: Python<'_>) -> PyResult<bool> {
+                Ok(self.inner.lock(py)?.is_empty())
             }
 
-            fn __len__(&self) -> usize {
-                locked(&self.inner).len()
+            fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+                Ok(self.inner.lock(py)?.len())
             }
 
-            fn __repr__(&self) -> String {
-                format!(concat!(stringify!($class), "(<{} ", $noun, ">)"), self.__len__())
+            fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+                Ok(format!(concat!(stringify!($class), "(<{} ", $noun, ">)"), self.__len__(py)?))
             }
 
-            fn __copy__(&self) -> Self {
-                Self {
-                    inner: Mutex::new(locked(&self.inner).clone()),
-                }
+            fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+                let copy = self.inner.lock(py)?.clone();
+                Ok(Self {
+                    inner: Locked::new(copy),
+                })
             }
 
-            fn __deepcopy__(&self, _memo: &Bound<'_, PyAny>) -> Self {
-                self.__copy__()
+            fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+                self.__copy__(py)
             }
 
             $($extra)*
@@ -737,7 +747,7 @@ indexed_class!(
     {
         fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
             let py = slf.py();
-            let t = locked(&slf.get().inner).clone();
+            let t = slf.get().inner.lock(slf.py())?.clone();
             let entries = t
                 .iter()
                 .map(|(i, b)| {
@@ -757,7 +767,7 @@ indexed_class!(
         }
 
         fn __setstate__(&self, py: Python<'_>, state: (Vec<SavedEntry>, usize)) -> PyResult<()> {
-            let (max_blocks, max_bytes) = locked(&self.inner).limits();
+            let (max_blocks, max_bytes) = self.inner.lock(py)?.limits();
             let mut fresh = core::Thinking::new(max_blocks, max_bytes);
             for (i, thinking, signature, signature_format, ps, psf) in &state.0 {
                 let f = ThinkingFragment {
@@ -770,7 +780,7 @@ indexed_class!(
                 fresh.add(*i, f).map_err(|e| from_accumulate(py, &e))?;
             }
             fresh.restore_bytes_used(state.1);
-            *locked(&self.inner) = fresh;
+            *self.inner.lock(py)? = fresh;
             Ok(())
         }
     }
@@ -782,7 +792,8 @@ impl Thinking {
             .cast::<ThinkingChunk>()
             .map_err(|_| wrong_chunk(chunk, "ThinkingChunk"))?
             .get();
-        locked(&self.inner)
+        self.inner
+            .lock(chunk.py())?
             .add(c.index, c.fragment())
             .map_err(|e| from_accumulate(chunk.py(), &e))
     }
@@ -850,7 +861,7 @@ indexed_class!(
     {
         fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
             let py = slf.py();
-            let t = locked(&slf.get().inner).clone();
+            let t = slf.get().inner.lock(slf.py())?.clone();
             let entries: Vec<_> = t
                 .iter()
                 .map(|(i, b)| (i, b.media_type.clone(), b.url.clone(), b.data.clone()))
@@ -863,7 +874,7 @@ indexed_class!(
             py: Python<'_>,
             state: (Vec<(i64, String, String, String)>, usize),
         ) -> PyResult<()> {
-            let (max_images, max_bytes) = locked(&self.inner).limits();
+            let (max_images, max_bytes) = self.inner.lock(py)?.limits();
             let mut fresh = core::Images::new(max_images, max_bytes);
             for (i, media_type, url, data) in &state.0 {
                 fresh
@@ -871,7 +882,7 @@ indexed_class!(
                     .map_err(|e| from_accumulate(py, &e))?;
             }
             fresh.restore_bytes_used(state.1);
-            *locked(&self.inner) = fresh;
+            *self.inner.lock(py)? = fresh;
             Ok(())
         }
     }
@@ -883,7 +894,8 @@ impl Images {
             .cast::<ImageChunk>()
             .map_err(|_| wrong_chunk(chunk, "ImageChunk"))?
             .get();
-        locked(&self.inner)
+        self.inner
+            .lock(chunk.py())?
             .add(c.index, &c.media_type, &c.url, &c.data)
             .map_err(|e| from_accumulate(chunk.py(), &e))
     }

@@ -8,7 +8,6 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Mutex;
 
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -24,7 +23,7 @@ use super::errors::{error, from_framing, from_providers, Kind};
 use super::event_tree::{self, NotJson};
 use super::imports::Imports;
 use super::live::{LiveValue, Numbers};
-use super::{locked, locked_attached};
+use super::{Locked, Reentered};
 use crate::blocks::{Block, ToolUseBlock};
 use crate::framing::{self, FramingLimits};
 use crate::partial::{self, PartialOptions};
@@ -142,6 +141,12 @@ pub struct LiveEvents {
 }
 
 impl LiveEvents {
+    /// The events, as the core gave them (read by `ArgumentTracker` without
+    /// making Python objects).
+    pub(crate) fn events(&self) -> &[LiveEvent] {
+        &self.events
+    }
+
     fn tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         self.tuple
             .get_or_try_init(py, || live_tuple(py, &self.events).map(Bound::unbind))
@@ -472,7 +477,7 @@ fn feed_dict(
 /// `encode`) runs before it, so that neither code calling back into this
 /// assembler nor another thread waiting for it while holding the GIL can deadlock.
 fn feed_event(
-    state: &Mutex<State>,
+    state: &Locked<State>,
     event: &Bound<'_, PyAny>,
     event_type: Option<&str>,
     sink: Sink<'_>,
@@ -485,22 +490,22 @@ fn feed_event(
         feed_dict(st, dict, event_type, sink)
     };
     let result = if event.cast::<PyDict>().is_ok() {
-        in_dict(&mut locked(state), event, sink)
+        in_dict(&mut *state.lock(py)?, event, sink)
     } else {
         let mut sink = sink;
         let text = with_event_bytes(event, |b| {
-            let mut st = locked(state);
+            let mut st = state.lock(py)?;
             if st.closed {
-                return Err(st.closed_error());
+                return Ok(Err(st.closed_error()));
             }
-            st.asm.core.feed_json(event_type, b, sink.take())
+            Ok::<_, Reentered>(st.asm.core.feed_json(event_type, b, sink.take()))
         })?;
         match text {
-            Some(r) => r,
+            Some(r) => r?,
             None => {
                 // An SDK object (or another mapping): its plain data, read like a dict.
                 let plain = class(py, Class::EventPlain)?.call1((event,))?;
-                in_dict(&mut locked(state), &plain, sink)
+                in_dict(&mut *state.lock(py)?, &plain, sink)
             }
         }
     };
@@ -527,7 +532,7 @@ const _: () = assert!(
     subclass
 )]
 pub struct PyAssembler {
-    state: Mutex<State>,
+    state: Locked<State>,
     /// Whether feeds return live events (changed only by unpickling).
     live: AtomicBool,
 }
@@ -563,15 +568,18 @@ impl PyAssembler {
         let live = self.live.load(Ordering::Relaxed);
         let (result, events) = py.detach(|| {
             let mut events = Vec::new();
-            let mut st = locked(&self.state);
+            let mut st = match self.state.lock_detached() {
+                Ok(st) => st,
+                Err(e) => return (Err(e), events),
+            };
             if st.closed {
                 let e = st.closed_error();
-                return (Err(BytesError::Core(e)), events);
+                return (Ok(Err(BytesError::Core(e))), events);
             }
             let sink = if live { Some(&mut events) } else { None };
-            (st.asm.feed_bytes(bytes, sink), events)
+            (Ok(st.asm.feed_bytes(bytes, sink)), events)
         });
-        result.map_err(|e| bytes_error(py, &e))?;
+        result?.map_err(|e| bytes_error(py, &e))?;
         live_result(py, events)
     }
 }
@@ -618,7 +626,7 @@ impl PyAssembler {
             max_frame_bytes: max_event_bytes.saturating_add(64 * 1024),
         };
         Ok(Self {
-            state: Mutex::new(State {
+            state: Locked::new(State {
                 asm: BytesAssembler::new(
                     providers::Assembler::new(dialect, limits),
                     framing_limits,
@@ -721,16 +729,16 @@ impl PyAssembler {
         let (result, events) = py.detach(|| {
             let mut events = Vec::new();
             let sink = if live { Some(&mut events) } else { None };
-            let r = locked(&self.state).close(sink);
+            let r = self.state.lock_detached().map(|mut st| st.close(sink));
             (r, events)
         });
-        result.map_err(|e| bytes_error(py, &e))?;
+        result?.map_err(|e| bytes_error(py, &e))?;
         live_result(py, events)
     }
 
     /// One `AssembledMessage` per choice, in ascending choice index.
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let messages = locked(&self.state).asm.core.messages();
+        let messages = self.state.lock(py)?.asm.core.messages();
         let items = messages
             .iter()
             .map(|m| message_to_py(py, m))
@@ -742,7 +750,7 @@ impl PyAssembler {
     /// choice the stream has not had.
     #[pyo3(signature = (choice = 0))]
     fn message<'py>(&self, py: Python<'py>, choice: i64) -> PyResult<Bound<'py, PyAny>> {
-        let messages = locked(&self.state).asm.core.messages();
+        let messages = self.state.lock(py)?.asm.core.messages();
         match messages.iter().find(|m| m.choice == choice) {
             Some(m) => message_to_py(py, m),
             None => {
@@ -757,8 +765,8 @@ impl PyAssembler {
 
     /// The dialect: the one given, or the one `auto` detected; `None` until known.
     #[getter]
-    fn dialect(&self) -> Option<&'static str> {
-        locked(&self.state).asm.core.dialect().map(Dialect::name)
+    fn dialect(&self, py: Python<'_>) -> PyResult<Option<&'static str>> {
+        Ok(self.state.lock(py)?.asm.core.dialect().map(Dialect::name))
     }
 
     /// Whether `feed` returns live events.
@@ -771,7 +779,7 @@ impl PyAssembler {
     /// process and go on in another. The partial-JSON parsers of `partial_calls()`
     /// are not kept; they are rebuilt from the inputs on the next call.
     fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let st = locked(&self.state);
+        let st = self.state.lock(py)?;
         let saved = SavedState {
             version: SAVED_STATE_VERSION,
             live: self.live.load(Ordering::Relaxed),
@@ -781,8 +789,10 @@ impl PyAssembler {
             closed: st.closed,
             last_framing_error: st.asm.last_framing_error.as_deref(),
         };
-        let bytes = serde_json::to_vec(&saved)
-            .map_err(|e| PyValueError::new_err(format!("cannot save the assembler: {e}")))?;
+        let bytes = serde_json::to_vec(&saved);
+        drop(st);
+        let bytes =
+            bytes.map_err(|e| PyValueError::new_err(format!("cannot save the assembler: {e}")))?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -812,7 +822,7 @@ impl PyAssembler {
         let mut asm = BytesAssembler::new(loaded.core, loaded.framing_limits);
         asm.decoder = loaded.decoder;
         asm.last_framing_error = loaded.last_framing_error;
-        *locked(&self.state) = State {
+        let fresh = State {
             asm,
             closed: loaded.closed,
             partials: BTreeMap::new(),
@@ -820,20 +830,24 @@ impl PyAssembler {
             strs: Vec::new(),
             texts: Vec::new(),
         };
+        // The old state (its Python strings and partial values) is dropped after
+        // the lock is released.
+        let old = std::mem::replace(&mut *self.state.lock(py)?, fresh);
+        drop(old);
         self.live.store(loaded.live, Ordering::Relaxed);
         Ok(())
     }
 
     /// Whether `close()` was called.
     #[getter]
-    fn closed(&self) -> bool {
-        locked(&self.state).closed
+    fn closed(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.state.lock(py)?.closed)
     }
 
     /// `{(choice, index): value}` for every call not finished yet: the best-effort
     /// value of its input so far (`None` when nothing is showable), for display only.
     fn partial_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let mut st = locked_attached(py, &self.state);
+        let mut st = self.state.lock(py)?;
         let State { asm, partials, .. } = &mut *st;
         let core = &asm.core;
         let open = core.partial_input_texts();
@@ -881,14 +895,14 @@ impl PyAssembler {
         Ok(out)
     }
 
-    fn __repr__(&self) -> String {
-        let st = locked(&self.state);
-        format!(
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let st = self.state.lock(py)?;
+        Ok(format!(
             "Assembler(provider={:?}, events={}, closed={})",
             st.asm.core.dialect().map_or("auto", Dialect::name),
             st.asm.core.events_seen(),
             if st.closed { "True" } else { "False" }
-        )
+        ))
     }
 }
 

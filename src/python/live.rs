@@ -20,10 +20,11 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use super::errors::{error_instance, Kind};
-use crate::partial::{OpenContainer, OpenScalar, PartialJson, PartialValue};
+use crate::partial::{OpenContainer, OpenScalar, PartialJson, PartialOptions, PartialValue};
+use crate::providers::LiveEvent;
 
 /// How a number too long for Python's `int()` (its `sys.get_int_max_str_digits()`
 /// bound, 4300 digits by default) is given back.
@@ -435,5 +436,235 @@ impl LiveValue {
             };
         }
         Ok(carried)
+    }
+}
+
+// ----------------------------------------------------------- ArgumentTracker
+
+/// One call an [`ArgumentTracker`] follows.
+struct Followed {
+    id: String,
+    parser: PartialJson,
+    /// Finished top-level members already reported.
+    reported: usize,
+    /// Their keys, as JSON Pointers (what `final_paths` answers).
+    paths: Vec<String>,
+    /// The call's block ended: nothing more is parsed.
+    finished: bool,
+}
+
+impl Followed {
+    fn new(id: String) -> Self {
+        Self {
+            id,
+            parser: PartialJson::new(PartialOptions::default()),
+            reported: 0,
+            paths: Vec::new(),
+            finished: false,
+        }
+    }
+
+    /// Feeds a fragment. One that cannot continue the input is taken as the whole
+    /// input sent again (the assembler sends a call's input whole once more when
+    /// it was replaced by text it does not extend): parsed on its own, and every
+    /// finished member reported again.
+    fn feed(&mut self, fragment: &str) {
+        if self.parser.error().is_some() {
+            return;
+        }
+        if self.parser.feed(fragment.as_bytes()).is_err() {
+            let mut again = PartialJson::new(PartialOptions::default());
+            if again.feed(fragment.as_bytes()).is_ok() {
+                self.parser = again;
+                self.reported = 0;
+                self.paths.clear();
+            }
+        }
+    }
+
+    /// The members finished since the last report.
+    fn report(&mut self, choice: i64, index: i64, out: &mut Vec<Done>) {
+        let Some(members) = self.parser.finished_members() else {
+            return;
+        };
+        for (key, value) in members.get(self.reported..).unwrap_or_default() {
+            let path = json_pointer(key);
+            self.paths.push(path.clone());
+            out.push(Done {
+                choice,
+                index,
+                id: self.id.clone(),
+                path,
+                value: value.clone(),
+            });
+        }
+        self.reported = members.len();
+    }
+}
+
+/// A top-level member whose value completed, copied out of the tracker's lock.
+struct Done {
+    choice: i64,
+    index: i64,
+    id: String,
+    path: String,
+    value: PartialValue,
+}
+
+/// `/key`, with `~` and `/` escaped (RFC 6901).
+fn json_pointer(key: &str) -> String {
+    format!("/{}", key.replace('~', "~0").replace('/', "~1"))
+}
+
+static DONE_CLASS: super::imports::Imports<PyAny, 1> =
+    super::imports::Imports::new("toolstitch.tools", ["ToolArgumentDone"]);
+
+/// Follows the calls of a stream through the `Assembler`'s live events and tells
+/// when a top-level value of a call's arguments is complete.
+///
+/// `update(events)` takes what a `feed`, `feed_bytes` or `close` returned (or any
+/// iterable of live events) and returns a `ToolArgumentDone(choice, index, id,
+/// path, value)` for each top-level member of a call's arguments whose value closed
+/// in them: `path` is its JSON Pointer (`"/path"`), `value` the parsed value, equal
+/// to the strict parse's at that key. Nothing is reported before the value's last
+/// byte (a string's closing quote, the byte after a number, a container's closing
+/// bracket). `final_paths()` lists, per call, the paths reported so far. For
+/// display and early starts only: a tool runs on the validated call.
+///
+/// An `Assembler` does none of this work unless a tracker is given its events.
+#[pyclass(module = "toolstitch", name = "ArgumentTracker", frozen)]
+pub struct ArgumentTracker {
+    calls: super::Locked<std::collections::BTreeMap<(i64, i64), Followed>>,
+}
+
+/// The events of a Python iterable (live event objects) as Rust events.
+fn events_of(events: &Bound<'_, PyAny>) -> PyResult<Vec<LiveEvent>> {
+    let mut out = Vec::new();
+    for item in events.try_iter()? {
+        let item = item?;
+        let name = item.get_type().name()?;
+        let choice = || item.getattr("choice")?.extract::<i64>();
+        let index = || item.getattr("index")?.extract::<i64>();
+        match name.to_str()? {
+            "ToolCallStarted" => out.push(LiveEvent::ToolCallStarted {
+                choice: choice()?,
+                index: index()?,
+                id: item.getattr("id")?.extract()?,
+                name: item.getattr("name")?.extract()?,
+            }),
+            "ToolInputDelta" => out.push(LiveEvent::ToolInputDelta {
+                choice: choice()?,
+                index: index()?,
+                fragment: item.getattr("fragment")?.extract()?,
+            }),
+            "ToolCallFinished" => out.push(LiveEvent::ToolCallFinished {
+                choice: choice()?,
+                index: index()?,
+            }),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+impl ArgumentTracker {
+    fn apply(&self, py: Python<'_>, events: &[LiveEvent]) -> PyResult<Vec<Done>> {
+        let mut done = Vec::new();
+        let mut calls = self.calls.lock(py)?;
+        for event in events {
+            match event {
+                LiveEvent::ToolCallStarted {
+                    choice, index, id, ..
+                } => {
+                    calls
+                        .entry((*choice, *index))
+                        .or_insert_with(|| Followed::new(id.clone()))
+                        .id
+                        .clone_from(id);
+                }
+                LiveEvent::ToolInputDelta {
+                    choice,
+                    index,
+                    fragment,
+                } => {
+                    let call = calls
+                        .entry((*choice, *index))
+                        .or_insert_with(|| Followed::new(String::new()));
+                    if !call.finished {
+                        call.feed(fragment);
+                        call.report(*choice, *index, &mut done);
+                    }
+                }
+                LiveEvent::ToolCallFinished { choice, index } => {
+                    if let Some(call) = calls.get_mut(&(*choice, *index)) {
+                        call.finished = true;
+                        // The parsed tree is no longer needed; the paths stay.
+                        call.parser = PartialJson::new(PartialOptions::default());
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(done)
+    }
+}
+
+#[pymethods]
+impl ArgumentTracker {
+    #[new]
+    fn new() -> Self {
+        Self {
+            calls: super::Locked::new(std::collections::BTreeMap::new()),
+        }
+    }
+
+    /// The `ToolArgumentDone` events that `events` (live events of the Assembler)
+    /// cause, in order.
+    fn update<'py>(&self, events: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = events.py();
+        let done = if let Ok(live) = events.cast::<super::assemble::LiveEvents>() {
+            self.apply(py, live.get().events())?
+        } else {
+            let events = events_of(events)?;
+            self.apply(py, &events)?
+        };
+        // The lock is released: the events become Python objects.
+        if done.is_empty() {
+            return Ok(PyTuple::empty(py));
+        }
+        let class = DONE_CLASS.get(py, 0)?;
+        let items = done
+            .into_iter()
+            .map(|d| {
+                let value = to_py(py, &d.value, Numbers::Display)?;
+                class.call1((d.choice, d.index, d.id, d.path, value))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        PyTuple::new(py, items)
+    }
+
+    /// `{(choice, index): (path, ...)}`: for every call seen, the paths of its
+    /// arguments reported final so far, in the order they completed.
+    fn final_paths<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let copied: Vec<((i64, i64), Vec<String>)> = self
+            .calls
+            .lock(py)?
+            .iter()
+            .map(|(key, call)| (*key, call.paths.clone()))
+            .collect();
+        let out = PyDict::new(py);
+        for (key, paths) in copied {
+            out.set_item(key, PyTuple::new(py, paths)?)?;
+        }
+        Ok(out)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let calls = self.calls.lock(py)?;
+        let open = calls.values().filter(|c| !c.finished).count();
+        Ok(format!(
+            "ArgumentTracker(calls={}, open={open})",
+            calls.len()
+        ))
     }
 }

@@ -6,8 +6,6 @@
 //! an `int` when its text is integral (no fraction, no exponent; any size) and a
 //! `float` otherwise.
 
-use std::sync::Mutex;
-
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -15,7 +13,7 @@ use serde_json::Value;
 
 use super::errors::{error, error_instance, Kind};
 use super::live::{to_py, LiveValue, Numbers};
-use super::{locked, locked_attached};
+use super::{Locked, Reentered};
 use crate::partial::{self, PartialOptions, PartialValue};
 use crate::validate::{self, CompiledSchema, InputError, SchemaFailure};
 
@@ -442,7 +440,7 @@ const _: () =
 /// nesting than `max_depth` or more than `max_bytes` raises `LimitError`.
 #[pyclass(module = "toolstitch", frozen)]
 pub struct PartialJson {
-    inner: Mutex<Live>,
+    inner: Locked<Live>,
 }
 
 #[pymethods]
@@ -459,7 +457,7 @@ impl PartialJson {
             max_bytes,
         };
         Self {
-            inner: Mutex::new(Live {
+            inner: Locked::new(Live {
                 parser: partial::PartialJson::new(opts),
                 value: LiveValue::default(),
             }),
@@ -471,18 +469,18 @@ impl PartialJson {
         let py = fragment.py();
         let result = with_bytes(fragment, "fragment", |bytes| {
             if bytes.len() >= DETACH_AT {
-                py.detach(|| locked(&self.inner).parser.feed(bytes))
+                py.detach(|| Ok(self.inner.lock_detached()?.parser.feed(bytes)))
             } else {
-                locked_attached(py, &self.inner).parser.feed(bytes)
+                Ok::<_, Reentered>(self.inner.lock(py)?.parser.feed(bytes))
             }
-        })?;
+        })??;
         result.map_err(|e| partial_error(py, &e))
     }
 
     /// The best-effort value so far, or `None` when nothing is showable yet.
     /// Finished subtrees are shared between reads; see `live`.
     fn value<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let mut guard = locked_attached(py, &self.inner);
+        let mut guard = self.inner.lock(py)?;
         let Live { parser, value } = &mut *guard;
         let shown = value.read(py, parser, Numbers::Display)?;
         Ok(shown.unwrap_or_else(|| py.None().into_bound(py)))
@@ -490,28 +488,25 @@ impl PartialJson {
 
     /// True once a whole top-level value has arrived.
     #[getter]
-    fn complete(&self, py: Python<'_>) -> bool {
-        locked_attached(py, &self.inner).parser.is_complete()
+    fn complete(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.inner.lock(py)?.parser.is_complete())
     }
 
     /// Whether an unfinished string is shown.
     #[getter]
-    fn partial_strings(&self, py: Python<'_>) -> bool {
-        locked_attached(py, &self.inner)
-            .parser
-            .options()
-            .partial_strings
+    fn partial_strings(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.inner.lock(py)?.parser.options().partial_strings)
     }
 
     /// Bytes accepted so far.
-    fn __len__(&self, py: Python<'_>) -> usize {
-        locked_attached(py, &self.inner).parser.bytes_fed()
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        Ok(self.inner.lock(py)?.parser.bytes_fed())
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let live = locked_attached(py, &self.inner);
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let live = self.inner.lock(py)?;
         let p = &live.parser;
-        format!(
+        Ok(format!(
             "PartialJson(bytes_fed={}, complete={}, partial_strings={})",
             p.bytes_fed(),
             if p.is_complete() { "True" } else { "False" },
@@ -520,21 +515,22 @@ impl PartialJson {
             } else {
                 "False"
             }
-        )
+        ))
     }
 
     /// An independent copy: the parser's state, and none of the Python objects
     /// earlier reads returned.
-    fn __copy__(&self, py: Python<'_>) -> Self {
-        Self {
-            inner: Mutex::new(Live {
-                parser: locked_attached(py, &self.inner).parser.clone(),
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        let parser = self.inner.lock(py)?.parser.clone();
+        Ok(Self {
+            inner: Locked::new(Live {
+                parser,
                 value: LiveValue::default(),
             }),
-        }
+        })
     }
 
-    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> Self {
+    fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
         self.__copy__(py)
     }
 }
@@ -563,6 +559,7 @@ fn parse_partial<'py>(
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PartialJson>()?;
+    m.add_class::<super::live::ArgumentTracker>()?;
     m.add_class::<PyCompiledSchema>()?;
     m.add_class::<PyRegexGrammar>()?;
     m.add_function(wrap_pyfunction!(parse_partial, m)?)?;
