@@ -281,3 +281,26 @@ def test_notes_reach_the_replay_records() -> None:
     assert first["notes"] is not None and first["notes"].startswith("arguments-object: ")
     assert second["notes"] is None
     assert first["complete"] and second["complete"]
+
+
+def test_q40_several_json_values_in_one_input_are_named_and_never_executed() -> None:
+    from toolstitch import ToolValidationError
+
+    m, errors = run(
+        call(0, '{"city": "Paris"}{"city": "Rome"}', "call_a", "get_weather"),
+        call(1, '{"city": "Oslo"}', "call_b", "get_weather"),
+        END,
+    )
+    assert errors == [] and m.complete
+    with pytest.raises(ToolValidationError) as refused:
+        m.validated(TOOLS)
+    (failure,) = refused.value.errors
+    assert "2 JSON values in one input" in str(failure)
+    assert [c.id for c in refused.value.calls] == ["call_b"]
+
+
+def test_q40_twin_one_value_with_trailing_text_is_an_ordinary_input_error() -> None:
+    m, _ = run(call(0, '{"city": "Paris"} x', "call_a", "get_weather"), END)
+    with pytest.raises(ToolstitchError) as refused:
+        m.validated(TOOLS)
+    assert "JSON values in one input" not in str(refused.value)
