@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use _toolstitch::providers::{
-    AssembledMessage, Assembler, AssemblerLimits, Dialect, Error, NoteKind, Rule,
+    AssembledMessage, Assembler, AssemblerLimits, Dialect, Error, NoteKind, ProblemKind, Rule,
 };
 use serde_json::{json, Value};
 
@@ -431,4 +431,42 @@ fn q48_gemini_function_call_id_is_kept() {
     assert_eq!(ids[0], "fc_7x");
     assert!(!m.tool_uses[0].id_minted && m.tool_uses[1].id_minted);
     assert!(m.complete);
+}
+
+fn cut_stream(a: &mut Assembler, completion_tokens: u64) -> AssembledMessage {
+    let usage = json!({"object": "chat.completion.chunk", "choices": [],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": completion_tokens}});
+    run(
+        a,
+        &[
+            call(0, Some("call_a"), Some("f"), json!(r#"{"a": "abc"}"#)),
+            end(),
+            usage,
+        ],
+    )
+    .0
+}
+
+#[test]
+fn q46_a_cut_reported_as_a_normal_end_at_the_output_limit_is_not_complete() {
+    let limits = AssemblerLimits {
+        max_output_tokens: Some(256),
+        ..AssemblerLimits::default()
+    };
+    let m = cut_stream(&mut Assembler::new(Some(Dialect::OpenAiChat), limits), 256);
+    assert!(!m.complete);
+    assert!(m
+        .problems
+        .iter()
+        .any(|p| p.kind == ProblemKind::Cut && p.message.contains("256 output tokens")));
+}
+
+#[test]
+fn q46_twin_below_the_limit_or_without_one_the_message_stays_complete() {
+    let limits = AssemblerLimits {
+        max_output_tokens: Some(256),
+        ..AssemblerLimits::default()
+    };
+    assert!(cut_stream(&mut Assembler::new(Some(Dialect::OpenAiChat), limits), 255).complete);
+    assert!(cut_stream(&mut chat(), 256).complete);
 }

@@ -304,3 +304,24 @@ def test_q40_twin_one_value_with_trailing_text_is_an_ordinary_input_error() -> N
     with pytest.raises(ToolstitchError) as refused:
         m.validated(TOOLS)
     assert "JSON values in one input" not in str(refused.value)
+
+
+@pytest.mark.parametrize(("limit", "complete"), [(256, False), (257, True), (None, True)])
+def test_q46_a_cut_at_the_output_limit_reported_as_a_normal_end(
+    limit: int | None, complete: bool
+) -> None:
+    asm = Assembler("openai-chat", max_output_tokens=limit)
+    for e in (
+        call(0, '{"a": "abc"}', "call_a", "f"),
+        END,
+        {"object": "chat.completion.chunk", "choices": [], "usage": {"completion_tokens": 256}},
+    ):
+        asm.feed(e)
+    asm.close()
+    m = asm.message()
+    assert m.complete is complete
+    if not complete:
+        (problem,) = m.problems
+        assert problem.kind == "cut" and "max_output_tokens" in problem
+        with pytest.raises(ToolstitchError):
+            m.validated(TOOLS)

@@ -144,7 +144,7 @@ Finish: TypeAlias = Literal["stop", "tool-calls", "length", "content-filter", "e
 
 
 ProblemKind: TypeAlias = Literal[
-    "unnamed", "provider", "protocol", "not-applied", "unreadable", "sequence"
+    "unnamed", "provider", "protocol", "not-applied", "unreadable", "sequence", "cut"
 ]
 """What kind of problem keeps a message from being complete (``Problem.kind``)."""
 
@@ -157,7 +157,8 @@ class Problem(str):
       it was lost), ``"not-applied"`` (an event that could not be applied),
       ``"provider"`` (the provider reported an error), ``"unreadable"`` (bytes that
       could not be framed), ``"sequence"`` (Responses sequence numbers missing or out of
-      order), ``"unnamed"`` (a call that never got a name, Q7);
+      order), ``"unnamed"`` (a call that never got a name, Q7), ``"cut"`` (the reported
+      output tokens reached ``max_output_tokens``, Q46);
     - ``choice``: the choice concerned, or ``None`` for the whole stream;
     - ``call``: the call's key (``ToolCallStarted.index``) when it is one call's;
     - ``call_id``: that call's id (minted when the provider sent none), or ``None``;

@@ -149,6 +149,27 @@ impl Stream {
                 });
             }
         }
+        let tokens = self
+            .dialect
+            .map(|d| tokens_of(d, self.usage.as_ref()))
+            .unwrap_or_default();
+        // Q46: a server that reports a cut at the output limit as a normal end.
+        if let (Some(max), Some(out)) = (self.limits.max_output_tokens, tokens.output_tokens) {
+            if out >= max {
+                problems.push(Problem {
+                    kind: ProblemKind::Cut,
+                    choice: Some(c),
+                    call: None,
+                    id: String::new(),
+                    event: None,
+                    message: format!(
+                        "the provider reported {out} output tokens, the request's limit of {max} \
+                         (max_output_tokens): the message was cut there, whatever its finish \
+                         reason says"
+                    ),
+                });
+            }
+        }
         let complete = ch.phase.normal() && !ch.failed && problems.is_empty();
         let finish = finish_of(ch.finish_reason.as_deref(), ch.phase.ended(), ch.failed).map(|f| {
             let client_calls = tool_uses.iter().any(|t| !t.server_side);
@@ -166,10 +187,7 @@ impl Stream {
             finish_reason: ch.finish_reason.clone(),
             finish,
             usage: self.usage.clone(),
-            tokens: self
-                .dialect
-                .map(|d| tokens_of(d, self.usage.as_ref()))
-                .unwrap_or_default(),
+            tokens,
             complete,
             problems,
             skipped: self.skipped.clone(),

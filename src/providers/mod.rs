@@ -67,6 +67,11 @@ pub struct AssemblerLimits {
     pub max_blocks: usize,
     /// Nodes of one call rebuilt from argument paths.
     pub max_arg_nodes: usize,
+    /// The request's output-token limit, when the caller gives it: a message
+    /// whose reported output tokens reach it was cut there, whatever its finish
+    /// reason says (Q46), and is not complete.
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
 }
 
 impl Default for AssemblerLimits {
@@ -79,6 +84,7 @@ impl Default for AssemblerLimits {
             max_choices: 128,
             max_blocks: 16 * 1024,
             max_arg_nodes: 100_000,
+            max_output_tokens: None,
         }
     }
 }

@@ -43,17 +43,21 @@ pub enum ProblemKind {
     Unreadable,
     /// Events missing or out of order by their sequence number (Q33).
     Sequence,
+    /// The reported output tokens reached the caller's `max_output_tokens`: the
+    /// message was cut at the limit, whatever its finish reason says (Q46).
+    Cut,
 }
 
 impl ProblemKind {
     /// Every kind, in the order of [`ProblemKind::name`]'s table.
-    pub const ALL: [ProblemKind; 6] = [
+    pub const ALL: [ProblemKind; 7] = [
         ProblemKind::Unnamed,
         ProblemKind::Provider,
         ProblemKind::Protocol,
         ProblemKind::NotApplied,
         ProblemKind::Unreadable,
         ProblemKind::Sequence,
+        ProblemKind::Cut,
     ];
 
     /// The kind as the Python API spells it.
@@ -66,6 +70,7 @@ impl ProblemKind {
             ProblemKind::NotApplied => "not-applied",
             ProblemKind::Unreadable => "unreadable",
             ProblemKind::Sequence => "sequence",
+            ProblemKind::Cut => "cut",
         }
     }
 }
