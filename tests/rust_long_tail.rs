@@ -470,3 +470,36 @@ fn q46_twin_below_the_limit_or_without_one_the_message_stays_complete() {
     assert!(cut_stream(&mut Assembler::new(Some(Dialect::OpenAiChat), limits), 255).complete);
     assert!(cut_stream(&mut chat(), 256).complete);
 }
+
+#[test]
+fn q37_extra_content_is_kept_whole_as_the_calls_provider_state() {
+    let signature = json!({"google": {"thought_signature": "c2ln"}});
+    let mut opener = call(0, Some("call_a"), Some("f"), json!(""));
+    opener["choices"][0]["delta"]["tool_calls"][0]["extra_content"] = signature.clone();
+    let (m, errors) = run(
+        &mut chat(),
+        &[opener, call(0, None, None, json!("{}")), end()],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let block = &m.tool_uses[0].block;
+    assert_eq!(block.provider_state_format, "openai-chat");
+    let kept: Value = serde_json::from_str(block.provider_state.as_deref().unwrap()).unwrap();
+    assert_eq!(kept, signature);
+    assert!(m.complete);
+}
+
+#[test]
+fn q37_twin_without_extra_content_there_is_no_state() {
+    let (m, _) = run(
+        &mut chat(),
+        &[call(0, Some("call_a"), Some("f"), json!("{}")), end()],
+    );
+    assert!(m.tool_uses[0].block.provider_state.is_none());
+}
+
+#[test]
+fn q40_several_values_in_one_input_are_counted_and_one_value_with_text_is_not() {
+    use _toolstitch::validate::several_values;
+    assert_eq!(several_values(br#"{"query":"A"}{"query":"B"}"#), Some(2));
+    assert_eq!(several_values(br#"{"query":"A"} trailing"#), None);
+}

@@ -8,7 +8,14 @@ import json
 from typing import Any
 
 import pytest
-from toolstitch import AssembledMessage, Assembler, Note, Toolset, ToolstitchError
+from toolstitch import (
+    AssembledMessage,
+    Assembler,
+    Note,
+    ToolResultBlock,
+    Toolset,
+    ToolstitchError,
+)
 
 
 def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -325,3 +332,35 @@ def test_q46_a_cut_at_the_output_limit_reported_as_a_normal_end(
         assert problem.kind == "cut" and "max_output_tokens" in problem
         with pytest.raises(ToolstitchError):
             m.validated(TOOLS)
+
+
+def test_q37_a_thought_signature_in_extra_content_is_kept_and_rendered_back() -> None:
+    from toolstitch import render_turn
+
+    signature = {"google": {"thought_signature": "c2lnbmF0dXJl"}}
+    opener = call(0, "", "call_a", "get_weather")
+    opener["choices"][0]["delta"]["tool_calls"][0]["extra_content"] = signature
+    args = call(0, '{"city": "Paris"}')
+    # Sometimes in a delta that carries nothing else.
+    alone = chunk({"tool_calls": [{"index": 0, "extra_content": signature}]})
+    for events in ([opener, args, END], [call(0, "", "call_a", "get_weather"), alone, args, END]):
+        for as_text in (False, True):
+            m, errors = run(*events, as_text=as_text)
+            assert errors == [] and m.complete
+            (block,) = m.tool_uses
+            assert block.provider_state_format == "openai-chat"
+            assert json.loads(block.provider_state or "") == signature
+            rendered = render_turn("openai-chat", m, [ToolResultBlock.text("call_a", "22 C")])
+            (assistant,) = [r for r in rendered if r.get("role") == "assistant"]
+            assert assistant["tool_calls"][0]["extra_content"] == signature
+
+
+def test_q37_twin_a_call_without_extra_content_renders_without_it() -> None:
+    from toolstitch import render_turn
+
+    m, _ = run(call(0, '{"city": "Paris"}', "call_a", "get_weather"), END)
+    assert m.tool_uses[0].provider_state is None
+    result = ToolResultBlock.text("call_a", "22 C")
+    rendered = render_turn("openai-chat", m, [result])
+    (assistant,) = [r for r in rendered if r.get("role") == "assistant"]
+    assert "extra_content" not in assistant["tool_calls"][0]

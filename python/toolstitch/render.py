@@ -562,13 +562,16 @@ def _chat_assistant(blocks: list[Block]) -> Item:
                     f"openai-chat cannot carry call {b.id!r} of kind {b.kind!r}: only function "
                     f"and custom tool calls"
                 )
-            calls.append(
-                {
-                    "id": b.id,
-                    "type": "function",
-                    "function": {"name": b.name, "arguments": b.input or "{}"},
-                }
-            )
+            call: Item = {
+                "id": b.id,
+                "type": "function",
+                "function": {"name": b.name, "arguments": b.input or "{}"},
+            }
+            # Gemini's compatible endpoint needs its thought signature back (Q37).
+            extra = _state(b, "openai-chat")
+            if isinstance(extra, dict):
+                call["extra_content"] = extra
+            calls.append(call)
         elif isinstance(b, ToolResultBlock) and b.kind:
             continue  # the result of a hosted tool: no form in Chat Completions either
         elif not isinstance(b, ThinkingBlock):

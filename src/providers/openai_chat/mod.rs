@@ -12,7 +12,9 @@ use serde::de::{self, value::SeqAccessDeserializer, Deserializer, SeqAccess, Vis
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::json::{is_complete_json, is_json_prefix, text, Few, Index, Str, TextOrObject};
+use super::json::{
+    is_complete_json, is_json_prefix, text, CompactJson, Few, Index, Str, TextOrObject,
+};
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
@@ -86,7 +88,14 @@ struct ToolCall<'a> {
     /// A custom tool's call (Q28): free-form text `input`, not JSON arguments.
     #[serde(borrow, default)]
     custom: Option<Custom<'a>>,
+    /// Gemini's compatible endpoint: `{"google": {"thought_signature": …}}`, which
+    /// the next turn must send back (Q37); kept whole as the call's provider state.
+    #[serde(default)]
+    extra_content: Option<CompactJson>,
 }
+
+/// The provider-state format of a call's `extra_content` (Q37).
+pub(crate) const FORMAT: &str = "openai-chat";
 
 #[derive(Debug, Default, PartialEq, Deserialize)]
 struct Custom<'a> {
@@ -277,6 +286,11 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
             seen.once(3)?;
             p.null()?.then_some(())
         }
+        // Kept as provider state: for the general path.
+        "extra_content" => {
+            seen.once(4)?;
+            p.null()?.then_some(())
+        }
         _ => p.skip(),
     })
 }
@@ -372,11 +386,23 @@ pub(crate) fn apply(
                     (None, None) => ("", Args::Text(""), None),
                 };
                 let index = call.index.map(|i| i.0);
-                fragment(s, c, index, text(&call.id), (name, args), kind, live)?;
+                let state = call.extra_content.as_ref().map(|j| (j.0.as_str(), FORMAT));
+                let piece = Piece {
+                    id: text(&call.id),
+                    name,
+                    args,
+                    state,
+                };
+                fragment(s, c, index, piece, kind, live)?;
             }
             if let Some(f) = &delta.function_call {
-                let piece = (text(&f.name), Args::of(f.arguments.as_ref()));
-                fragment(s, c, None, "", piece, None, live)?;
+                let piece = Piece {
+                    id: "",
+                    name: text(&f.name),
+                    args: Args::of(f.arguments.as_ref()),
+                    state: None,
+                };
+                fragment(s, c, None, piece, None, live)?;
             }
         }
         if let Some(reason) = &choice.finish_reason {
@@ -390,6 +416,16 @@ pub(crate) fn apply(
         _ => {}
     }
     Ok(())
+}
+
+/// What one tool-call fragment brings besides its index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Piece<'a> {
+    id: &'a str,
+    name: &'a str,
+    args: Args<'a>,
+    /// Provider state and its format (Q37).
+    state: Option<(&'a str, &'a str)>,
 }
 
 /// A call's arguments as one fragment brought them: text, or a whole JSON
@@ -502,11 +538,16 @@ pub(crate) fn fragment(
     s: &mut Stream,
     c: i64,
     index: Option<i64>,
-    id: &str,
-    (name, args): (&str, Args<'_>),
+    piece: Piece<'_>,
     kind: Option<&str>,
     live: &mut Live<'_>,
 ) -> R {
+    let Piece {
+        id,
+        name,
+        args,
+        state,
+    } = piece;
     let ch = s.choice(c)?;
     let existing = match index {
         Some(i) => ch.by_provider_index.get(&i).copied(),
@@ -553,7 +594,7 @@ pub(crate) fn fragment(
         (t, _) => t,
     };
     match target {
-        Some(k) => add(s, c, k, (id, name, args), live),
+        Some(k) => add(s, c, k, Piece { id, ..piece }, live),
         None => {
             let renamed = if index.is_some() && !id.is_empty() {
                 s.choice(c)?.by_id.get(id).copied()
@@ -592,6 +633,7 @@ pub(crate) fn fragment(
                 name,
                 input: args.text(),
                 kind,
+                state,
                 ..Opening::default()
             };
             let key = s.new_call(c, opening, live)?;
@@ -676,13 +718,13 @@ fn note_object(s: &mut Stream, c: i64, key: i64) {
 
 /// Adds a fragment to call `key`, after the rules for servers that resend a
 /// call's whole arguments (Q36, Q41) or send them as an object (Q42).
-fn add(
-    s: &mut Stream,
-    c: i64,
-    key: i64,
-    (id, name, args): (&str, &str, Args<'_>),
-    live: &mut Live<'_>,
-) -> R {
+fn add(s: &mut Stream, c: i64, key: i64, piece: Piece<'_>, live: &mut Live<'_>) -> R {
+    let Piece {
+        id,
+        name,
+        args,
+        state,
+    } = piece;
     let ch = s.choice(c)?;
     let held = ch.tools.get(key).map_or("", |b| b.input.as_str());
     match args {
@@ -697,13 +739,13 @@ fn add(
             ),
         }),
         Args::Object(json) => {
-            s.add_to_call(c, key, id, name, json, None, live)?;
+            s.add_to_call(c, key, id, name, json, state, live)?;
             note_object(s, c, key);
             Ok(())
         }
         Args::Text(piece) => match restatement(held, piece) {
             Some(kind) => {
-                s.add_to_call(c, key, id, name, "", None, live)?;
+                s.add_to_call(c, key, id, name, "", state, live)?;
                 s.replace_input(c, key, piece, live)?;
                 let message = match kind {
                     NoteKind::EmptyArgumentsReplaced => {
@@ -718,7 +760,7 @@ fn add(
                 s.note(c, kind, Some(key), message.to_owned());
                 Ok(())
             }
-            None => s.add_to_call(c, key, id, name, piece, None, live),
+            None => s.add_to_call(c, key, id, name, piece, state, live),
         },
     }
 }
@@ -821,7 +863,7 @@ pub(crate) const SPEC: Spec = Spec {
         end_label: "its finish_reason",
         after_end: AfterEnd::NoContent,
     },
-    state_formats: &[],
+    state_formats: &[FORMAT],
     client_items: &[CUSTOM],
     server_items: &[],
 };
