@@ -253,6 +253,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn all_lists_the_dialects_in_declaration_order() {
+        for (i, d) in Dialect::ALL.into_iter().enumerate() {
+            assert_eq!(d as usize, i);
+        }
+    }
+
+    #[test]
     fn names_are_unique_and_parse_back() {
         for d in Dialect::ALL {
             assert_eq!(d.name().parse::<Dialect>().ok(), Some(d));

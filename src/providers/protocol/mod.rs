@@ -188,10 +188,14 @@ impl Stream {
 
     /// Refuses an event of type `event` after choice `c` ended, unless the
     /// dialect's protocol allows it there (pings, usage trailers).
+    #[inline]
     pub(crate) fn may_follow(&self, c: i64, event: &str) -> R {
-        let ended = self.choices.get(&c).is_some_and(|ch| ch.phase.ended());
+        // The usual case, a message not ended yet, costs one lookup.
+        if !self.choices.get(&c).is_some_and(|ch| ch.phase.ended()) {
+            return Ok(());
+        }
         match self.protocol() {
-            Some(p) => p.after_end(ended, event),
+            Some(p) => p.after_end(true, event),
             None => Ok(()),
         }
     }
