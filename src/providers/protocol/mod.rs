@@ -250,7 +250,7 @@ impl Stream {
         self.call_event(c, key, BlockEvent::Finish, live);
     }
 
-    /// The restated end of a call's item (Responses `output_item.done`): the
+    /// The restated end of a call's item (a dialect's repeatable stop): the
     /// block's own stop, which may come more than once (Q4).
     pub(crate) fn item_done(&mut self, c: i64, key: i64, live: &mut Live<'_>) {
         self.call_event(c, key, BlockEvent::Done, live);
