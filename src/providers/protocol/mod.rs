@@ -330,8 +330,8 @@ impl Stream {
         self.end_with(c, true, live)
     }
 
-    /// An end that is not normal whatever the reason says (Responses
-    /// `response.incomplete`, a provider error).
+    /// An end that is not normal whatever the reason says (an end event the
+    /// dialect declares never normal, a provider error).
     pub(crate) fn end_abnormal(&mut self, c: i64, live: &mut Live<'_>) -> R {
         self.end_with(c, false, live)
     }
