@@ -3,6 +3,9 @@
 //! dialect's protocol. One test per row, named after it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod support;
+use support::assembler;
+
 use _toolstitch::blocks::Block;
 use _toolstitch::providers::{
     AssembledMessage, Assembler, AssemblerLimits, Dialect, Error, Finish, LiveEvent, ProblemKind,
@@ -14,10 +17,6 @@ const VERCEL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/real/vercel-ai/"
 );
-
-fn assembler(d: Option<Dialect>) -> Assembler {
-    Assembler::new(d, AssemblerLimits::default())
-}
 
 /// Feeds every event, returning the errors (the stream goes on after each).
 fn feed(a: &mut Assembler, events: &[Value]) -> Vec<Error> {

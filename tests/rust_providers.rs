@@ -3,22 +3,15 @@
 //! `tests/fixtures/real`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod support;
+use support::{assembler, fixture_text as fixture};
+
 use _toolstitch::blocks::Block;
 use _toolstitch::providers::{
     AssembledMessage, Assembler, AssemblerLimits, DecodeKind, Dialect, Error, Limit, LiveEvent,
     ProblemKind,
 };
 use serde_json::{json, Value};
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real/");
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{FIXTURES}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn assembler(d: Option<Dialect>) -> Assembler {
-    Assembler::new(d, AssemblerLimits::default())
-}
 
 /// Feeds every event (as JSON values turned to text), then closes.
 fn run(d: Option<Dialect>, events: &[Value]) -> Assembler {

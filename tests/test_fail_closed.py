@@ -7,13 +7,13 @@ counted; every kind of tool call is kept."""
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import toolstitch as ts
+from readers import REAL, json_lines, sse_events
 from toolstitch import (
     Assembler,
     DialectMismatchError,
@@ -29,25 +29,17 @@ from toolstitch import (
     ToolUseBlock,
 )
 
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 VERCEL = REAL / "vercel-ai"
 ANY = ts.Toolset({"f": {"type": "object"}, "get_weather": {"type": "object"}})
 
 
 def sse(*events: tuple[str | None, dict[str, Any]]) -> bytes:
     """SSE bytes, each event with its `event:` line when named."""
-    out = []
-    for name, data in events:
-        head = f"event: {name}\n" if name else ""
-        out.append(f"{head}data: {json.dumps(data)}\n\n")
-    return "".join(out).encode()
+    return sse_events(events)
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+    return json_lines(path)
 
 
 def feed_all(asm: Assembler, events: list[dict[str, Any]]) -> list[Exception]:
@@ -1045,7 +1037,7 @@ def responses_call_stream(*, item_done: bool) -> list[dict[str, Any]]:
 
 @pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
 def test_a_call_whose_block_never_stopped_before_a_normal_end_is_not_complete(
-    dialect: str,
+    dialect: ts.Provider,
 ) -> None:
     if dialect == "anthropic":
         whole = anthropic_tool_stream()

@@ -113,4 +113,4 @@ def test_problem_kinds_are_the_registrys_and_problems_keep_their_fields() -> Non
     copy = pickle.loads(pickle.dumps(problem))
     assert copy == problem and repr(copy) == repr(problem)
     with pytest.raises(AttributeError):
-        problem.kind = "protocol"  # type: ignore[misc]
+        problem.kind = "protocol"

@@ -104,8 +104,8 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
                 && shape_of(input).is_some();
         }
     };
-    let at = Dialect::ALL.iter().position(|o| *o == d);
-    match at.and_then(|i| MARKERS.get(i)) {
+    // `Dialect::ALL` lists the dialects in declaration order.
+    match MARKERS.get(d as usize) {
         Some(Some(finder)) => finder.find(bytes).is_some(),
         _ => false,
     }

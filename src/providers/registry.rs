@@ -253,6 +253,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn all_lists_the_dialects_in_declaration_order() {
+        for (i, d) in Dialect::ALL.into_iter().enumerate() {
+            assert_eq!(d as usize, i);
+        }
+    }
+
+    #[test]
     fn names_are_unique_and_parse_back() {
         for d in Dialect::ALL {
             assert_eq!(d.name().parse::<Dialect>().ok(), Some(d));
@@ -288,6 +295,48 @@ mod tests {
             for name in d.spec().hints.event_names.iter().flat_map(|l| l.iter()) {
                 for other in Dialect::ALL.into_iter().filter(|o| *o != d) {
                     assert!(!other.spec().hints.names(name), "{name}: {d} and {other}");
+                }
+            }
+        }
+    }
+
+    /// Generic code names no dialect's events: every event name a dialect
+    /// declares (hints and protocol) is absent from the generic files, outside
+    /// their tests.
+    #[test]
+    fn generic_code_names_no_dialects_events() {
+        const GENERIC: [(&str, &str); 12] = [
+            ("mod.rs", include_str!("mod.rs")),
+            ("detect.rs", include_str!("detect.rs")),
+            ("body.rs", include_str!("body.rs")),
+            ("state.rs", include_str!("state.rs")),
+            ("content.rs", include_str!("content.rs")),
+            ("message.rs", include_str!("message.rs")),
+            ("input.rs", include_str!("input.rs")),
+            ("output.rs", include_str!("output.rs")),
+            ("outcome.rs", include_str!("outcome.rs")),
+            ("error.rs", include_str!("error.rs")),
+            ("protocol/mod.rs", include_str!("protocol/mod.rs")),
+            (
+                "protocol/declaration.rs",
+                include_str!("protocol/declaration.rs"),
+            ),
+        ];
+        let mut names: Vec<&str> = Vec::new();
+        for d in Dialect::ALL {
+            let spec = d.spec();
+            let p = &spec.protocol;
+            names.extend(spec.hints.event_names.iter().flat_map(|l| l.iter()));
+            names.extend(p.start.iter().chain(p.open).chain(p.add).chain(p.stop));
+            names.extend(p.ends.iter().map(|(e, _)| *e));
+        }
+        // Words any protocol uses (`ping`, `error`) are not one dialect's.
+        names.retain(|n| n.contains(['_', '-', '.']) || n.chars().any(char::is_uppercase));
+        for (file, text) in GENERIC {
+            let code = text.split("#[cfg(test)]").next().unwrap_or(text);
+            for name in &names {
+                for quoted in [format!("\"{name}\""), format!("`{name}`")] {
+                    assert!(!code.contains(&quoted), "{file} names {quoted}");
                 }
             }
         }

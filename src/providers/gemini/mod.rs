@@ -612,7 +612,7 @@ pub(crate) const SPEC: Spec = Spec {
         add: &["candidates[].content.parts"],
         stop: &[],
         stopped_positions: &[],
-        ends: &[("finishReason", Ends::ByReason)],
+        ends: &[("candidates[].finishReason", Ends::ByReason)],
         end_label: "its finishReason",
         after_end: AfterEnd::NoContent,
     },

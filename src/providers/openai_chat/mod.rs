@@ -859,7 +859,7 @@ pub(crate) const SPEC: Spec = Spec {
         add: &["choices[].delta"],
         stop: &[],
         stopped_positions: &[],
-        ends: &[("finish_reason", Ends::ByReason)],
+        ends: &[("choices[].finish_reason", Ends::ByReason)],
         end_label: "its finish_reason",
         after_end: AfterEnd::NoContent,
     },

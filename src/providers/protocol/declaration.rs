@@ -33,7 +33,7 @@ pub(crate) struct Protocol {
     pub(crate) stopped_positions: &'static [u8],
     /// The events that end a message, and whether they can end it normally.
     pub(crate) ends: &'static [(&'static str, Ends)],
-    /// How the end is called in errors (`"message_stop"`).
+    /// How the end is called in errors (the end event's name).
     pub(crate) end_label: &'static str,
     /// What may follow the end.
     pub(crate) after_end: AfterEnd,

@@ -188,10 +188,14 @@ impl Stream {
 
     /// Refuses an event of type `event` after choice `c` ended, unless the
     /// dialect's protocol allows it there (pings, usage trailers).
+    #[inline]
     pub(crate) fn may_follow(&self, c: i64, event: &str) -> R {
-        let ended = self.choices.get(&c).is_some_and(|ch| ch.phase.ended());
+        // The usual case, a message not ended yet, costs one lookup.
+        if !self.choices.get(&c).is_some_and(|ch| ch.phase.ended()) {
+            return Ok(());
+        }
         match self.protocol() {
-            Some(p) => p.after_end(ended, event),
+            Some(p) => p.after_end(true, event),
             None => Ok(()),
         }
     }
@@ -246,7 +250,7 @@ impl Stream {
         self.call_event(c, key, BlockEvent::Finish, live);
     }
 
-    /// The restated end of a call's item (Responses `output_item.done`): the
+    /// The restated end of a call's item (a dialect's repeatable stop): the
     /// block's own stop, which may come more than once (Q4).
     pub(crate) fn item_done(&mut self, c: i64, key: i64, live: &mut Live<'_>) {
         self.call_event(c, key, BlockEvent::Done, live);
@@ -326,8 +330,8 @@ impl Stream {
         self.end_with(c, true, live)
     }
 
-    /// An end that is not normal whatever the reason says (Responses
-    /// `response.incomplete`, a provider error).
+    /// An end that is not normal whatever the reason says (an end event the
+    /// dialect declares never normal, a provider error).
     pub(crate) fn end_abnormal(&mut self, c: i64, live: &mut Live<'_>) -> R {
         self.end_with(c, false, live)
     }
