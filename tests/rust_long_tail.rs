@@ -503,3 +503,102 @@ fn q40_several_values_in_one_input_are_counted_and_one_value_with_text_is_not() 
     assert_eq!(several_values(br#"{"query":"A"}{"query":"B"}"#), Some(2));
     assert_eq!(several_values(br#"{"query":"A"} trailing"#), None);
 }
+
+// ----------------------------------------------------------------- Ollama native
+
+const OLLAMA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/ollama/chat-stream-tool-calls.jsonl"
+);
+
+fn ollama_stream() -> Vec<Value> {
+    std::fs::read_to_string(OLLAMA)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Feeds the recording's lines as they are written (keys in their order).
+fn run_lines(a: &mut Assembler) -> (AssembledMessage, Vec<Error>) {
+    let mut errors = Vec::new();
+    for line in std::fs::read_to_string(OLLAMA).unwrap().lines() {
+        if let Err(e) = a.feed_json(None, line.as_bytes(), None) {
+            errors.push(e);
+        }
+    }
+    if let Err(e) = a.close(None) {
+        errors.push(e);
+    }
+    (a.messages().remove(0), errors)
+}
+
+#[test]
+fn ollama_native_chat_stream_gives_its_calls_reasoning_and_usage() {
+    for dialect in [Some(Dialect::Ollama), None] {
+        let mut a = Assembler::new(dialect, AssemblerLimits::default());
+        let (m, errors) = run_lines(&mut a);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(a.dialect(), Some(Dialect::Ollama));
+        let calls: Vec<(&str, &str)> = m
+            .tool_uses
+            .iter()
+            .map(|t| (t.block.name.as_str(), t.block.input.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                (
+                    "get_current_weather",
+                    r#"{"location":"Toronto","format":"celsius"}"#
+                ),
+                (
+                    "get_current_weather",
+                    r#"{"location":"Ottawa","format":"celsius"}"#
+                ),
+            ]
+        );
+        assert!(m.tool_uses[0].id_minted);
+        assert_eq!(m.tool_uses[1].block.id, "call_4k2m");
+        assert_eq!(m.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(m.finish, Some(_toolstitch::providers::Finish::ToolCalls));
+        assert_eq!(
+            (m.tokens.input_tokens, m.tokens.output_tokens),
+            (Some(219), Some(56))
+        );
+        assert!(m.complete, "{:?}", m.problems);
+    }
+}
+
+#[test]
+fn ollama_native_fails_closed() {
+    let events = ollama_stream();
+    // No done line: cut.
+    let mut a = Assembler::new(Some(Dialect::Ollama), AssemblerLimits::default());
+    let (m, _) = run(&mut a, &events[..3]);
+    assert!(!m.complete);
+    // Content after the done line.
+    let mut a = Assembler::new(Some(Dialect::Ollama), AssemblerLimits::default());
+    let mut after = events.clone();
+    after.push(events[1].clone());
+    let (m, errors) = run(&mut a, &after);
+    assert!(!errors.is_empty());
+    assert!(!m.complete);
+    // The same id twice is one id on two calls (Q25).
+    let mut a = Assembler::new(Some(Dialect::Ollama), AssemblerLimits::default());
+    let twice = [events[2].clone(), events[2].clone(), events[3].clone()];
+    let (m, errors) = run(&mut a, &twice);
+    assert!(matches!(
+        errors.as_slice(),
+        [Error::Protocol {
+            rule: Rule::DuplicateId,
+            ..
+        }]
+    ));
+    assert!(!m.complete);
+    // An error line is a provider error.
+    let mut a = Assembler::new(Some(Dialect::Ollama), AssemblerLimits::default());
+    let (m, errors) = run(&mut a, &[json!({"error": "model 'x' not found"})]);
+    assert!(matches!(errors.as_slice(), [Error::Provider { .. }]));
+    assert!(!m.complete);
+}

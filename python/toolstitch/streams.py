@@ -64,6 +64,7 @@ Provider: TypeAlias = Literal[
     "bedrock",
     "gemini",
     "cohere",
+    "ollama",
 ]
 """The names ``Assembler`` takes: a wire dialect, or ``"auto"`` (decided from the first
 event that identifies itself)."""

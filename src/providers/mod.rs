@@ -22,6 +22,7 @@ mod gemini;
 mod input;
 mod json;
 mod message;
+mod ollama;
 mod openai_chat;
 mod outcome;
 mod output;

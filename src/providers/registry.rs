@@ -189,6 +189,8 @@ dialects! {
     Gemini => gemini,
     /// Cohere v2 chat.
     Cohere => cohere,
+    /// Ollama's native chat API (`/api/chat`).
+    Ollama => ollama,
 }
 
 impl Dialect {
