@@ -10,28 +10,40 @@
 //!
 //! Pure Rust: nothing here names pyo3.
 
-mod anthropic;
-mod bedrock;
 mod body;
 mod bytes;
-mod cohere;
 mod content;
 mod detect;
 mod error;
-mod gemini;
 mod input;
 mod json;
 mod message;
-mod ollama;
-mod openai_chat;
 mod outcome;
 mod output;
 mod protocol;
+#[macro_use]
 mod registry;
-mod responses;
 mod scan;
 mod state;
 mod tree;
+
+// The registry: one line per dialect, each a folder beside this file.
+dialects! {
+    /// OpenAI Chat Completions and every compatible server.
+    OpenAiChat => openai_chat,
+    /// OpenAI Responses.
+    OpenAiResponses => responses,
+    /// Anthropic Messages.
+    Anthropic => anthropic,
+    /// AWS Bedrock ConverseStream.
+    Bedrock => bedrock,
+    /// Gemini API and Vertex AI.
+    Gemini => gemini,
+    /// Cohere v2 chat.
+    Cohere => cohere,
+    /// Ollama's native chat API (`/api/chat`).
+    Ollama => ollama,
+}
 
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -44,10 +56,9 @@ pub use outcome::{Finish, TokenUsage};
 pub use output::{
     AssembledMessage, LiveEvent, Note, NoteKind, Problem, ProblemKind, Skipped, ToolUse,
 };
-pub use registry::{Dialect, AUTO};
+pub use registry::AUTO;
 pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
 
-use registry::DialectState;
 use state::{Fail, Live, Stream};
 
 /// Bounds on one stream. Going over one is an [`Error::Limit`] naming it; the

@@ -7,7 +7,8 @@
 //!
 //! Adding a dialect is one folder (a `SPEC`, a `State` implementing
 //! [`Adapter`], a `body` module when it has non-streamed bodies) and one line
-//! in the `dialects!` list below.
+//! in the `dialects!` list at the top of `providers/mod.rs`, which declares
+//! the folder's module, the [`Dialect`] variant and its state.
 
 use std::fmt;
 use std::str::FromStr;
@@ -18,7 +19,7 @@ use super::body::Made;
 use super::outcome::TokenUsage;
 use super::protocol::Protocol;
 use super::state::{Fail, Live, Stream, R};
-use super::{Error, Input, Tree};
+use super::{Dialect, Error, Input, Tree};
 
 /// What one dialect is, for the generic code and for Python.
 #[derive(Debug)]
@@ -90,6 +91,80 @@ pub(crate) struct BodySpec {
     pub(crate) events: fn(&[u8]) -> Result<Vec<Made>, Fail>,
 }
 
+/// Declares the dialects: one line each, `Variant => folder`, in the order
+/// of [`Dialect::ALL`]. It declares each folder's module, the [`Dialect`]
+/// enum and the state of the one dialect a stream speaks.
+macro_rules! dialects {
+    ($($(#[$doc:meta])* $variant:ident => $module:ident,)+) => {
+        $(mod $module;)+
+
+        /// The wire dialects an [`Assembler`] reads.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+        pub enum Dialect {
+            $($(#[$doc])* $variant,)+
+        }
+
+        impl Dialect {
+            /// Every dialect, in the order of the registry.
+            pub const ALL: [Dialect; [$(stringify!($variant)),+].len()] =
+                [$(Dialect::$variant,)+];
+
+            /// The dialect's description.
+            pub(crate) fn spec(self) -> &'static $crate::providers::registry::Spec {
+                match self {
+                    $(Dialect::$variant => &$module::SPEC,)+
+                }
+            }
+        }
+
+        /// The state of the one dialect a stream speaks (static dispatch).
+        #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+        pub(crate) enum DialectState {
+            $($variant($module::State),)+
+        }
+
+        impl DialectState {
+            pub(crate) fn new(d: Dialect) -> Self {
+                match d {
+                    $(Dialect::$variant => DialectState::$variant(Default::default()),)+
+                }
+            }
+
+            #[inline]
+            pub(crate) fn feed(
+                &mut self,
+                s: &mut $crate::providers::state::Stream,
+                event_name: Option<&str>,
+                input: $crate::providers::Input<'_>,
+                live: &mut $crate::providers::state::Live<'_>,
+            ) -> $crate::providers::state::R {
+                use $crate::providers::registry::Adapter as _;
+                match self {
+                    $(DialectState::$variant(st) => st.feed(s, event_name, input, live),)+
+                }
+            }
+
+            pub(crate) fn end_of_stream(
+                &mut self,
+                s: &mut $crate::providers::state::Stream,
+                live: &mut $crate::providers::state::Live<'_>,
+            ) -> $crate::providers::state::R {
+                use $crate::providers::registry::Adapter as _;
+                match self {
+                    $(DialectState::$variant(st) => st.end_of_stream(s, live),)+
+                }
+            }
+
+            pub(crate) fn rebuilt_inputs(&self) -> Vec<(i64, i64, String)> {
+                use $crate::providers::registry::Adapter as _;
+                match self {
+                    $(DialectState::$variant(st) => st.rebuilt_inputs(),)+
+                }
+            }
+        }
+    };
+}
+
 /// What every dialect's state does with the events of its stream.
 pub(crate) trait Adapter: Default {
     /// Applies one event.
@@ -112,85 +187,6 @@ pub(crate) trait Adapter: Default {
     fn rebuilt_inputs(&self) -> Vec<(i64, i64, String)> {
         Vec::new()
     }
-}
-
-macro_rules! dialects {
-    ($($(#[$doc:meta])* $variant:ident => $module:ident,)+) => {
-        /// The wire dialects an [`Assembler`](super::Assembler) reads.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-        pub enum Dialect {
-            $($(#[$doc])* $variant,)+
-        }
-
-        impl Dialect {
-            /// Every dialect, in the order of the registry.
-            pub const ALL: [Dialect; [$(stringify!($variant)),+].len()] =
-                [$(Dialect::$variant,)+];
-
-            /// The dialect's description.
-            pub(crate) fn spec(self) -> &'static Spec {
-                match self {
-                    $(Dialect::$variant => &super::$module::SPEC,)+
-                }
-            }
-        }
-
-        /// The state of the one dialect a stream speaks (static dispatch).
-        #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-        pub(crate) enum DialectState {
-            $($variant(super::$module::State),)+
-        }
-
-        impl DialectState {
-            pub(crate) fn new(d: Dialect) -> Self {
-                match d {
-                    $(Dialect::$variant => DialectState::$variant(Default::default()),)+
-                }
-            }
-
-            #[inline]
-            pub(crate) fn feed(
-                &mut self,
-                s: &mut Stream,
-                event_name: Option<&str>,
-                input: Input<'_>,
-                live: &mut Live<'_>,
-            ) -> R {
-                match self {
-                    $(DialectState::$variant(st) => st.feed(s, event_name, input, live),)+
-                }
-            }
-
-            pub(crate) fn end_of_stream(&mut self, s: &mut Stream, live: &mut Live<'_>) -> R {
-                match self {
-                    $(DialectState::$variant(st) => st.end_of_stream(s, live),)+
-                }
-            }
-
-            pub(crate) fn rebuilt_inputs(&self) -> Vec<(i64, i64, String)> {
-                match self {
-                    $(DialectState::$variant(st) => st.rebuilt_inputs(),)+
-                }
-            }
-        }
-    };
-}
-
-dialects! {
-    /// OpenAI Chat Completions and every compatible server.
-    OpenAiChat => openai_chat,
-    /// OpenAI Responses.
-    OpenAiResponses => responses,
-    /// Anthropic Messages.
-    Anthropic => anthropic,
-    /// AWS Bedrock ConverseStream.
-    Bedrock => bedrock,
-    /// Gemini API and Vertex AI.
-    Gemini => gemini,
-    /// Cohere v2 chat.
-    Cohere => cohere,
-    /// Ollama's native chat API (`/api/chat`).
-    Ollama => ollama,
 }
 
 impl Dialect {
