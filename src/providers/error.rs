@@ -178,11 +178,19 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::UnknownDialect { name } => write!(
-                f,
-                "unknown provider {name:?}: expected one of \"openai-chat\", \"openai-responses\", \
-                 \"anthropic\", \"bedrock\", \"gemini\", \"cohere\" or \"auto\""
-            ),
+            Error::UnknownDialect { name } => {
+                // The registry's names, so that a new dialect is listed by itself.
+                let names: Vec<String> = super::Dialect::ALL
+                    .iter()
+                    .map(|d| format!("{:?}", d.name()))
+                    .collect();
+                write!(
+                    f,
+                    "unknown provider {name:?}: expected one of {} or {:?}",
+                    names.join(", "),
+                    super::AUTO
+                )
+            }
             Error::Decode { event, kind, detail } => {
                 let what = match kind {
                     DecodeKind::MalformedJson => "is not valid JSON",
