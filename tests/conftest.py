@@ -3,16 +3,15 @@ from __future__ import annotations
 import gzip
 import json
 import random
-import struct
-import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from readers import REAL, eventstream_frame, sse_events
 
 ROOT = Path(__file__).resolve().parent.parent
-REAL_FIXTURES = ROOT / "tests" / "fixtures" / "real"
+REAL_FIXTURES = REAL
 
 
 @pytest.fixture(scope="session")
@@ -30,11 +29,7 @@ def real_fixtures() -> Path:
 
 
 def _sse(events: Sequence[tuple[str | None, dict[str, Any]]]) -> bytes:
-    out = []
-    for name, data in events:
-        head = f"event: {name}\n" if name else ""
-        out.append(f"{head}data: {json.dumps(data, ensure_ascii=False)}\n\n")
-    return "".join(out).encode()
+    return sse_events(events, ensure_ascii=False)
 
 
 def _pieces(text: str, rng: random.Random) -> list[str]:
@@ -122,26 +117,6 @@ def _gemini(calls: list[tuple[str, str, str]], rng: random.Random) -> bytes:
         }
     )
     return b"".join(json.dumps(line).encode() + b"\n" for line in lines)
-
-
-def eventstream_frame(event_type: str, payload: dict[str, Any]) -> bytes:
-    """One AWS event-stream frame: prelude, its CRC32, string headers, payload, CRC32."""
-    headers = b""
-    for name, value in (
-        (":event-type", event_type),
-        (":content-type", "application/json"),
-        (":message-type", "event"),
-    ):
-        encoded = value.encode()
-        headers += (
-            bytes([len(name)]) + name.encode() + b"\x07" + struct.pack(">H", len(encoded)) + encoded
-        )
-    body = json.dumps(payload).encode()
-    total = 12 + len(headers) + len(body) + 4
-    prelude = struct.pack(">II", total, len(headers))
-    prelude += struct.pack(">I", zlib.crc32(prelude))
-    message = prelude + headers + body
-    return message + struct.pack(">I", zlib.crc32(message))
 
 
 def _bedrock(calls: list[tuple[str, str, str]], rng: random.Random) -> bytes:

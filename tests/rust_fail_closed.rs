@@ -3,6 +3,9 @@
 //! dialect's protocol. One test per row, named after it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod support;
+use support::assembler;
+
 use _toolstitch::blocks::Block;
 use _toolstitch::providers::{
     AssembledMessage, Assembler, AssemblerLimits, Dialect, Error, Finish, LiveEvent, ProblemKind,
@@ -14,10 +17,6 @@ const VERCEL: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/fixtures/real/vercel-ai/"
 );
-
-fn assembler(d: Option<Dialect>) -> Assembler {
-    Assembler::new(d, AssemblerLimits::default())
-}
 
 /// Feeds every event, returning the errors (the stream goes on after each).
 fn feed(a: &mut Assembler, events: &[Value]) -> Vec<Error> {
@@ -457,4 +456,143 @@ fn q35_the_most_specific_error_code_is_reported() {
     }
     assert_eq!(a.messages()[0].finish, Some(Finish::Error));
     refused(&a.messages()[0]);
+}
+
+/// The streams of every dialect with a per-block stop for one call, with the
+/// call's own stop (`with_stop`) or without it: one event lost before a normal end.
+fn one_call_stream(d: Dialect, with_stop: bool) -> Vec<(Option<&'static str>, Value)> {
+    let mut ev: Vec<(Option<&'static str>, Value)> = match d {
+        Dialect::Anthropic => vec![
+            (
+                None,
+                json!({"type": "message_start", "message": {"usage": {}}}),
+            ),
+            (
+                None,
+                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}}}),
+            ),
+            (
+                None,
+                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": "{}"}}),
+            ),
+            (None, json!({"type": "content_block_stop", "index": 0})),
+            (
+                None,
+                json!({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {}}),
+            ),
+            (None, json!({"type": "message_stop"})),
+        ],
+        Dialect::OpenAiResponses => vec![
+            (
+                None,
+                json!({"type": "response.created", "response": {"status": "in_progress"}}),
+            ),
+            (
+                None,
+                json!({"type": "response.output_item.added", "output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": ""}}),
+            ),
+            (
+                None,
+                json!({"type": "response.function_call_arguments.delta", "output_index": 0, "item_id": "fc_1", "delta": "{}"}),
+            ),
+            (
+                None,
+                json!({"type": "response.output_item.done", "output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f", "arguments": "{}"}}),
+            ),
+            (
+                None,
+                json!({"type": "response.completed", "response": {"status": "completed"}}),
+            ),
+        ],
+        Dialect::Bedrock => vec![
+            (Some("messageStart"), json!({"role": "assistant"})),
+            (
+                Some("contentBlockStart"),
+                json!({"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tu_1", "name": "f"}}}),
+            ),
+            (
+                Some("contentBlockDelta"),
+                json!({"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{}"}}}),
+            ),
+            (Some("contentBlockStop"), json!({"contentBlockIndex": 0})),
+            (Some("messageStop"), json!({"stopReason": "tool_use"})),
+        ],
+        Dialect::Cohere => vec![
+            (None, json!({"type": "message-start", "id": "m"})),
+            (
+                None,
+                json!({"type": "tool-call-start", "index": 0, "delta": {"message": {"tool_calls": {"id": "tc_1", "type": "function", "function": {"name": "f", "arguments": ""}}}}}),
+            ),
+            (
+                None,
+                json!({"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": "{}"}}}}}),
+            ),
+            (None, json!({"type": "tool-call-end", "index": 0})),
+            (
+                None,
+                json!({"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}}),
+            ),
+        ],
+        _ => Vec::new(),
+    };
+    if !with_stop {
+        let stop = |(name, e): &(Option<&str>, Value)| {
+            let kind = name.or_else(|| e["type"].as_str()).unwrap_or_default();
+            [
+                "content_block_stop",
+                "response.output_item.done",
+                "contentBlockStop",
+                "tool-call-end",
+            ]
+            .contains(&kind)
+        };
+        ev.retain(|e| !stop(e));
+    }
+    ev
+}
+
+#[test]
+fn a_call_without_its_own_stop_before_a_normal_end_is_not_complete() {
+    for d in [
+        Dialect::Anthropic,
+        Dialect::OpenAiResponses,
+        Dialect::Bedrock,
+        Dialect::Cohere,
+    ] {
+        for with_stop in [true, false] {
+            let mut a = assembler(Some(d));
+            for (name, e) in one_call_stream(d, with_stop) {
+                a.feed_json(name, e.to_string().as_bytes(), None)
+                    .unwrap_or_else(|err| panic!("{d}: {err}"));
+            }
+            a.close(None).unwrap();
+            let m = &a.messages()[0];
+            assert_eq!(m.tool_uses.len(), 1, "{d}");
+            assert_eq!(m.complete, with_stop, "{d}, stop {with_stop}: {m:?}");
+            if with_stop {
+                assert!(m.problems.is_empty(), "{d}: {:?}", m.problems);
+                continue;
+            }
+            let id = m.tool_uses[0].block.id.clone();
+            let p = m
+                .problems
+                .iter()
+                .find(|p| p.kind == ProblemKind::Protocol && p.call == Some(0))
+                .unwrap_or_else(|| panic!("{d}: {m:?}"));
+            assert_eq!(p.id, id, "{d}");
+            assert!(p.message.contains(&id), "{d}: {}", p.message);
+            assert!(
+                p.message.contains("never received its own stop"),
+                "{}",
+                p.message
+            );
+            let stop = match d {
+                Dialect::Anthropic => "content_block_stop",
+                Dialect::OpenAiResponses => "response.output_item.done",
+                Dialect::Bedrock => "contentBlockStop",
+                _ => "tool-call-end",
+            };
+            assert!(p.message.contains(stop), "{d}: {} lacks {stop}", p.message);
+        }
+    }
 }

@@ -4,39 +4,21 @@
 
 use std::collections::BTreeMap;
 
+mod support;
+use support::{cassette_bodies, fixture, ragged};
+
 use _toolstitch::framing::{
     detect, Decoder, EventStreamDecoder, EventStreamMessage, Frame, FramingLimits,
     JsonLinesDecoder, SseDecoder, SseEvent, Transport,
 };
 use serde_json::Value;
 
-const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real/");
-
-fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{REAL}{name}");
-    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
-}
-
-/// The bytes cut into pieces of 1, 2, 3, … 17 bytes, cycling.
-fn ragged(bytes: &[u8]) -> Vec<&[u8]> {
-    let mut pieces = Vec::new();
-    let mut rest = bytes;
-    let mut size = 1;
-    while !rest.is_empty() {
-        let (piece, tail) = rest.split_at_checked(size).unwrap_or((rest, &[]));
-        pieces.push(piece);
-        rest = tail;
-        size = size % 17 + 1;
-    }
-    pieces
-}
-
 /// The ways every recording is fed: whole, one byte at a time, ragged.
 fn cuttings(bytes: &[u8]) -> Vec<Vec<&[u8]>> {
     vec![
         vec![bytes],
         bytes.chunks(1).collect(),
-        ragged(bytes),
+        ragged(bytes, 17),
         bytes.chunks(4096).collect(),
     ]
 }
@@ -111,7 +93,7 @@ fn openai_chat_completions_parallel_two_tools() {
         Some("{\"ticker\": \"AAPL\", \"exchange\": \"NASDAQ\"}")
     );
 
-    let frames = auto_frames(&ragged(&bytes));
+    let frames = auto_frames(&ragged(&bytes, 17));
     assert_eq!(
         frames,
         events.into_iter().map(Frame::Sse).collect::<Vec<_>>()
@@ -173,53 +155,6 @@ fn anthropic_messages_text_then_tool_use() {
     );
 }
 
-/// Standard base64 with padding and line breaks ignored; test-only.
-fn base64_decode(text: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut acc: u32 = 0;
-    let mut bits = 0;
-    for c in text.bytes() {
-        let value = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            b'=' | b'\n' | b'\r' | b' ' => continue,
-            other => panic!("not base64: {other:#04x}"),
-        };
-        acc = (acc << 6) | u32::from(value);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push(((acc >> bits) & 0xFF) as u8);
-        }
-    }
-    out
-}
-
-/// The `!!binary` response bodies of a VCR cassette, decoded.
-fn cassette_response_bodies(yaml: &str) -> Vec<Vec<u8>> {
-    let mut bodies = Vec::new();
-    let mut lines = yaml.lines().peekable();
-    while let Some(line) = lines.next() {
-        if line.trim() != "string: !!binary |" {
-            continue;
-        }
-        let indent = line.len() - line.trim_start().len();
-        let mut encoded = String::new();
-        while let Some(next) = lines.peek() {
-            if next.len() - next.trim_start().len() <= indent {
-                break;
-            }
-            encoded.push_str(next.trim());
-            lines.next();
-        }
-        bodies.push(base64_decode(&encoded));
-    }
-    bodies
-}
-
 fn event_stream_messages(pieces: &[&[u8]]) -> Vec<EventStreamMessage> {
     let mut decoder = EventStreamDecoder::new(FramingLimits::default());
     let mut out = Vec::new();
@@ -238,7 +173,7 @@ fn event_stream_messages(pieces: &[&[u8]]) -> Vec<EventStreamMessage> {
 fn bedrock_converse_stream_nova_tool_use() {
     let yaml = String::from_utf8(fixture("bedrock_converse-stream-nova-tool-use.vcr.yaml"))
         .unwrap_or_default();
-    let bodies = cassette_response_bodies(&yaml);
+    let bodies = cassette_bodies(&yaml);
     assert_eq!(bodies.len(), 2);
     let mut tool_input = String::new();
     let mut tool_name = String::new();
@@ -249,7 +184,7 @@ fn bedrock_converse_stream_nova_tool_use() {
             assert_eq!(event_stream_messages(&pieces), messages);
         }
         assert_eq!(
-            auto_frames(&ragged(body)),
+            auto_frames(&ragged(body, 17)),
             messages
                 .iter()
                 .cloned()
@@ -326,7 +261,7 @@ fn json_lines_recordings() {
         assert_eq!(detect(&bytes), Some(Transport::JsonLines), "{name}");
         let mut lines = Vec::new();
         let mut decoder = JsonLinesDecoder::new(FramingLimits::default());
-        for piece in ragged(&bytes) {
+        for piece in ragged(&bytes, 17) {
             assert_eq!(decoder.push(piece, &mut lines), Ok(()));
         }
         assert_eq!(decoder.finish(&mut lines), Ok(()));

@@ -3,22 +3,15 @@
 //! `tests/fixtures/real`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
+mod support;
+use support::{assembler, fixture_text as fixture};
+
 use _toolstitch::blocks::Block;
 use _toolstitch::providers::{
-    AssembledMessage, Assembler, AssemblerLimits, DecodeKind, Dialect, Error, LiveEvent,
+    AssembledMessage, Assembler, AssemblerLimits, DecodeKind, Dialect, Error, Limit, LiveEvent,
     ProblemKind,
 };
 use serde_json::{json, Value};
-
-const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real/");
-
-fn fixture(name: &str) -> String {
-    std::fs::read_to_string(format!("{FIXTURES}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn assembler(d: Option<Dialect>) -> Assembler {
-    Assembler::new(d, AssemblerLimits::default())
-}
 
 /// Feeds every event (as JSON values turned to text), then closes.
 fn run(d: Option<Dialect>, events: &[Value]) -> Assembler {
@@ -1008,7 +1001,7 @@ fn limits_reject_the_fragment_and_keep_the_rest() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_input_bytes",
+                limit: Limit::MaxInputBytes,
                 ..
             }
         ),
@@ -1027,7 +1020,7 @@ fn limits_reject_the_fragment_and_keep_the_rest() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_calls",
+                limit: Limit::MaxCalls,
                 ..
             }
         ),
@@ -1046,7 +1039,7 @@ fn limits_reject_the_fragment_and_keep_the_rest() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_choices",
+                limit: Limit::MaxChoices,
                 ..
             }
         ),
@@ -1058,7 +1051,7 @@ fn limits_reject_the_fragment_and_keep_the_rest() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_event_bytes",
+                limit: Limit::MaxEventBytes,
                 ..
             }
         ),
@@ -1096,7 +1089,7 @@ fn total_bytes_limit_covers_the_whole_stream() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_total_bytes",
+                limit: Limit::MaxTotalBytes,
                 ..
             }
         ),

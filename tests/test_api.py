@@ -16,7 +16,7 @@ import toolstitch
 # Owned by the streams layer, whose signature is checked with it.
 NOT_HERE = {"Assembler"}
 # Type aliases: documented where they are defined, not callable.
-ALIASES = {"Block", "Finish", "LiveEvent", "Provider"}
+ALIASES = {"Block", "Finish", "LiveEvent", "ProblemKind", "Provider"}
 # Constants: documented where they are defined.
 CONSTANTS = {"RECORD_KEYS"}
 

@@ -3,7 +3,6 @@ input coercion, errors and limits."""
 
 from __future__ import annotations
 
-import binascii
 import json
 import struct
 import threading
@@ -14,6 +13,7 @@ import pytest
 import toolstitch as ts
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from readers import eventstream_frame, eventstream_message, sse_events
 from toolstitch import (
     AssembledMessage,
     Assembler,
@@ -89,33 +89,16 @@ def triples(m: AssembledMessage) -> list[tuple[str, str, str]]:
 
 
 def sse(events: list[dict[str, Any]], named: bool = False) -> bytes:
-    out = []
-    for e in events:
-        head = f"event: {e['type']}\n" if named else ""
-        out.append(f"{head}data: {json.dumps(e)}\n\n")
-    return "".join(out).encode()
+    return sse_events((e["type"] if named else None, e) for e in events)
 
 
 def frame(headers: dict[str, str], payload: bytes) -> bytes:
     """One AWS event-stream frame with string headers."""
-    hb = b"".join(
-        bytes([len(k)]) + k.encode() + b"\x07" + struct.pack(">H", len(v)) + v.encode()
-        for k, v in headers.items()
-    )
-    total = 12 + len(hb) + len(payload) + 4
-    prelude = struct.pack(">II", total, len(hb))
-    head = prelude + struct.pack(">I", binascii.crc32(prelude))
-    body = head + hb + payload
-    return body + struct.pack(">I", binascii.crc32(body))
+    return eventstream_message(headers, payload)
 
 
 def bedrock_event(name: str, payload: dict[str, Any]) -> bytes:
-    headers = {
-        ":event-type": name,
-        ":content-type": "application/json",
-        ":message-type": "event",
-    }
-    return frame(headers, json.dumps(payload).encode())
+    return eventstream_frame(name, payload)
 
 
 ANTHROPIC_TOOL: list[dict[str, Any]] = [

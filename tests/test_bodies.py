@@ -26,6 +26,7 @@ import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from readers import REAL, json_lines, sse_events
 from toolstitch import (
     AssembledMessage,
     Assembler,
@@ -36,8 +37,6 @@ from toolstitch import (
     ToolResultBlock,
     ToolUseBlock,
 )
-
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
 # ------------------------------------------------------------------ a local server
 
@@ -131,16 +130,11 @@ def fed_bytes(provider: Provider, data: bytes, cuts: list[int]) -> AssembledMess
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return json_lines(path)
 
 
 def sse_of(events: list[dict[str, Any]], *, named: bool = False, crlf: bool = False) -> bytes:
-    nl = "\r\n" if crlf else "\n"
-    out = []
-    for e in events:
-        head = f"event: {e['type']}{nl}" if named else ""
-        out.append(f"{head}data: {json.dumps(e)}{nl}{nl}")
-    return "".join(out).encode()
+    return sse_events(((e["type"] if named else None, e) for e in events), crlf=crlf)
 
 
 def canonical(m: AssembledMessage) -> AssembledMessage:

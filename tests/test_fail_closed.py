@@ -7,13 +7,13 @@ counted; every kind of tool call is kept."""
 from __future__ import annotations
 
 import contextlib
-import gzip
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 import toolstitch as ts
+from readers import REAL, json_lines, sse_events
 from toolstitch import (
     Assembler,
     DialectMismatchError,
@@ -29,25 +29,17 @@ from toolstitch import (
     ToolUseBlock,
 )
 
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 VERCEL = REAL / "vercel-ai"
 ANY = ts.Toolset({"f": {"type": "object"}, "get_weather": {"type": "object"}})
 
 
 def sse(*events: tuple[str | None, dict[str, Any]]) -> bytes:
     """SSE bytes, each event with its `event:` line when named."""
-    out = []
-    for name, data in events:
-        head = f"event: {name}\n" if name else ""
-        out.append(f"{head}data: {json.dumps(data)}\n\n")
-    return "".join(out).encode()
+    return sse_events(events)
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
-    raw = path.read_bytes()
-    if path.suffix == ".gz":
-        raw = gzip.decompress(raw)
-    return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+    return json_lines(path)
 
 
 def feed_all(asm: Assembler, events: list[dict[str, Any]]) -> list[Exception]:
@@ -1010,3 +1002,66 @@ def test_q35_groq_mid_stream_error_gives_the_most_specific_code() -> None:
     with pytest.raises(ProviderError) as err:
         asm.feed({"error": {"message": "bad", "type": "BadRequestError", "code": 400}})
     assert err.value.error_type == "BadRequestError"
+
+
+# ------------------------------------------------------------------ a lost stop
+
+
+def responses_call_stream(*, item_done: bool) -> list[dict[str, Any]]:
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"status": "in_progress"}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**item, "arguments": ""},
+        },
+        {
+            "type": "response.function_call_arguments.delta",
+            "output_index": 0,
+            "item_id": "fc_1",
+            "delta": '{"p":1}',
+        },
+    ]
+    if item_done:
+        events.append(
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": {**item, "arguments": '{"p":1}'},
+            }
+        )
+    events.append({"type": "response.completed", "response": {"status": "completed"}})
+    return events
+
+
+@pytest.mark.parametrize("dialect", ["anthropic", "openai-responses"])
+def test_a_call_whose_block_never_stopped_before_a_normal_end_is_not_complete(
+    dialect: ts.Provider,
+) -> None:
+    if dialect == "anthropic":
+        whole = anthropic_tool_stream()
+        lost = [e for e in whole if e["type"] != "content_block_stop"]
+    else:
+        whole = responses_call_stream(item_done=True)
+        lost = responses_call_stream(item_done=False)
+    asm = Assembler(dialect)
+    assert feed_all(asm, whole) == []
+    assert asm.message().complete and not asm.message().problems
+    asm = Assembler(dialect)
+    assert feed_all(asm, lost) == []
+    m = asm.message()
+    (call,) = m.tool_uses
+    assert call.input == '{"p":1}' and m.finish_reason in ("tool_use", "completed")
+    refused(m)
+    (problem,) = m.problems
+    assert call.id in problem and "never received its own stop" in problem
+    # The problem crosses with its fields: the call it names, where, and what.
+    assert isinstance(problem, ts.Problem)
+    assert (problem.kind, problem.choice, problem.call, problem.call_id) == (
+        "protocol",
+        0,
+        0,
+        call.id,
+    )
+    assert problem.event == len(lost) and str(problem) == problem.message

@@ -3,29 +3,23 @@ in this process or another one (a long stream can move between workers)."""
 
 from __future__ import annotations
 
-import base64
 import copy
 import gzip
 import pickle
-import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import toolstitch as ts
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from readers import REAL, cassette_bodies
 from toolstitch import Assembler, StreamDecodeError
-
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
 
 def bedrock_frames() -> bytes:
-    text = (REAL / "bedrock_converse-stream-nova-tool-use.vcr.yaml").read_text()
-    blob = re.search(r"string: !!binary \|\n((?:\s+\S+\n)+)", text)
-    assert blob is not None
-    return base64.b64decode("".join(blob.group(1).split()))
+    # The cassette's first response body.
+    return cassette_bodies(REAL / "bedrock_converse-stream-nova-tool-use.vcr.yaml")[0]
 
 
 STREAMS = {

@@ -7,10 +7,8 @@ The expected calls are those stated in tests/fixtures/PROVENANCE.md and vercel-a
 
 from __future__ import annotations
 
-import base64
 import json
 import random
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,10 +16,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from readers import REAL, cassette_bodies
 from toolstitch import AssembledMessage, Assembler, Provider, ToolCallStarted, ToolInputDelta
-
-REAL = Path(__file__).resolve().parent / "fixtures" / "real"
-
 
 # ------------------------------------------------------------------ helpers
 
@@ -64,27 +60,8 @@ PATTERNS = [[1], [2], [3], [7], [64], [4096]] + [seeded_sizes(s, 40) for s in ra
 
 
 def vcr_bodies(path: Path) -> list[bytes]:
-    """The response bodies of a VCR cassette: ``!!binary`` base64 or ``|+`` literal text.
-
-    A tiny reader for the two shapes these cassettes use, so PyYAML is not needed.
-    """
-    lines = path.read_text().splitlines()
-    bodies: list[bytes] = []
-    for i, line in enumerate(lines):
-        m = re.fullmatch(r"(\s*)string: (!!binary \||\|\+)", line)
-        if not m:
-            continue
-        indent = len(m.group(1)) + 2
-        block: list[str] = []
-        for follow in lines[i + 1 :]:
-            if follow.strip() and len(follow) - len(follow.lstrip(" ")) < indent:
-                break
-            block.append(follow[indent:])
-        if m.group(2) == "!!binary |":
-            bodies.append(base64.b64decode("".join(block)))
-        else:
-            bodies.append(("\n".join(block) + "\n").encode())
-    return bodies
+    """The response bodies of a VCR cassette (``readers.cassette_bodies``)."""
+    return cassette_bodies(path)
 
 
 def check_call(block: Any, message: AssembledMessage, expected: dict[str, Any]) -> None:

@@ -51,7 +51,7 @@ def test_every_record_has_exactly_the_documented_keys_in_order() -> None:
     assert [list(r) for r in records] == [list(RECORD_KEYS)] * 2
     assert RECORD_KEYS == (
         "stream", "choice", "id", "name", "kind", "arguments",
-        "complete", "finish", "server_side", "error",
+        "complete", "finish", "server_side", "error", "notes",
     )  # fmt: skip
 
 
@@ -271,6 +271,7 @@ def test_a_file_that_cannot_be_opened_is_one_error_record(tmp_path: Path) -> Non
         "stream": str(tmp_path / "missing.sse"), "choice": 0, "id": None, "name": None,
         "kind": None, "arguments": None, "complete": False, "finish": None,
         "server_side": False, "error": "cannot read: No such file or directory",
+        "notes": None,
     }  # fmt: skip
     [record] = replay_path(tmp_path)
     assert record["error"] is not None and record["error"].startswith("cannot read:")

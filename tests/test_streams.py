@@ -207,6 +207,8 @@ def test_signature_shows_the_real_defaults() -> None:
     assert params["provider"].default == "auto"
     assert params["live"].default is True and params["live"].kind is inspect.Parameter.KEYWORD_ONLY
     limits = {name: p.default for name, p in params.items() if name.startswith("max_")}
+    # max_output_tokens is the request's own limit, not one of the stream's: no default.
+    assert limits.pop("max_output_tokens") is None
     assert limits == _toolstitch._ASSEMBLER_DEFAULTS
     assert limits == {
         "max_calls": 4096,
@@ -216,7 +218,7 @@ def test_signature_shows_the_real_defaults() -> None:
         "max_choices": 128,
         "max_line_bytes": 16 * 1024 * 1024,
     }
-    assert set(toolstitch.AssemblerLimits.__annotations__) == set(limits)
+    assert set(toolstitch.AssemblerLimits.__annotations__) == {*limits, "max_output_tokens"}
 
 
 def test_help_shows_the_signature_and_says_what_it_does() -> None:

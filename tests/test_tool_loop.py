@@ -24,8 +24,8 @@ import anthropic
 import httpx
 import openai
 import pytest
-from conftest import eventstream_frame
 from http_server import Recording, RecordingServer
+from readers import eventstream_frame
 from test_render import anthropic_type, check_sdk, openai_chat_type, openai_responses_type
 from toolstitch import (
     AssembledMessage,

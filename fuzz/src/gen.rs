@@ -130,6 +130,7 @@ pub fn events(dialect: Dialect, data: &[u8]) -> Vec<Event> {
             Dialect::Cohere | Dialect::OpenAiResponses => {
                 CohOp::arbitrary(&mut u).map(|op| op.render(&mut out))
             }
+            Dialect::Ollama => OllamaOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
         };
         if ok.is_err() {
             break;
@@ -1268,6 +1269,98 @@ impl CohOp {
         };
         v["type"] = json!(name);
         out.push(ev(self.named.then_some(name), v));
+    }
+}
+
+// ------------------------------------------------------------------ ollama
+
+const OLLAMA_REASONS: &[&str] = &["stop", "length", "load"];
+
+#[derive(Arbitrary, Debug)]
+enum OllamaOp {
+    Line {
+        content: Option<Txt>,
+        thinking: Option<Txt>,
+        calls: Vec<OllamaCall>,
+    },
+    Done {
+        reason: Option<Txt>,
+        counts: bool,
+    },
+    Error(Txt),
+    Raw(String),
+}
+
+#[derive(Arbitrary, Debug)]
+struct OllamaCall {
+    id: Option<Txt>,
+    index: Option<Ix>,
+    name: Option<Txt>,
+    /// Arguments as an object (the documented shape) or, false, as text.
+    object: bool,
+    args: Option<Txt>,
+}
+
+impl OllamaOp {
+    fn render(self, out: &mut Vec<Event>) {
+        let mut message = Map::new();
+        message.insert("role".into(), json!("assistant"));
+        let line = match self {
+            OllamaOp::Line {
+                content,
+                thinking,
+                calls,
+            } => {
+                put(&mut message, "content", opt(&content, TEXTS));
+                put(&mut message, "thinking", opt(&thinking, TEXTS));
+                if !calls.is_empty() {
+                    let calls: Vec<Value> = calls
+                        .iter()
+                        .map(|c| {
+                            let mut f = Map::new();
+                            put(&mut f, "name", opt(&c.name, NAMES));
+                            if let Some(i) = &c.index {
+                                f.insert("index".into(), json!(i.value()));
+                            }
+                            let text = c.args.as_ref().map(|t| t.of(ARGS));
+                            let args = match (c.object, text) {
+                                (true, Some(t)) => serde_json::from_str::<Value>(&t)
+                                    .ok()
+                                    .filter(Value::is_object)
+                                    .unwrap_or_else(|| json!({ "q": t })),
+                                (false, Some(t)) => json!(t),
+                                (_, None) => json!({}),
+                            };
+                            f.insert("arguments".into(), args);
+                            let mut call = Map::new();
+                            put(&mut call, "id", opt(&c.id, IDS));
+                            call.insert("function".into(), Value::Object(f));
+                            Value::Object(call)
+                        })
+                        .collect();
+                    message.insert("tool_calls".into(), Value::Array(calls));
+                }
+                json!({"model": "m", "created_at": "2025-01-01T00:00:00Z", "message": message, "done": false})
+            }
+            OllamaOp::Done { reason, counts } => {
+                let mut line = Map::new();
+                line.insert("model".into(), json!("m"));
+                line.insert("message".into(), Value::Object(message));
+                line.insert("done".into(), json!(true));
+                put(&mut line, "done_reason", opt(&reason, OLLAMA_REASONS));
+                if counts {
+                    line.insert("prompt_eval_count".into(), json!(12));
+                    line.insert("eval_count".into(), json!(7));
+                }
+                Value::Object(line)
+            }
+            OllamaOp::Error(t) => json!({ "error": t.of(TEXTS) }),
+            OllamaOp::Raw(s) => {
+                out.push(raw(None, &s));
+                return;
+            }
+        };
+        out.push(ev(None, line));
     }
 }
 

@@ -56,6 +56,7 @@ pub fn small_limits() -> (AssemblerLimits, FramingLimits) {
             max_choices: 3,
             max_blocks: 5,
             max_arg_nodes: 12,
+            max_output_tokens: None,
         },
         FramingLimits {
             max_line_bytes: 200,

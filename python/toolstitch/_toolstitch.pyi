@@ -21,6 +21,13 @@ from toolstitch.blocks import (
 )
 
 __all__ = [
+    "AUTO",
+    "CLIENT_ITEMS",
+    "DEPTH_BOUNDS",
+    "DIALECTS",
+    "PROBLEM_KINDS",
+    "SERVER_ITEMS",
+    "STATE_FORMATS",
     "_ASSEMBLER_DEFAULTS",
     "_WIRE_MAX_DEPTH",
     "ArgumentTracker",
@@ -247,6 +254,15 @@ def unmarshal_message(data: str | bytes) -> Message | ToolResultMessage: ...
 
 _WIRE_MAX_DEPTH: int
 
+# The registry of dialects (src/providers/registry.rs) and the core's bounds.
+DIALECTS: tuple[str, ...]
+AUTO: str
+STATE_FORMATS: dict[str, tuple[str, ...]]
+CLIENT_ITEMS: dict[str, tuple[str, ...]]
+SERVER_ITEMS: dict[str, tuple[str, ...]]
+DEPTH_BOUNDS: dict[str, int]
+PROBLEM_KINDS: tuple[str, ...]
+
 def _json_depth(text: str) -> int: ...
 
 # --- the tool-loop boundary (src/python/tools.rs) ---
@@ -333,6 +349,7 @@ class Assembler:
         max_event_bytes: int = 16777216,
         max_choices: int = 128,
         max_line_bytes: int = 16777216,
+        max_output_tokens: int | None = None,
     ) -> Self: ...
     def feed(self, event: object, *, event_type: str | None = None) -> LiveEvents | tuple[()]: ...
     def feed_many(

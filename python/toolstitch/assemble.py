@@ -42,6 +42,9 @@ __all__ = [
     "LiveEvent",
     "LiveEvents",
     "MessageDone",
+    "Note",
+    "Problem",
+    "ProblemKind",
     "Provider",
     "RefusalDelta",
     "SkippedEvent",
@@ -140,6 +143,70 @@ Finish: TypeAlias = Literal["stop", "tool-calls", "length", "content-filter", "e
 """Why a message finished, the same words for every dialect (``AssembledMessage.finish``)."""
 
 
+ProblemKind: TypeAlias = Literal[
+    "unnamed", "provider", "protocol", "not-applied", "unreadable", "sequence", "cut"
+]
+"""What kind of problem keeps a message from being complete (``Problem.kind``)."""
+
+
+class Problem(str):
+    """Why a message or one of its calls cannot be trusted. It is the problem's message
+    (``str(problem)``, compared and joined as text), with its fields:
+
+    - ``kind``: ``"protocol"`` (an event broke the dialect's protocol, or an event of
+      it was lost), ``"not-applied"`` (an event that could not be applied),
+      ``"provider"`` (the provider reported an error), ``"unreadable"`` (bytes that
+      could not be framed), ``"sequence"`` (Responses sequence numbers missing or out of
+      order), ``"unnamed"`` (a call that never got a name, Q7), ``"cut"`` (the reported
+      output tokens reached ``max_output_tokens``, Q46);
+    - ``choice``: the choice concerned, or ``None`` for the whole stream;
+    - ``call``: the call's key (``ToolCallStarted.index``) when it is one call's;
+    - ``call_id``: that call's id (minted when the provider sent none), or ``None``;
+    - ``event``: the 1-based ordinal of the event concerned, when there is one;
+    - ``message``: the text, the same as ``str(problem)``.
+    """
+
+    kind: ProblemKind
+    choice: int | None
+    call: int | None
+    call_id: str | None
+    event: int | None
+
+    def __new__(
+        cls,
+        message: str,
+        kind: ProblemKind = "not-applied",
+        choice: int | None = None,
+        call: int | None = None,
+        call_id: str | None = None,
+        event: int | None = None,
+    ) -> Problem:
+        self = super().__new__(cls, message)
+        fields = {"kind": kind, "choice": choice, "call": call, "call_id": call_id}
+        for name, value in {**fields, "event": event}.items():
+            object.__setattr__(self, name, value)
+        return self
+
+    @property
+    def message(self) -> str:
+        return str.__str__(self)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Problem is immutable: cannot set {name!r}")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            Problem,
+            (self.message, self.kind, self.choice, self.call, self.call_id, self.event),
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"Problem({self.message!r}, kind={self.kind!r}, choice={self.choice!r}, "
+            f"call={self.call!r}, call_id={self.call_id!r}, event={self.event!r})"
+        )
+
+
 class SkippedEvent(NamedTuple):
     """An event skipped for forward compatibility (quirk Q29): of a type, or carrying an item,
     block, part or delta type, that this version does not read; or resent with a
@@ -148,6 +215,24 @@ class SkippedEvent(NamedTuple):
 
     ordinal: int
     event_type: str
+
+
+class Note(NamedTuple):
+    """What a narrow rule interpreted in a message, and why: a provider's shape that is
+    not the documented one but whose meaning is certain (quirks Q36 onward). A note is
+    not a problem: the message stays ``complete`` and its calls executable.
+
+    ``kind`` is one of ``"arguments-restated"`` (Q36), ``"empty-arguments-replaced"``
+    (Q41), ``"arguments-object"`` (Q42), ``"later-finish-reason-ignored"`` (Q39),
+    ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43) and
+    ``"content-parts"`` (Q49); ``call_id`` is the call concerned (``None`` for the
+    message), ``event`` the 1-based ordinal of the event interpreted."""
+
+    kind: str
+    choice: int
+    call_id: str | None
+    event: int
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +279,9 @@ class AssembledMessage:
       ``"tool-calls"``, ``"length"``, ``"content-filter"``, ``"error"``, ``"other"``), or
       ``None`` before the end; a normal stop with client calls in the message is
       ``"tool-calls"``;
-    - ``tokens``: the token counts of ``usage`` as a ``TokenUsage``.
+    - ``tokens``: the token counts of ``usage`` as a ``TokenUsage``;
+    - ``notes``: what narrow rules interpreted (``Note``: a server's shape that is not
+      the documented one but whose meaning is certain); never a problem.
     """
 
     choice: int
@@ -204,12 +291,13 @@ class AssembledMessage:
     finish_reason: str | None
     usage: dict[str, Any] | None
     complete: bool
-    problems: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = ()
     minted_ids: frozenset[str] = frozenset()
     server_side_ids: frozenset[str] = frozenset()
     skipped: tuple[SkippedEvent, ...] = ()
     finish: Finish | None = None
     tokens: TokenUsage = TokenUsage()
+    notes: tuple[Note, ...] = ()
 
     def to_message(self) -> Message:
         """The assistant turn as a ``Message("assistant", blocks)``."""
@@ -225,9 +313,8 @@ class AssembledMessage:
         (``server_side_ids``) are skipped.
         """
         if self.problems:
-            raise IncompleteMessageError(
-                f"choice {self.choice} cannot be executed: " + "; ".join(self.problems)
-            )
+            why = "; ".join(p.message for p in self.problems)
+            raise IncompleteMessageError(f"choice {self.choice} cannot be executed: {why}")
         if not self.complete:
             why = f" (finish reason {self.finish_reason!r})" if self.finish_reason else ""
             raise IncompleteMessageError(

@@ -27,7 +27,7 @@ from importlib import resources
 from typing import IO, TYPE_CHECKING, Any, cast
 
 from toolstitch._sources import Source, expand, replay_source
-from toolstitch._toolstitch import __version__
+from toolstitch._toolstitch import AUTO, DIALECTS, __version__
 from toolstitch.assemble import Assembler, Provider
 from toolstitch.errors import ToolDefinitionError, UnknownProviderError
 from toolstitch.replay import CallRecord, replay_file
@@ -96,9 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("paths", nargs="*", metavar="PATH", help="captures to replay")
     replay.add_argument(
         "--provider",
-        default="auto",
-        help="the dialect of every stream (openai-chat, openai-responses, anthropic, bedrock, "
-        "gemini, cohere); default: auto, told from each stream's first events",
+        default=AUTO,
+        help=f"the dialect of every stream ({', '.join(DIALECTS)}); default: {AUTO}, "
+        "told from each stream's first events",
     )
     output = replay.add_mutually_exclusive_group()
     output.add_argument(

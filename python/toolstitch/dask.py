@@ -57,6 +57,7 @@ COLUMNS: dict[str, Any] = {
     "finish": _STRING,
     "server_side": "bool",
     "error": _STRING,
+    "notes": _STRING,
 }
 """Every record column and its pandas dtype, in ``RECORD_KEYS`` order."""
 

@@ -76,7 +76,15 @@ __all__ = [
     "render_turn",
 ]
 
-PROVIDERS = ("openai-chat", "openai-responses", "anthropic", "bedrock", "gemini", "cohere")
+PROVIDERS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "bedrock",
+    "gemini",
+    "cohere",
+    "ollama",
+)
 
 Item = dict[str, Any]
 Result = ToolResultBlock | ToolResultMessage
@@ -113,6 +121,8 @@ def render_assistant(
         return [{"role": "assistant", "content": _bedrock_assistant(blocks)}]
     if provider == "cohere":
         return [_cohere_assistant(blocks)]
+    if provider == "ollama":
+        return [_ollama_assistant(blocks)]
     return [{"role": "model", "parts": _gemini_assistant(blocks)}]
 
 
@@ -161,6 +171,8 @@ def render_results(
         return [{"role": "user", "content": [_bedrock_result(r) for r in answers]}]
     if provider == "cohere":
         return [_cohere_result(r) for r in answers]
+    if provider == "ollama":
+        return [_ollama_result(r, names) for r in answers]
     if names is None:
         raise RenderError(
             "gemini results need calls= (the assistant turn being answered): a "
@@ -236,6 +248,8 @@ ID_RULES: dict[str, IdRule] = {
     # functionCall.id and the Cohere v2 tool call id: any string.
     "gemini": IdRule("gemini", r"(?s:.*)"),
     "cohere": IdRule("cohere", r"(?s:.*)"),
+    # Ollama's native chat: calls are matched to results by order and tool name.
+    "ollama": IdRule("ollama", r"(?s:.*)"),
     # Mistral (an openai-chat server): exactly 9 letters and digits.
     "mistral": IdRule("mistral", r"[A-Za-z0-9]{9}", 9, "", 9),
     # Ids sent exactly as they are, whatever the target.
@@ -331,12 +345,13 @@ def _with_mapped_ids(b: Block, rule: IdRule, record: IdMap | None) -> Block:
 # The provider-state formats each target takes back (the formats the assembler gives
 # blocks of that dialect). State of any other format comes from another dialect.
 _TAKES: dict[str, frozenset[str]] = {
-    "openai-chat": frozenset(),
+    "openai-chat": frozenset({"openai-chat"}),
     "openai-responses": frozenset({"openai-responses", "openai-responses-item"}),
     "anthropic": frozenset({"anthropic", "anthropic-redacted"}),
     "bedrock": frozenset({"bedrock", "bedrock-redacted"}),
     "gemini": frozenset({"gemini"}),
     "cohere": frozenset(),
+    "ollama": frozenset(),
 }
 
 
@@ -562,13 +577,16 @@ def _chat_assistant(blocks: list[Block]) -> Item:
                     f"openai-chat cannot carry call {b.id!r} of kind {b.kind!r}: only function "
                     f"and custom tool calls"
                 )
-            calls.append(
-                {
-                    "id": b.id,
-                    "type": "function",
-                    "function": {"name": b.name, "arguments": b.input or "{}"},
-                }
-            )
+            call: Item = {
+                "id": b.id,
+                "type": "function",
+                "function": {"name": b.name, "arguments": b.input or "{}"},
+            }
+            # Gemini's compatible endpoint needs its thought signature back (Q37).
+            extra = _state(b, "openai-chat")
+            if isinstance(extra, dict):
+                call["extra_content"] = extra
+            calls.append(call)
         elif isinstance(b, ToolResultBlock) and b.kind:
             continue  # the result of a hosted tool: no form in Chat Completions either
         elif not isinstance(b, ThinkingBlock):
@@ -992,3 +1010,43 @@ def _cohere_assistant(blocks: list[Block]) -> Item:
 def _cohere_result(r: Result) -> Item:
     """A Cohere v2 tool message; Cohere has no error flag (the text says it)."""
     return {"role": "tool", "tool_call_id": r.tool_use_id, "content": _text_of(r, "cohere")}
+
+
+# ----------------------------------------------------------------- ollama
+
+
+def _ollama_assistant(blocks: list[Block]) -> Item:
+    """An Ollama ``/api/chat`` assistant message: ``content``, ``thinking`` (unsigned
+    reasoning), and ``tool_calls`` whose ``arguments`` is the object (input that is not
+    one JSON object as ``{"INVALID_JSON": text}``)."""
+    text: list[str] = []
+    thinking: list[str] = []
+    calls: list[Item] = []
+    for b in blocks:
+        if isinstance(b, (TextBlock, RefusalBlock)):
+            text.append(b.text)
+        elif isinstance(b, ThinkingBlock):
+            if b.thinking and not b.signature:
+                thinking.append(b.thinking)
+        elif isinstance(b, ToolUseBlock) and b.server_side:
+            continue  # Ollama has no form for a call another provider ran itself
+        elif isinstance(b, ToolUseBlock):
+            calls.append({"function": {"name": b.name, "arguments": _arguments(b)}})
+        elif isinstance(b, ToolResultBlock) and b.kind:
+            continue  # a hosted call's result: no form either
+        else:
+            raise _unsupported("ollama", b, "an assistant message")
+    out: Item = {"role": "assistant", "content": "".join(text)}
+    if thinking:
+        out["thinking"] = "".join(thinking)
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def _ollama_result(r: Result, names: dict[str, str] | None) -> Item:
+    """An Ollama tool message; ``tool_name`` when the calls are known (``calls=``)."""
+    out: Item = {"role": "tool", "content": _text_of(r, "ollama")}
+    if names is not None and r.tool_use_id in names:
+        out["tool_name"] = names[r.tool_use_id]
+    return out

@@ -50,20 +50,6 @@ __all__ = [
     "replay_path",
 ]
 
-RECORD_KEYS = (
-    "stream",
-    "choice",
-    "id",
-    "name",
-    "kind",
-    "arguments",
-    "complete",
-    "finish",
-    "server_side",
-    "error",
-)
-"""The keys of every record, in this order."""
-
 
 class CallRecord(TypedDict):
     """One tool call of one replayed stream (or the one record of a stream without calls).
@@ -82,6 +68,11 @@ class CallRecord(TypedDict):
     finish: str | None
     server_side: bool
     error: str | None
+    notes: str | None
+
+
+RECORD_KEYS = tuple(CallRecord.__annotations__)
+"""The keys of every record, in this order (``CallRecord``'s, the one definition)."""
 
 
 STREAM_SUFFIXES = frozenset(
@@ -362,43 +353,25 @@ def _records(
     for message in messages:
         why = error
         if why is None and message.problems:
-            why = _one_line("; ".join(message.problems))
+            why = _one_line("; ".join(p.message for p in message.problems))
         complete = message.complete and why is None
         finish = message.finish
         extra = _text_fields(message) if text else None
         calls: list[ToolUseBlock | None] = list(message.tool_uses) or [None]
         for block in calls:
-            record: CallRecord
-            if block is None:
-                record = {
-                    "stream": name,
-                    "choice": message.choice,
-                    "id": None,
-                    "name": None,
-                    "kind": None,
-                    "arguments": None,
-                    "complete": complete,
-                    "finish": finish,
-                    "server_side": False,
-                    "error": why,
-                }
-            else:
-                record = {
-                    "stream": name,
-                    "choice": message.choice,
-                    "id": block.id,
-                    "name": block.name,
-                    "kind": block.kind,
-                    "arguments": block.input,
-                    "complete": complete,
-                    "finish": finish,
-                    "server_side": block.server_side,
-                    "error": why,
-                }
+            notes = _notes(message, block)
+            record = _record(name, message.choice, block, complete, finish, why, notes)
             if extra is not None:
                 cast(dict[str, Any], record).update(extra)
             records.append(record)
     return records
+
+
+def _notes(message: AssembledMessage, block: ToolUseBlock | None) -> str | None:
+    """The notes of the message and of ``block``'s call, one line each joined by "; "."""
+    call_id = block.id if block is not None else None
+    mine = [n for n in message.notes if n.call_id is None or n.call_id == call_id]
+    return "; ".join(f"{n.kind}: {_one_line(n.message)}" for n in mine) or None
 
 
 def _text_fields(message: AssembledMessage) -> dict[str, str]:
@@ -406,19 +379,33 @@ def _text_fields(message: AssembledMessage) -> dict[str, str]:
     return {"text": message.text, "reasoning": reasoning}
 
 
-def _failure(name: str, error: str) -> CallRecord:
+def _record(
+    stream: str,
+    choice: int,
+    block: ToolUseBlock | None,
+    complete: bool,
+    finish: str | None,
+    error: str | None,
+    notes: str | None = None,
+) -> CallRecord:
+    """One record: of a call, or (``block`` ``None``) of a stream without one."""
     return {
-        "stream": name,
-        "choice": 0,
-        "id": None,
-        "name": None,
-        "kind": None,
-        "arguments": None,
-        "complete": False,
-        "finish": None,
-        "server_side": False,
+        "stream": stream,
+        "choice": choice,
+        "id": block.id if block else None,
+        "name": block.name if block else None,
+        "kind": block.kind if block else None,
+        "arguments": block.input if block else None,
+        "complete": complete,
+        "finish": finish,
+        "server_side": block.server_side if block else False,
         "error": error,
+        "notes": notes,
     }
+
+
+def _failure(name: str, error: str) -> CallRecord:
+    return _record(name, 0, None, False, None, error)
 
 
 def _failure_with_text(name: str, error: str, text: bool) -> CallRecord:

@@ -64,6 +64,7 @@ Provider: TypeAlias = Literal[
     "bedrock",
     "gemini",
     "cohere",
+    "ollama",
 ]
 """The names ``Assembler`` takes: a wire dialect, or ``"auto"`` (decided from the first
 event that identifies itself)."""
@@ -79,6 +80,7 @@ class AssemblerLimits(TypedDict, total=False):
     max_event_bytes: int
     max_choices: int
     max_line_bytes: int
+    max_output_tokens: int | None
 
 
 _DEFAULTS: dict[str, int] = _toolstitch._ASSEMBLER_DEFAULTS
@@ -98,6 +100,10 @@ class Assembler(_toolstitch.Assembler):
     message, bytes of one call's input, bytes of the whole stream's content, bytes of
     one event, choices per stream and bytes of one SSE or JSON line; going over one
     raises ``LimitError`` naming it, and what came before stays readable.
+    ``max_output_tokens`` is the request's own output-token limit, when the caller
+    knows it: a message whose reported output tokens reach it was cut there, and is not
+    complete whatever its finish reason says (a problem of kind ``"cut"``; some servers
+    report such a cut as ``finish_reason: "tool_calls"``).
 
     Feed it decoded events (``feed``: a dict, JSON text, or a provider SDK object) or
     raw transport bytes cut anywhere (``feed_bytes``: SSE, JSON lines or AWS
@@ -129,6 +135,7 @@ class Assembler(_toolstitch.Assembler):
         max_event_bytes: int = _DEFAULTS["max_event_bytes"],
         max_choices: int = _DEFAULTS["max_choices"],
         max_line_bytes: int = _DEFAULTS["max_line_bytes"],
+        max_output_tokens: int | None = None,
     ) -> Self:
         """A new assembler for one stream (the arguments are described on the class)."""
         return super().__new__(
@@ -141,6 +148,7 @@ class Assembler(_toolstitch.Assembler):
             max_event_bytes=max_event_bytes,
             max_choices=max_choices,
             max_line_bytes=max_line_bytes,
+            max_output_tokens=max_output_tokens,
         )
 
     def __enter__(self) -> Self:

@@ -168,7 +168,8 @@ fn exception_message(m: &EventStreamMessage) -> String {
 }
 
 /// An AWS event-stream frame whose `:message-type` is `exception` or `error`:
-/// for Bedrock (or `auto`) the assembler sees it as the exception event it is
+/// for the dialect whose exception events such frames are (or `auto`), the
+/// assembler sees it as the exception event it is
 /// (so no message can be complete any more); either way it is a provider error,
 /// which this returns (the fuzz harness feeds such frames through it too).
 pub fn exception_frame(
@@ -183,12 +184,18 @@ pub fn exception_frame(
         .unwrap_or("error")
         .to_owned();
     let message = exception_message(m);
-    let via_core = matches!(core.dialect(), None | Some(Dialect::Bedrock));
-    if via_core {
-        let name = if error_type.ends_with("Exception") {
+    let suffix = match core.dialect() {
+        Some(d) => d.spec().hints.exception_suffix,
+        None => Dialect::ALL
+            .iter()
+            .find_map(|d| d.spec().hints.exception_suffix),
+    };
+    let via_core = suffix.is_some();
+    if let Some(suffix) = suffix {
+        let name = if error_type.ends_with(suffix) {
             error_type.clone()
         } else {
-            format!("{error_type}Exception")
+            format!("{error_type}{suffix}")
         };
         let mut payload = Map::new();
         payload.insert("message".to_owned(), Value::String(message.clone()));

@@ -2,8 +2,8 @@ use std::fmt;
 
 /// Which event an error is about: its ordinal number in the stream (1-based,
 /// counting every event fed, skipped ones included) and its type as the event
-/// names itself (`content_block_delta`, `response.failed`, the SSE event name,
-/// or `chunk` for dialects whose events carry no type).
+/// names itself (its own `type`, the SSE event name, or `chunk` for dialects
+/// whose events carry no type).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EventRef {
     pub ordinal: u64,
@@ -29,15 +29,15 @@ pub enum DecodeKind {
     NotAnObject,
     /// A field of the wrong type (`arguments: 5`), or a value out of range.
     WrongType,
-    /// A field whose value breaks the dialect's rules (a bad Gemini `jsonPath`).
+    /// A field whose value breaks the dialect's rules (a bad argument path).
     BadValue,
 }
 
 /// Which rule of a dialect's protocol an event broke (QUIRKS Q24–Q26).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Rule {
-    /// Content for a message after its end (finish reason, `message_stop`,
-    /// `messageStop`, `response.completed`, `message-end`).
+    /// Content for a message after its end (its finish reason, or the end
+    /// event the dialect declares).
     AfterEnd,
     /// Any event after `[DONE]`.
     AfterDone,
@@ -103,9 +103,8 @@ pub enum Error {
         kind: DecodeKind,
         detail: String,
     },
-    /// The provider reported an error in the stream (Anthropic `error`,
-    /// Responses `error` / `response.failed`, an `{"error": …}` chunk, a
-    /// Bedrock exception event).
+    /// The provider reported an error in the stream (an error event, a failed
+    /// response, an `{"error": …}` chunk, an exception event or frame).
     Provider {
         event: EventRef,
         error_type: String,
@@ -131,7 +130,7 @@ pub enum Error {
     /// A limit would be crossed; the offending fragment was rejected.
     Limit {
         event: EventRef,
-        limit: &'static str,
+        limit: Limit,
         max: usize,
         would_be: usize,
         target: String,
@@ -179,11 +178,19 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::UnknownDialect { name } => write!(
-                f,
-                "unknown provider {name:?}: expected one of \"openai-chat\", \"openai-responses\", \
-                 \"anthropic\", \"bedrock\", \"gemini\", \"cohere\" or \"auto\""
-            ),
+            Error::UnknownDialect { name } => {
+                // The registry's names, so that a new dialect is listed by itself.
+                let names: Vec<String> = super::Dialect::ALL
+                    .iter()
+                    .map(|d| format!("{:?}", d.name()))
+                    .collect();
+                write!(
+                    f,
+                    "unknown provider {name:?}: expected one of {} or {:?}",
+                    names.join(", "),
+                    super::AUTO
+                )
+            }
             Error::Decode { event, kind, detail } => {
                 let what = match kind {
                     DecodeKind::MalformedJson => "is not valid JSON",
@@ -250,3 +257,81 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The bounds of one stream ([`AssemblerLimits`](super::AssemblerLimits)'s
+/// fields), named as the constructor names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Limit {
+    MaxCalls,
+    MaxInputBytes,
+    MaxTotalBytes,
+    MaxEventBytes,
+    MaxChoices,
+    MaxBlocks,
+    MaxArgNodes,
+    /// The bytes of one text, refusal or thinking block.
+    MaxBytes,
+}
+
+impl Limit {
+    /// Every limit.
+    pub const ALL: [Limit; 8] = [
+        Limit::MaxCalls,
+        Limit::MaxInputBytes,
+        Limit::MaxTotalBytes,
+        Limit::MaxEventBytes,
+        Limit::MaxChoices,
+        Limit::MaxBlocks,
+        Limit::MaxArgNodes,
+        Limit::MaxBytes,
+    ];
+
+    /// The limit's name (`max_calls`), as the constructor's keyword spells it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::MaxCalls => "max_calls",
+            Limit::MaxInputBytes => "max_input_bytes",
+            Limit::MaxTotalBytes => "max_total_bytes",
+            Limit::MaxEventBytes => "max_event_bytes",
+            Limit::MaxChoices => "max_choices",
+            Limit::MaxBlocks => "max_blocks",
+            Limit::MaxArgNodes => "max_arg_nodes",
+            Limit::MaxBytes => "max_bytes",
+        }
+    }
+
+    /// The limit an accumulator names (its bounds are named the same way);
+    /// a bound of one accumulator that is none of the stream's is [`Limit::MaxBytes`].
+    pub(crate) fn of_accumulator(name: &str) -> Limit {
+        Limit::ALL
+            .into_iter()
+            .find(|l| l.name() == name)
+            .unwrap_or(Limit::MaxBytes)
+    }
+}
+
+impl fmt::Display for Limit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod limit_tests {
+    use super::Limit;
+
+    #[test]
+    fn limits_are_named_as_the_constructor_names_them() {
+        let limits = crate::providers::AssemblerLimits::default();
+        let fields = serde_json::to_value(limits).unwrap_or_default();
+        for l in Limit::ALL {
+            assert_eq!(Limit::of_accumulator(l.name()), l);
+            assert!(
+                l == Limit::MaxBytes || fields.get(l.name()).is_some(),
+                "{l} is no field of AssemblerLimits"
+            );
+        }
+        assert_eq!(Limit::of_accumulator("max_images"), Limit::MaxBytes);
+    }
+}

@@ -165,14 +165,14 @@ pub(crate) fn text<'s>(s: &'s Option<Str<'_>>) -> &'s str {
 }
 
 /// Deserialises a field to `true` when it is present at all, even as `null`
-/// (Gemini's `nullValue`). Use with `#[serde(default)]`.
+/// (a `nullValue` flag). Use with `#[serde(default)]`.
 pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
     IgnoredAny::deserialize(d).map(|_| true)
 }
 
 /// A field that is an object of `T` in the events we read, but an array (or
-/// null) in others of the same dialect (Cohere's `message-start` sends
-/// `content: []` and `tool_calls: []`): anything but an object is `None`.
+/// null) in others of the same dialect (a start event that sends
+/// `content: []`): anything but an object is `None`.
 #[derive(Debug)]
 pub(crate) struct ObjectOnly<T>(pub Option<T>);
 
@@ -222,6 +222,43 @@ impl<'de> Deserialize<'de> for CompactJson {
         let mut out = String::new();
         Writer { out: &mut out }.deserialize(d)?;
         Ok(CompactJson(out))
+    }
+}
+
+/// A field that is a string in the documented shape and a JSON object in some
+/// servers' (tool-call `arguments` as an object, Q42): the text, or the
+/// object's compact JSON with its keys in arrival order. Anything else is an
+/// error of the field's type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TextOrObject<'a> {
+    Text(Str<'a>),
+    Object(String),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TextOrObject<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an object")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(TextOrObject::Text(Str(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(TextOrObject::Text(Str(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(TextOrObject::Text(Str(Cow::Owned(v))))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                let mut out = String::new();
+                Writer { out: &mut out }.visit_map(map)?;
+                Ok(TextOrObject::Object(out))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -315,8 +352,8 @@ impl<'de> Visitor<'de> for Writer<'_> {
 }
 
 /// A field that is a string in the events toolstitch reads, and may be any JSON
-/// value in others it does not need (a Responses `tool_search_call` whose
-/// `arguments` is an object, Q27, Q29): strings as text, anything else as its
+/// value in others it does not need (an item whose `arguments` is an object,
+/// Q27, Q29): strings as text, anything else as its
 /// compact JSON. `null` is `None` (use `Option<Loose>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Loose<'a> {
@@ -415,6 +452,13 @@ pub(crate) fn is_complete_json(text: &str) -> bool {
         Some(b'}' | b']') => serde_json::from_str::<IgnoredAny>(text).is_ok(),
         _ => false,
     }
+}
+
+/// True when `text` is the start of some JSON value (or a whole one): nothing in
+/// it is a syntax error yet.
+pub(crate) fn is_json_prefix(text: &str) -> bool {
+    let mut parser = crate::partial::PartialJson::new_strict(crate::validate::MAX_DEPTH);
+    parser.feed(text.as_bytes()).is_ok()
 }
 
 /// True when `fragment` begins a new JSON object or array.

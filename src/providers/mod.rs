@@ -1,6 +1,6 @@
 //! Provider adapters: one decoded event at a time (the JSON of one SSE `data:`
-//! payload, one JSON line, or one Bedrock event-stream payload, with its SSE
-//! `event:` name or Bedrock `:event-type` when there is one) into per-choice
+//! payload, one JSON line, or one AWS event-stream payload, with its SSE
+//! `event:` name or `:event-type` when there is one) into per-choice
 //! messages built on the seed accumulators.
 //!
 //! The adapters decide which call a fragment belongs to before the core sees
@@ -10,101 +10,56 @@
 //!
 //! Pure Rust: nothing here names pyo3.
 
-mod anthropic;
-mod bedrock;
 mod body;
 mod bytes;
-mod cohere;
+mod content;
 mod detect;
 mod error;
-mod gemini;
+mod input;
 mod json;
-mod openai_chat;
+mod message;
 mod outcome;
-mod responses;
+mod output;
+mod protocol;
+#[macro_use]
+mod registry;
 mod scan;
 mod state;
 mod tree;
 
-use std::borrow::Cow;
-use std::fmt;
-use std::str::FromStr;
+// The registry: one line per dialect, each a folder beside this file.
+dialects! {
+    /// OpenAI Chat Completions and every compatible server.
+    OpenAiChat => openai_chat,
+    /// OpenAI Responses.
+    OpenAiResponses => responses,
+    /// Anthropic Messages.
+    Anthropic => anthropic,
+    /// AWS Bedrock ConverseStream.
+    Bedrock => bedrock,
+    /// Gemini API and Vertex AI.
+    Gemini => gemini,
+    /// Cohere v2 chat.
+    Cohere => cohere,
+    /// Ollama's native chat API (`/api/chat`).
+    Ollama => ollama,
+}
 
 use serde::de::IgnoredAny;
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
-pub use error::{DecodeKind, Error, EventRef, Rule};
+pub use error::{DecodeKind, Error, EventRef, Limit, Rule};
+pub(crate) use input::Input;
 pub use outcome::{Finish, TokenUsage};
+pub use output::{
+    AssembledMessage, LiveEvent, Note, NoteKind, Problem, ProblemKind, Skipped, ToolUse,
+};
+pub use registry::AUTO;
 pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
 
-use crate::blocks::{Block, ToolUseBlock};
 use state::{Fail, Live, Stream};
-
-/// The wire dialects an [`Assembler`] reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-pub enum Dialect {
-    OpenAiChat,
-    OpenAiResponses,
-    Anthropic,
-    Bedrock,
-    Gemini,
-    Cohere,
-}
-
-impl Dialect {
-    /// Every dialect, in the order of the names below.
-    pub const ALL: [Dialect; 6] = [
-        Dialect::OpenAiChat,
-        Dialect::OpenAiResponses,
-        Dialect::Anthropic,
-        Dialect::Bedrock,
-        Dialect::Gemini,
-        Dialect::Cohere,
-    ];
-
-    /// The dialect's name as `FromStr` accepts it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::OpenAiChat => "openai-chat",
-            Dialect::OpenAiResponses => "openai-responses",
-            Dialect::Anthropic => "anthropic",
-            Dialect::Bedrock => "bedrock",
-            Dialect::Gemini => "gemini",
-            Dialect::Cohere => "cohere",
-        }
-    }
-
-    /// Parses a provider name: a dialect name, or `"auto"` (`Ok(None)`).
-    ///
-    /// # Errors
-    /// [`Error::UnknownDialect`] naming the valid names.
-    pub fn parse_provider(name: &str) -> Result<Option<Dialect>, Error> {
-        if name == "auto" {
-            Ok(None)
-        } else {
-            name.parse().map(Some)
-        }
-    }
-}
-
-impl fmt::Display for Dialect {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Dialect {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self, Error> {
-        Dialect::ALL
-            .into_iter()
-            .find(|d| d.name() == s)
-            .ok_or_else(|| Error::UnknownDialect { name: s.to_owned() })
-    }
-}
 
 /// Bounds on one stream. Going over one is an [`Error::Limit`] naming it; the
 /// offending fragment is rejected and everything before it stays readable.
@@ -122,8 +77,13 @@ pub struct AssemblerLimits {
     pub max_choices: usize,
     /// Blocks (text, thinking, refusal, tool use) in one message.
     pub max_blocks: usize,
-    /// Nodes of one Gemini call rebuilt from `partialArgs` paths.
+    /// Nodes of one call rebuilt from argument paths.
     pub max_arg_nodes: usize,
+    /// The request's output-token limit, when the caller gives it: a message
+    /// whose reported output tokens reach it was cut there, whatever its finish
+    /// reason says (Q46), and is not complete.
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
 }
 
 impl Default for AssemblerLimits {
@@ -136,249 +96,8 @@ impl Default for AssemblerLimits {
             max_choices: 128,
             max_blocks: 16 * 1024,
             max_arg_nodes: 100_000,
+            max_output_tokens: None,
         }
-    }
-}
-
-/// One tool call of an assembled message.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolUse {
-    /// The call; its id is minted (`call_<choice>_<index>`) when the provider sent none (Q8).
-    pub block: ToolUseBlock,
-    /// The internal key of the call: 0, 1, 2, … in the order calls opened in this message.
-    pub index: i64,
-    /// The provider's own position of the call (`index`, content block index,
-    /// `output_index`), when it sent one.
-    pub provider_index: Option<i64>,
-    /// True when the id was minted here (Q8).
-    pub id_minted: bool,
-    /// True once the call's block ended (or the message or stream did).
-    pub finished: bool,
-    /// True for calls the provider runs itself (Anthropic `server_tool_use`,
-    /// `mcp_tool_use`): not for the client to execute.
-    pub server_side: bool,
-}
-
-/// What keeps a message from being complete, besides how it ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum ProblemKind {
-    /// The stream ended and the call never got a name (Q7).
-    Unnamed,
-    /// The provider reported an error in the stream.
-    Provider,
-    /// An event broke the dialect's protocol and was refused (Q24–Q26), or two
-    /// calls ended up with one id.
-    Protocol,
-    /// An event could not be applied (unreadable, over a limit, after `close()`,
-    /// of another dialect): something the provider sent is missing (Q30).
-    NotApplied,
-    /// The transport bytes could not be framed: nothing after that point could be read.
-    Unreadable,
-    /// Responses events missing or out of order by `sequence_number` (Q33).
-    Sequence,
-}
-
-/// Something wrong with a message (or, with `choice: None`, with every message of
-/// the stream). A message with any problem is never complete.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Problem {
-    pub kind: ProblemKind,
-    /// The choice concerned; `None` for the whole stream.
-    pub choice: Option<i64>,
-    /// The call's internal key ([`ToolUse::index`]) when the problem is one call's.
-    pub call: Option<i64>,
-    /// The call's id (minted when the provider sent none), when it is one call's.
-    pub id: String,
-    /// The ordinal of the event concerned, when there is one.
-    pub event: Option<u64>,
-    pub message: String,
-}
-
-/// An event skipped for forward compatibility (Q29): of a type, or carrying an
-/// item, block or delta type, that this version does not read.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Skipped {
-    pub ordinal: u64,
-    pub event_type: String,
-}
-
-/// One message (one choice) as assembled so far.
-#[derive(Debug, Clone, PartialEq)]
-pub struct AssembledMessage {
-    pub choice: i64,
-    /// Text, thinking, refusal, tool-use and (server-side) tool-result blocks in
-    /// the order they first appeared.
-    pub blocks: Vec<Block>,
-    /// The calls, in ascending provider index (Q3); calls without one, and
-    /// calls sharing one (Q2), in the order they opened.
-    pub tool_uses: Vec<ToolUse>,
-    /// All text blocks concatenated.
-    pub text: String,
-    /// The provider's own finish / stop reason (`tool_calls`, `end_turn`,
-    /// `STOP`, `TOOL_CALL`; `completed` / `incomplete`'s reason for Responses).
-    pub finish_reason: Option<String>,
-    /// `finish_reason` in one vocabulary for every dialect; `None` before the end.
-    pub finish: Option<Finish>,
-    /// The provider's usage object(s) for the stream, top-level keys merged in
-    /// arrival order (the same object on every choice).
-    pub usage: Option<Map<String, Value>>,
-    /// The token counts of `usage`, mapped from the dialect's shape.
-    pub tokens: TokenUsage,
-    /// True only when every event was applied once, in order, under the
-    /// dialect's protocol, and the message ended with a normal reason (Q15):
-    /// never with a problem.
-    pub complete: bool,
-    /// What keeps the message from being complete or its calls from running.
-    pub problems: Vec<Problem>,
-    /// Events skipped for forward compatibility (the first 10,000).
-    pub skipped: Vec<Skipped>,
-}
-
-/// What changed, for interfaces that render as the stream goes. `index` is the
-/// call's internal key ([`ToolUse::index`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LiveEvent {
-    /// A call opened. Sent again, once, if the call opened without a name and
-    /// the name came later (Q7). `id` is minted when the provider sent none yet.
-    ToolCallStarted {
-        choice: i64,
-        index: i64,
-        id: String,
-        name: String,
-    },
-    /// Raw input text appended to a call.
-    ToolInputDelta {
-        choice: i64,
-        index: i64,
-        fragment: String,
-    },
-    /// The call's block ended.
-    ToolCallFinished {
-        choice: i64,
-        index: i64,
-    },
-    TextDelta {
-        choice: i64,
-        text: String,
-    },
-    ThinkingDelta {
-        choice: i64,
-        text: String,
-    },
-    RefusalDelta {
-        choice: i64,
-        text: String,
-    },
-    /// The message ended (explicitly, or at `close()`).
-    MessageDone {
-        choice: i64,
-        finish_reason: Option<String>,
-        complete: bool,
-    },
-}
-
-/// One decoded event: JSON text, a value, or a tree borrowed from the caller's
-/// own decoded data (the binding's Python dicts).
-#[derive(Clone, Copy)]
-pub(crate) enum Input<'a> {
-    /// JSON text as bytes, not known to be UTF-8.
-    Json(&'a [u8]),
-    /// JSON text known to be UTF-8 (the framing checked it): decoded without a
-    /// second check, and by the adapters' fast paths.
-    Text(&'a str),
-    Value(&'a Value),
-    Tree(Tree<'a>),
-}
-
-impl<'a> Input<'a> {
-    /// Decodes the event into a typed view borrowing from it.
-    pub(crate) fn parse<T: Deserialize<'a>>(self) -> Result<T, Fail> {
-        let r = match self {
-            Input::Json(b) => serde_json::from_slice(b),
-            Input::Text(t) => serde_json::from_str(t),
-            Input::Value(v) => T::deserialize(v),
-            Input::Tree(t) => T::deserialize(&mut t.deserializer()),
-        };
-        r.map_err(|e| self.diagnose::<T>(&e))
-    }
-
-    /// The cold path after a failed decode: which field was wrong, and how.
-    fn diagnose<T: Deserialize<'a>>(self, first: &serde_json::Error) -> Fail {
-        let tracked = match self {
-            Input::Json(b) => {
-                if let Err(e) = serde_json::from_slice::<IgnoredAny>(b) {
-                    return Fail::Bad {
-                        kind: DecodeKind::MalformedJson,
-                        detail: e.to_string(),
-                    };
-                }
-                serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_slice(
-                    b,
-                ))
-                .err()
-            }
-            Input::Text(t) => {
-                if let Err(e) = serde_json::from_str::<IgnoredAny>(t) {
-                    return Fail::Bad {
-                        kind: DecodeKind::MalformedJson,
-                        detail: e.to_string(),
-                    };
-                }
-                serde_path_to_error::deserialize::<_, T>(&mut serde_json::Deserializer::from_str(t))
-                    .err()
-            }
-            Input::Value(v) => serde_path_to_error::deserialize::<_, T>(v).err(),
-            Input::Tree(t) => serde_path_to_error::deserialize::<_, T>(&mut t.deserializer()).err(),
-        };
-        let detail = match tracked {
-            Some(e) if e.path().to_string() != "." => {
-                format!("field `{}`: {}", e.path(), e.inner())
-            }
-            Some(e) => e.inner().to_string(),
-            None => first.to_string(),
-        };
-        Fail::Bad {
-            kind: DecodeKind::WrongType,
-            detail,
-        }
-    }
-
-    /// Decodes an event of a dialect whose events name their type. An event
-    /// that does not decode is an error when its type is one in `handled`
-    /// (or it names none); otherwise it is an event type this version does not
-    /// read, whose fields may be anything (Q29): `Ok(Err(type))`.
-    pub(crate) fn parse_typed<T: Deserialize<'a>>(
-        self,
-        event_name: Option<&str>,
-        handled: &[&str],
-    ) -> Result<Result<T, String>, Fail> {
-        match self.parse() {
-            Ok(ev) => Ok(Ok(ev)),
-            Err(f) => match self.self_type().or_else(|| event_name.map(str::to_owned)) {
-                Some(k) if !handled.contains(&k.as_str()) => Ok(Err(k)),
-                _ => Err(f),
-            },
-        }
-    }
-
-    /// The event's own `type` (or `object`) string, for messages; cold path.
-    pub(crate) fn self_type(self) -> Option<String> {
-        #[derive(Deserialize)]
-        struct Probe {
-            #[serde(rename = "type")]
-            kind: Option<Value>,
-            object: Option<Value>,
-        }
-        let probe: Probe = match self {
-            Input::Json(b) => serde_json::from_slice(b).ok()?,
-            Input::Text(t) => serde_json::from_str(t).ok()?,
-            Input::Value(v) => Probe::deserialize(v).ok()?,
-            Input::Tree(t) => Probe::deserialize(&mut t.deserializer()).ok()?,
-        };
-        [probe.kind, probe.object]
-            .into_iter()
-            .flatten()
-            .find_map(|v| v.as_str().map(str::to_owned))
     }
 }
 
@@ -389,11 +108,8 @@ impl<'a> Input<'a> {
 pub struct Assembler {
     dialect: Option<Dialect>,
     stream: Stream,
-    anthropic: anthropic::State,
-    bedrock: bedrock::State,
-    responses: responses::State,
-    gemini: gemini::State,
-    cohere: cohere::State,
+    /// The state of the dialect, once it is known.
+    state: Option<DialectState>,
     events: u64,
 }
 
@@ -405,12 +121,25 @@ impl Assembler {
         Self {
             dialect,
             stream: Stream::new(limits),
-            anthropic: anthropic::State::default(),
-            bedrock: bedrock::State::default(),
-            responses: responses::State::default(),
-            gemini: gemini::State::default(),
-            cohere: cohere::State::default(),
+            state: dialect.map(DialectState::new),
             events: 0,
+        }
+    }
+
+    /// Settles the dialect (`auto` decided it, or a body named it).
+    fn decide(&mut self, d: Dialect) {
+        if self.dialect != Some(d) || self.state.is_none() {
+            self.dialect = Some(d);
+            self.state = Some(DialectState::new(d));
+        }
+    }
+
+    /// Anything the dialect still holds back goes into the stream (the end of
+    /// the stream: `[DONE]` or `close()`).
+    fn end_of_stream(&mut self, live: &mut Live<'_>) -> Result<(), Fail> {
+        match &mut self.state {
+            Some(st) => st.end_of_stream(&mut self.stream, live),
+            None => Ok(()),
         }
     }
 
@@ -503,7 +232,7 @@ impl Assembler {
                     ordinal: self.events,
                     event_type: event_name.unwrap_or_default().to_owned(),
                 },
-                limit: "max_event_bytes",
+                limit: Limit::MaxEventBytes,
                 max,
                 would_be: json.len(),
                 target: "the event".to_owned(),
@@ -527,7 +256,7 @@ impl Assembler {
     }
 
     /// Feeds one event as a JSON value (an SDK object turned into a dict by the
-    /// binding). The same typed path as [`Assembler::feed_json`]; Gemini `args`
+    /// binding). The same typed path as [`Assembler::feed_json`]; argument objects
     /// keep the key order of the value's map.
     ///
     /// # Errors
@@ -574,7 +303,7 @@ impl Assembler {
 
     /// Feeds one event as a [`Tree`] (a Python dict read by the binding without
     /// writing it as JSON text). The same typed path as [`Assembler::feed_json`];
-    /// Gemini `args` keep the tree's key order. `max_event_bytes` bounds JSON
+    /// argument objects keep the tree's key order. `max_event_bytes` bounds JSON
     /// text only: a tree is already decoded, and its content is bounded by the
     /// content limits.
     ///
@@ -623,7 +352,7 @@ impl Assembler {
     }
 
     /// Leaves the problem an error means on every message of the stream.
-    /// `[DONE]`: nothing may follow (Q24). A Gemini call still streamed by
+    /// `[DONE]`: nothing may follow (Q24). A call still streamed by
     /// path (`auto` accepts `[DONE]` from any stream) is rebuilt now, as at any
     /// end of its stream, so that nothing changes after `[DONE]`, `close()`
     /// included; `[DONE]` holds even when that rebuild crosses a limit.
@@ -634,7 +363,7 @@ impl Assembler {
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
         let mut live = Live(live);
-        let r = self.gemini.close_all(&mut self.stream, &mut live);
+        let r = self.end_of_stream(&mut live);
         self.stream.done = true;
         r.map_err(|f| f.into_error(self.event_ref(event_name, input)))
     }
@@ -713,7 +442,7 @@ impl Assembler {
             Some(d) => d,
             None => match detect::detect(event_name, input) {
                 detect::Detected::Dialect(d) => {
-                    self.dialect = Some(d);
+                    self.decide(d);
                     d
                 }
                 detect::Detected::ProviderError(fail) => {
@@ -730,14 +459,8 @@ impl Assembler {
         let s = &mut self.stream;
         s.dialect = Some(dialect);
         s.unknown = None;
-        let r = match dialect {
-            Dialect::OpenAiChat => openai_chat::feed(s, event_name, input, &mut live),
-            Dialect::Anthropic => self.anthropic.feed(s, event_name, input, &mut live),
-            Dialect::Bedrock => self.bedrock.feed(s, event_name, input, &mut live),
-            Dialect::OpenAiResponses => self.responses.feed(s, event_name, input, &mut live),
-            Dialect::Gemini => self.gemini.feed(s, input, &mut live),
-            Dialect::Cohere => self.cohere.feed(s, event_name, input, &mut live),
-        };
+        let state = self.state.get_or_insert_with(|| DialectState::new(dialect));
+        let r = state.feed(s, event_name, input, &mut live);
         if let Err(f) = r {
             if matches!(f, Fail::Provider { .. }) {
                 self.stream.fail_all();
@@ -764,9 +487,10 @@ impl Assembler {
     fn event_ref(&self, event_name: Option<&str>, input: Input<'_>) -> EventRef {
         let event_type = match event_name {
             Some(n) if !n.is_empty() => n.to_owned(),
-            _ => input.self_type().unwrap_or_else(|| match self.dialect {
-                Some(Dialect::OpenAiChat | Dialect::Gemini) => "chunk".to_owned(),
-                _ => String::new(),
+            _ => input.self_type().unwrap_or_else(|| {
+                self.dialect
+                    .map(|d| d.spec().untyped_event.to_owned())
+                    .unwrap_or_default()
             }),
         };
         EventRef {
@@ -779,18 +503,18 @@ impl Assembler {
         f.into_error(self.event_ref(event_name, input))
     }
 
-    /// End of stream: closes every open call (Q21: a Gemini call still being
-    /// streamed is rebuilt and closed), reports calls that never got a name
+    /// End of stream: closes every open call (Q21: a call still being
+    /// streamed by path is rebuilt and closed), reports calls that never got a name
     /// (Q7), and decides completeness. Closing twice changes nothing.
     ///
     /// # Errors
-    /// [`Error::Limit`] when rebuilding an open Gemini call crosses a limit.
+    /// [`Error::Limit`] when rebuilding an open call crosses a limit.
     pub fn close(&mut self, live: Option<&mut Vec<LiveEvent>>) -> Result<(), Error> {
         let mut live = Live(live);
         if self.stream.is_closed() {
             return Ok(());
         }
-        let r = self.gemini.close_all(&mut self.stream, &mut live);
+        let r = self.end_of_stream(&mut live);
         let r = r.map_err(|f| {
             let event = EventRef {
                 ordinal: self.events,
@@ -819,7 +543,7 @@ impl Assembler {
     }
 
     /// The raw input of every call not finished yet, as `(choice, index, input)`,
-    /// for live rendering of partial JSON. A Gemini call streamed by JSON paths
+    /// for live rendering of partial JSON. A call streamed by JSON paths
     /// shows the object rebuilt so far.
     #[must_use]
     pub fn partial_inputs(&self) -> Vec<(i64, i64, String)> {
@@ -832,7 +556,7 @@ impl Assembler {
     /// [`partial_inputs`](Self::partial_inputs) borrowed where the input is kept
     /// as text, so that reading it after every fragment copies nothing, with the
     /// input's revision: while it stays the same the input only grows at its end
-    /// (`None`: a text rebuilt for this read, a Gemini call streamed by path).
+    /// (`None`: a text rebuilt for this read, a call streamed by path).
     #[must_use]
     pub fn partial_input_texts(&self) -> Vec<(i64, i64, Cow<'_, str>, Option<u64>)> {
         let mut out: Vec<(i64, i64, Cow<'_, str>, Option<u64>)> = self
@@ -841,7 +565,12 @@ impl Assembler {
             .into_iter()
             .map(|(c, key, text, revision)| (c, key, Cow::Borrowed(text), Some(revision)))
             .collect();
-        for (c, key, text) in self.gemini.open_inputs() {
+        let rebuilt = self
+            .state
+            .as_ref()
+            .map(DialectState::rebuilt_inputs)
+            .unwrap_or_default();
+        for (c, key, text) in rebuilt {
             if let Some(slot) = out.iter_mut().find(|(oc, ok, _, _)| *oc == c && *ok == key) {
                 slot.2 = Cow::Owned(text);
                 slot.3 = None;

@@ -121,7 +121,7 @@ pub struct TokenUsage {
 }
 
 /// A non-negative integer at `path` in the usage object (integral floats too).
-fn count(usage: &Map<String, Value>, path: &[&str]) -> Option<u64> {
+pub(crate) fn count(usage: &Map<String, Value>, path: &[&str]) -> Option<u64> {
     let (first, rest) = path.split_first()?;
     let mut v = usage.get(*first)?;
     for key in rest {
@@ -138,71 +138,16 @@ fn count(usage: &Map<String, Value>, path: &[&str]) -> Option<u64> {
     })
 }
 
-fn first(usage: &Map<String, Value>, paths: &[&[&str]]) -> Option<u64> {
+pub(crate) fn first(usage: &Map<String, Value>, paths: &[&[&str]]) -> Option<u64> {
     paths.iter().find_map(|p| count(usage, p))
 }
 
-/// The token counts of a dialect's usage object (see docs/providers.md for the table).
+/// The token counts of a dialect's usage object (see docs/providers.md for the
+/// table; each dialect maps its own shape).
 pub(crate) fn tokens_of(dialect: Dialect, usage: Option<&Map<String, Value>>) -> TokenUsage {
-    let Some(u) = usage else {
-        return TokenUsage::default();
-    };
-    match dialect {
-        Dialect::OpenAiChat => TokenUsage {
-            input_tokens: first(u, &[&["prompt_tokens"], &["input_tokens"]]),
-            output_tokens: first(u, &[&["completion_tokens"], &["output_tokens"]]),
-            total_tokens: count(u, &["total_tokens"]),
-            reasoning_tokens: count(u, &["completion_tokens_details", "reasoning_tokens"]),
-            cached_input_tokens: count(u, &["prompt_tokens_details", "cached_tokens"]),
-        },
-        Dialect::OpenAiResponses => TokenUsage {
-            input_tokens: count(u, &["input_tokens"]),
-            output_tokens: count(u, &["output_tokens"]),
-            total_tokens: count(u, &["total_tokens"]),
-            reasoning_tokens: count(u, &["output_tokens_details", "reasoning_tokens"]),
-            cached_input_tokens: count(u, &["input_tokens_details", "cached_tokens"]),
-        },
-        Dialect::Anthropic => TokenUsage {
-            input_tokens: count(u, &["input_tokens"]),
-            output_tokens: count(u, &["output_tokens"]),
-            total_tokens: None,
-            reasoning_tokens: None,
-            cached_input_tokens: count(u, &["cache_read_input_tokens"]),
-        },
-        Dialect::Bedrock => TokenUsage {
-            input_tokens: count(u, &["inputTokens"]),
-            output_tokens: count(u, &["outputTokens"]),
-            total_tokens: count(u, &["totalTokens"]),
-            reasoning_tokens: None,
-            cached_input_tokens: count(u, &["cacheReadInputTokens"]),
-        },
-        Dialect::Gemini => TokenUsage {
-            input_tokens: count(u, &["promptTokenCount"]),
-            output_tokens: count(u, &["candidatesTokenCount"]),
-            total_tokens: count(u, &["totalTokenCount"]),
-            reasoning_tokens: count(u, &["thoughtsTokenCount"]),
-            cached_input_tokens: count(u, &["cachedContentTokenCount"]),
-        },
-        Dialect::Cohere => TokenUsage {
-            input_tokens: first(
-                u,
-                &[
-                    &["tokens", "input_tokens"],
-                    &["billed_units", "input_tokens"],
-                ],
-            ),
-            output_tokens: first(
-                u,
-                &[
-                    &["tokens", "output_tokens"],
-                    &["billed_units", "output_tokens"],
-                ],
-            ),
-            total_tokens: None,
-            reasoning_tokens: None,
-            cached_input_tokens: count(u, &["cached_tokens"]),
-        },
-    }
+    usage
+        .map(|u| (dialect.spec().tokens)(u))
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! A small JSON scanner for the fast paths of the hottest events (an OpenAI
-//! chat chunk, an Anthropic `content_block_delta`): it reads an event's
+//! A small JSON scanner for the fast paths of the hottest events (the
+//! dialects' own scanners use it): it reads an event's
 //! members in one pass over the text, borrowing strings without escapes, and
 //! gives up (`None`) on anything it does not certify, so that the general,
 //! `serde_json` path decodes that event instead.

@@ -111,7 +111,7 @@ fn gemini_node_limit_is_enforced() {
         matches!(
             e,
             Error::Limit {
-                limit: "max_arg_nodes",
+                limit: Limit::MaxArgNodes,
                 ..
             }
         ),

@@ -47,9 +47,10 @@ enum Class {
     EventPlain,
     SkippedEvent,
     TokenUsage,
+    Note,
 }
 
-static NAMES: Imports<PyAny, 11> = Imports::new(
+static NAMES: Imports<PyAny, 12> = Imports::new(
     "toolstitch.assemble",
     [
         "ToolCallStarted",
@@ -63,6 +64,7 @@ static NAMES: Imports<PyAny, 11> = Imports::new(
         "_event_plain",
         "SkippedEvent",
         "TokenUsage",
+        "Note",
     ],
 );
 
@@ -255,7 +257,7 @@ fn message_to_py<'py>(
             other => block_to_py(py, other),
         })
         .collect::<PyResult<Vec<_>>>()?;
-    let problems: Vec<&str> = m.problems.iter().map(|p| p.message.as_str()).collect();
+    let problems = super::registry::problems_to_py(py, &m.problems)?;
     let minted: Vec<&str> = m
         .tool_uses
         .iter()
@@ -286,7 +288,22 @@ fn message_to_py<'py>(
         t.reasoning_tokens,
         t.cached_input_tokens,
     ))?;
+    let note_class = class(py, Class::Note)?;
+    let notes = m
+        .notes
+        .iter()
+        .map(|n| {
+            let id = n.call.and_then(|k| {
+                m.tool_uses
+                    .iter()
+                    .find(|t| t.index == k)
+                    .map(|t| t.block.id.as_str())
+            });
+            note_class.call1((n.kind.name(), n.choice, id, n.event, &n.message))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
     let more = PyDict::new(py);
+    more.set_item("notes", PyTuple::new(py, notes)?)?;
     more.set_item("skipped", PyTuple::new(py, skipped)?)?;
     more.set_item("finish", m.finish.map(providers::Finish::name))?;
     more.set_item("tokens", tokens)?;
@@ -299,7 +316,7 @@ fn message_to_py<'py>(
             m.finish_reason.as_deref(),
             usage,
             m.complete,
-            PyTuple::new(py, problems)?,
+            problems,
             PyFrozenSet::new(py, minted)?,
             PyFrozenSet::new(py, server_side)?,
         ),
@@ -580,7 +597,8 @@ impl PyAssembler {
         max_event_bytes = framing::DEFAULT_MAX_EVENT_BYTES,
         max_choices = DEFAULT_MAX_CHOICES,
         max_line_bytes = framing::DEFAULT_MAX_LINE_BYTES,
-    ), text_signature = "(provider='auto', *, live=True, max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864, max_event_bytes=16777216, max_choices=128, max_line_bytes=16777216)")]
+        max_output_tokens = None,
+    ), text_signature = "(provider='auto', *, live=True, max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864, max_event_bytes=16777216, max_choices=128, max_line_bytes=16777216, max_output_tokens=None)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -592,6 +610,7 @@ impl PyAssembler {
         max_event_bytes: usize,
         max_choices: usize,
         max_line_bytes: usize,
+        max_output_tokens: Option<u64>,
     ) -> PyResult<Self> {
         let dialect = Dialect::parse_provider(provider).map_err(|e| from_providers(py, &e))?;
         let limits = AssemblerLimits {
@@ -600,6 +619,7 @@ impl PyAssembler {
             max_total_bytes,
             max_event_bytes,
             max_choices,
+            max_output_tokens,
             ..AssemblerLimits::default()
         };
         let framing_limits = FramingLimits {

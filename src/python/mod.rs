@@ -13,6 +13,7 @@ mod errors;
 mod event_tree;
 mod imports;
 mod live;
+mod registry;
 mod tools;
 mod wire;
 
@@ -125,6 +126,7 @@ fn _toolstitch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     assemble::register(m)?;
     wire::register(m)?;
     tools::register(m)?;
+    registry::register(m)?;
     #[cfg(feature = "bench-baseline")]
     baseline::register(m)?;
     Ok(())

@@ -253,8 +253,18 @@ fn parse_strict_ordered(input: &[u8]) -> Result<PartialValue, InputError> {
         return Ok(PartialValue::Object(Vec::new()));
     }
     let mut parser = partial::PartialJson::new_strict(validate::MAX_DEPTH);
-    parser.feed(input)?;
-    parser.finish()?;
+    let parsed = parser.feed(input).and_then(|()| parser.finish());
+    if let Err(e) = parsed {
+        let mut e = InputError::from(e);
+        // Q40: a server that joined several calls' arguments into one input.
+        if let Some(n) = validate::several_values(input) {
+            e.message = format!(
+                "{n} JSON values in one input, one after another (a server joined several \
+                 calls' arguments into one call); it is not executed as one call"
+            );
+        }
+        return Err(e);
+    }
     parser.take_complete().ok_or_else(|| InputError {
         offset: input.len(),
         message: "no complete JSON value".to_owned(),

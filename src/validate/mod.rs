@@ -37,4 +37,4 @@ mod strict;
 
 pub use grammar::{GrammarError, RegexGrammar};
 pub use schema::{CompiledSchema, SchemaCompileError, SchemaFailure};
-pub use strict::{parse_strict, parse_strict_bytes, InputError, MAX_DEPTH};
+pub use strict::{parse_strict, parse_strict_bytes, several_values, InputError, MAX_DEPTH};

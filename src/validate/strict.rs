@@ -19,6 +19,18 @@ pub struct InputError {
     pub message: String,
 }
 
+/// How many complete JSON values `input` holds one after another, when it holds
+/// two or more and nothing else (`{"q":"A"}{"q":"B"}`, Q40); `None` otherwise.
+#[must_use]
+pub fn several_values(input: &[u8]) -> Option<usize> {
+    let mut n = 0_usize;
+    for value in serde_json::Deserializer::from_slice(input).into_iter::<serde::de::IgnoredAny>() {
+        value.ok()?;
+        n = n.saturating_add(1);
+    }
+    (n >= 2).then_some(n)
+}
+
 impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -155,6 +167,15 @@ mod tests {
         let at = text.len();
         text.push_str("\"k500\": 0}");
         assert_eq!(error_at(&text), Some(at));
+    }
+
+    #[test]
+    fn several_values_are_counted_and_anything_else_is_not() {
+        assert_eq!(several_values(br#"{"q":"A"}{"q":"B"}"#), Some(2));
+        assert_eq!(several_values(b"{} [1] \n {\"a\": 2}"), Some(3));
+        assert_eq!(several_values(br#"{"q":"A"}"#), None);
+        assert_eq!(several_values(br#"{"q":"A"}{"q":"#), None);
+        assert_eq!(several_values(br#"{"q":"A"} x"#), None);
     }
 
     #[test]

@@ -3,15 +3,31 @@
 //! The event type is the JSON `type`, or the SSE event name when that is absent.
 //! The tool plan is kept as a thinking block.
 
+mod body;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{text, Index, ObjectOnly, Str};
-use super::state::{
-    usage_map, violation, Live, Opening, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R,
-};
-use super::{Input, Rule};
+use super::outcome::{count, first, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::state::{usage_map, Live, Opening, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
+use super::Input;
 use crate::accumulate::ThinkingFragment;
+
+/// The protocol of a message.
+const PROTOCOL: Protocol = Protocol {
+    subject: "the message",
+    start: &["message-start"],
+    open: &["content-start", "tool-call-start"],
+    add: &["content-delta", "tool-call-delta", "tool-plan-delta"],
+    stop: &["content-end", "tool-call-end"],
+    stopped_positions: &[NS_BLOCK, NS_TOOL],
+    ends: &[("message-end", Ends::ByReason)],
+    end_label: "message-end",
+    after_end: AfterEnd::Only(&[]),
+};
 
 const HANDLED: [&str; 9] = [
     "message-start",
@@ -90,13 +106,10 @@ const C: i64 = 0;
 const IGNORED: [&str; 3] = ["citation-start", "citation-end", "debug"];
 
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct State {
-    /// `message-end` came: nothing may follow.
-    ended: bool,
-}
+pub(crate) struct State;
 
 impl State {
-    pub(crate) fn feed(
+    pub(crate) fn apply(
         &mut self,
         s: &mut Stream,
         event_name: Option<&str>,
@@ -111,13 +124,7 @@ impl State {
             }
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
-        if self.ended {
-            return Err(violation(
-                Rule::AfterEnd,
-                Some("the message".to_owned()),
-                format!("{kind} arrived after message-end"),
-            ));
-        }
+        s.may_follow(C, kind)?;
         let i = ev.index.map_or(0, |i| i.0);
         let (message, finish_reason, usage) = match ev.delta {
             Some(d) => (d.message, d.finish_reason, d.usage),
@@ -189,7 +196,6 @@ impl State {
                     s.merge_usage(u);
                 }
                 // Q26: without a finish reason the message ended, but not normally.
-                self.ended = true;
                 s.end(C, live)?;
             }
             k if IGNORED.contains(&k) => {}
@@ -198,3 +204,73 @@ impl State {
         Ok(())
     }
 }
+
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: first(
+            u,
+            &[
+                &["tokens", "input_tokens"],
+                &["billed_units", "input_tokens"],
+            ],
+        ),
+        output_tokens: first(
+            u,
+            &[
+                &["tokens", "output_tokens"],
+                &["billed_units", "output_tokens"],
+            ],
+        ),
+        total_tokens: None,
+        reasoning_tokens: None,
+        cached_input_tokens: count(u, &["cached_tokens"]),
+    }
+}
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        self.apply(s, name, input, live)
+    }
+}
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "cohere",
+    untyped_event: "",
+    hints: Hints {
+        event_names: &[&HANDLED, &IGNORED],
+        event_prefix: None,
+        exception_suffix: None,
+        error_event: None,
+        shape: |_| false,
+    },
+    body: Some(BodySpec {
+        label: "Cohere chat",
+        marker: b"\"finish_reason\"",
+        shape: |obj| {
+            !obj.contains_key("type")
+                && !obj.get("object").is_some_and(Value::is_string)
+                && obj.get("message").is_some_and(Value::is_object)
+                && obj.contains_key("finish_reason")
+        },
+        tree: |t| {
+            t.str_member("object").is_none()
+                && t.str_member("type").is_none()
+                && t.has("message")
+                && t.has("finish_reason")
+        },
+        events: body::events,
+    }),
+    tokens,
+    protocol: PROTOCOL,
+    state_formats: &[],
+    client_items: &[],
+    server_items: &[],
+};

@@ -3,16 +3,25 @@
 //! them; a bare payload without a name is recognised by its fields. The random
 //! `"p"` padding field is ignored (Q22).
 
+mod body;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
-use super::state::{usage_map, violation, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
-use super::{Input, Rule};
+use super::outcome::{count, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
+use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::ToolResultBlock;
 
 const FORMAT: &str = "bedrock";
+/// The provider state of redacted reasoning: its content.
+const REDACTED_FORMAT: &str = "bedrock-redacted";
+/// The `toolUse` type of a tool the provider runs itself.
+const SERVER_TOOL: &str = "server_tool_use";
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
@@ -125,10 +134,7 @@ struct Reasoning<'a> {
 const C: i64 = 0;
 
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
-pub(crate) struct State {
-    /// `messageStop` came: only `metadata` may follow.
-    stopped: bool,
-}
+pub(crate) struct State;
 
 impl<'a> Payload<'a> {
     /// The wrapped event, if this is the boto3 shape.
@@ -181,7 +187,7 @@ impl<'a> Payload<'a> {
 }
 
 impl State {
-    pub(crate) fn feed(
+    pub(crate) fn apply(
         &mut self,
         s: &mut Stream,
         event_name: Option<&str>,
@@ -196,13 +202,7 @@ impl State {
             (_, None) => (outer.infer_name(), outer),
         };
         let src = (NS_BLOCK, p.content_block_index.map_or(0, |i| i.0), 0);
-        if self.stopped && name != "metadata" && !name.ends_with("Exception") {
-            return Err(violation(
-                Rule::AfterEnd,
-                Some("the message".to_owned()),
-                format!("{name} arrived after messageStop"),
-            ));
-        }
+        s.may_follow(C, name)?;
         match name {
             "messageStart" => s.start(C)?,
             "contentBlockStart" => {
@@ -210,13 +210,13 @@ impl State {
                     return Ok(());
                 };
                 if let Some(tool) = start.tool_use {
-                    let server_side = tool.kind.as_deref() == Some("server_tool_use");
+                    let server_side = tool.kind.as_deref() == Some(SERVER_TOOL);
                     let opening = Opening {
                         provider_index: Some(src.1),
                         src: Some(src),
                         id: text(&tool.tool_use_id),
                         name: text(&tool.name),
-                        kind: server_side.then_some("server_tool_use"),
+                        kind: server_side.then_some(SERVER_TOOL),
                         server_side,
                         ..Opening::default()
                     };
@@ -260,7 +260,7 @@ impl State {
                         signature_format: if signature.is_empty() { "" } else { FORMAT },
                         provider_state: redacted.as_deref(),
                         provider_state_format: if redacted.is_some() {
-                            "bedrock-redacted"
+                            REDACTED_FORMAT
                         } else {
                             ""
                         },
@@ -279,7 +279,6 @@ impl State {
                     s.set_finish_reason(C, reason)?;
                 }
                 // Q26: without a stopReason the message ended, but not normally.
-                self.stopped = true;
                 s.end(C, live)?;
             }
             "metadata" => {
@@ -319,3 +318,100 @@ fn result_pieces(delta: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: count(u, &["inputTokens"]),
+        output_tokens: count(u, &["outputTokens"]),
+        total_tokens: count(u, &["totalTokens"]),
+        reasoning_tokens: None,
+        cached_input_tokens: count(u, &["cacheReadInputTokens"]),
+    }
+}
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        self.apply(s, name, input, live)
+    }
+}
+
+/// The protocol of a message.
+const PROTOCOL: Protocol = Protocol {
+    subject: "the message",
+    start: &["messageStart"],
+    open: &["contentBlockStart"],
+    add: &["contentBlockDelta"],
+    stop: &["contentBlockStop"],
+    stopped_positions: &[NS_BLOCK],
+    ends: &[("messageStop", Ends::ByReason)],
+    end_label: "messageStop",
+    after_end: AfterEnd::Only(&["metadata", "*Exception"]),
+};
+
+/// The event types of ConverseStream.
+const EVENTS: [&str; 6] = [
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+];
+
+/// True when an object is not tagged with a `type` or `object` of its own.
+fn untagged(obj: &Map<String, Value>) -> bool {
+    !obj.contains_key("type") && !obj.get("object").is_some_and(Value::is_string)
+}
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "bedrock",
+    untyped_event: "",
+    hints: Hints {
+        event_names: &[&EVENTS],
+        event_prefix: None,
+        exception_suffix: Some("Exception"),
+        error_event: None,
+        shape: |obj| {
+            // As boto3 yields it: one key naming the event ({"contentBlockDelta": {…}}).
+            let mut keys = obj.keys().filter(|k| k.as_str() != "p");
+            if let (Some(k), None) = (keys.next(), keys.next()) {
+                if EVENTS.contains(&k.as_str()) || k.ends_with("Exception") {
+                    return true;
+                }
+            }
+            // A bare payload without its event name.
+            let has = |k: &str| obj.contains_key(k);
+            has("contentBlockIndex")
+                || has("stopReason")
+                || (has("p") && (has("role") || has("usage")))
+        },
+    },
+    body: Some(BodySpec {
+        label: "Bedrock Converse",
+        marker: b"\"output\"",
+        shape: |obj| {
+            untagged(obj)
+                && obj
+                    .get("output")
+                    .and_then(Value::as_object)
+                    .is_some_and(|o| o.contains_key("message"))
+        },
+        tree: |t| {
+            t.str_member("object").is_none() && t.str_member("type").is_none() && t.has("output")
+        },
+        events: body::events,
+    }),
+    tokens,
+    protocol: PROTOCOL,
+    state_formats: &[FORMAT, REDACTED_FORMAT],
+    client_items: &[],
+    server_items: &[SERVER_TOOL],
+};

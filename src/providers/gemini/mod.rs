@@ -11,119 +11,31 @@
 //! `thoughtSignature` is kept as the call's provider state (a JSON string,
 //! format `"gemini"`).
 
+mod wire;
+
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
+use wire::*;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::error::DecodeKind;
-use super::json::{json_string, present, push_json_string, text, CompactJson, Index, Str};
-use super::openai_chat::provider_error;
-use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, R};
+use super::error::{DecodeKind, Limit};
+use super::json::{json_string, push_json_string, text, CompactJson};
+use super::outcome::{count, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, Hints, Spec};
+use super::state::{provider_error, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock};
 
 const FORMAT: &str = "gemini";
+/// The kind of a code-execution part, which the provider runs itself.
+const EXECUTABLE_CODE: &str = "executable_code";
 /// Path segments in one `jsonPath`.
 const MAX_PATH_DEPTH: usize = 64;
 /// Elements an array index may skip ahead (filled with `null`).
 const MAX_INDEX_GAP: usize = 1024;
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Response<'a> {
-    #[serde(borrow, default)]
-    candidates: Option<Vec<Candidate<'a>>>,
-    #[serde(default, deserialize_with = "usage_map")]
-    usage_metadata: Option<Map<String, Value>>,
-    #[serde(default)]
-    prompt_feedback: Option<PromptFeedback>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PromptFeedback {
-    #[serde(default)]
-    block_reason: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Candidate<'a> {
-    #[serde(default)]
-    index: Option<Index>,
-    #[serde(borrow, default)]
-    content: Option<Content<'a>>,
-    #[serde(borrow, default)]
-    finish_reason: Option<Str<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Content<'a> {
-    #[serde(borrow, default)]
-    parts: Option<Vec<Part<'a>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Part<'a> {
-    #[serde(borrow, default)]
-    text: Option<Str<'a>>,
-    #[serde(default)]
-    thought: Option<bool>,
-    #[serde(borrow, default)]
-    thought_signature: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    function_call: Option<FunctionCall<'a>>,
-    /// Code the model ran on the provider's side (Q27).
-    #[serde(default)]
-    executable_code: Option<CompactJson>,
-    /// The output of that code.
-    #[serde(default)]
-    code_execution_result: Option<CompactJson>,
-}
-
-#[derive(Deserialize)]
-struct CodeResult {
-    #[serde(default)]
-    outcome: Option<String>,
-    #[serde(default)]
-    output: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct FunctionCall<'a> {
-    #[serde(borrow, default)]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Str<'a>>,
-    #[serde(default)]
-    args: Option<CompactJson>,
-    #[serde(borrow, default)]
-    partial_args: Option<Vec<PartialArg<'a>>>,
-    #[serde(default)]
-    will_continue: Option<bool>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct PartialArg<'a> {
-    #[serde(borrow, default)]
-    json_path: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    string_value: Option<Str<'a>>,
-    #[serde(default)]
-    number_value: Option<CompactJson>,
-    #[serde(default)]
-    bool_value: Option<bool>,
-    #[serde(default, deserialize_with = "present")]
-    null_value: bool,
-}
 
 // ---------------------------------------------------------------- argument tree
 
@@ -371,7 +283,12 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub(crate) fn feed(&mut self, s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
+    pub(crate) fn apply_chunk(
+        &mut self,
+        s: &mut Stream,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
         let r: Response<'_> = input.parse()?;
         if let Some(err) = r.error.filter(|e| !e.is_null()) {
             return Err(provider_error(&err));
@@ -401,7 +318,7 @@ impl State {
                         name: "code_execution",
                         input: &code,
                         state: sig.as_deref().map(|st| (st, FORMAT)),
-                        kind: Some("executable_code"),
+                        kind: Some(EXECUTABLE_CODE),
                         server_side: true,
                         ..Opening::default()
                     };
@@ -618,7 +535,7 @@ fn apply(open: &mut Open, arg: &PartialArg<'_>, limits: &super::AssemblerLimits)
     let bytes = open.bytes.saturating_add(added);
     if bytes > limits.max_input_bytes {
         return Err(Fail::Limit {
-            limit: "max_input_bytes",
+            limit: Limit::MaxInputBytes,
             max: limits.max_input_bytes,
             would_be: bytes,
             target: format!("tool call {} rebuilt from partialArgs", open.key),
@@ -626,7 +543,7 @@ fn apply(open: &mut Open, arg: &PartialArg<'_>, limits: &super::AssemblerLimits)
     }
     if open.nodes >= limits.max_arg_nodes {
         return Err(Fail::Limit {
-            limit: "max_arg_nodes",
+            limit: Limit::MaxArgNodes,
             max: limits.max_arg_nodes,
             would_be: open.nodes.saturating_add(1),
             target: format!("tool call {} rebuilt from partialArgs", open.key),
@@ -638,3 +555,68 @@ fn apply(open: &mut Open, arg: &PartialArg<'_>, limits: &super::AssemblerLimits)
     open.bytes = bytes;
     Ok(())
 }
+
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: count(u, &["promptTokenCount"]),
+        output_tokens: count(u, &["candidatesTokenCount"]),
+        total_tokens: count(u, &["totalTokenCount"]),
+        reasoning_tokens: count(u, &["thoughtsTokenCount"]),
+        cached_input_tokens: count(u, &["cachedContentTokenCount"]),
+    }
+}
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        _name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        self.apply_chunk(s, input, live)
+    }
+
+    fn end_of_stream(&mut self, s: &mut Stream, live: &mut Live<'_>) -> R {
+        self.close_all(s, live)
+    }
+
+    fn rebuilt_inputs(&self) -> Vec<(i64, i64, String)> {
+        self.open_inputs()
+    }
+}
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "gemini",
+    untyped_event: "chunk",
+    hints: Hints {
+        event_names: &[],
+        event_prefix: None,
+        exception_suffix: None,
+        error_event: None,
+        shape: |obj| {
+            obj.contains_key("candidates")
+                || obj.contains_key("usageMetadata")
+                || obj.contains_key("promptFeedback")
+        },
+    },
+    // A whole response is one streamed chunk already.
+    body: None,
+    tokens,
+    protocol: Protocol {
+        subject: "the candidate",
+        start: &[],
+        open: &[],
+        add: &["candidates[].content.parts"],
+        stop: &[],
+        stopped_positions: &[],
+        ends: &[("candidates[].finishReason", Ends::ByReason)],
+        end_label: "its finishReason",
+        after_end: AfterEnd::NoContent,
+    },
+    state_formats: &[FORMAT],
+    client_items: &[],
+    server_items: &[EXECUTABLE_CODE],
+};

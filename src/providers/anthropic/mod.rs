@@ -8,20 +8,44 @@
 //! provider state. Block types this version does not know are skipped, with
 //! their deltas and stop (Q29).
 
+mod body;
+
 use std::collections::BTreeSet;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
-use super::openai_chat::provider_error;
+use super::outcome::{count, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, BodySpec, Hints, Spec};
 use super::scan::{self, Scan, Seen};
-use super::state::{usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R};
-use super::{DecodeKind, Input, Rule};
+use super::state::{
+    provider_error, usage_map, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
+};
+use super::{DecodeKind, Input};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock};
 
 const FORMAT: &str = "anthropic";
+/// Blocks of calls the provider runs itself (Q27).
+const SERVER_BLOCKS: [&str; 2] = ["server_tool_use", "mcp_tool_use"];
+
+/// The protocol of a message.
+const PROTOCOL: Protocol = Protocol {
+    subject: "the message",
+    start: &["message_start"],
+    open: &["content_block_start"],
+    add: &["content_block_delta"],
+    stop: &["content_block_stop"],
+    stopped_positions: &[NS_BLOCK],
+    ends: &[("message_stop", Ends::ByReason)],
+    end_label: "message_stop",
+    after_end: AfterEnd::Only(&["ping", "error"]),
+};
+
+/// The event types only this dialect sends (every one it reads but `error`).
+const EVENTS: &[&str] = HANDLED.split_at(7).0;
 
 const HANDLED: [&str; 8] = [
     "message_start",
@@ -192,8 +216,6 @@ pub(crate) struct State {
     start_inputs: std::collections::BTreeMap<i64, String>,
     /// Blocks of a type this version does not read: their deltas and stop are skipped.
     skipped_blocks: BTreeSet<i64>,
-    /// `message_stop` came: only pings may follow.
-    stopped: bool,
 }
 
 fn block_index(i: Option<Index>) -> R<Src> {
@@ -207,7 +229,7 @@ fn block_index(i: Option<Index>) -> R<Src> {
 }
 
 impl State {
-    pub(crate) fn feed(
+    pub(crate) fn apply(
         &mut self,
         s: &mut Stream,
         event_name: Option<&str>,
@@ -242,13 +264,7 @@ impl State {
             },
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
-        if self.stopped && kind != "ping" && kind != "error" {
-            return Err(violation(
-                Rule::AfterEnd,
-                Some("the message".to_owned()),
-                "an event arrived after message_stop",
-            ));
-        }
+        s.may_follow(C, kind)?;
         match kind {
             "message_start" => {
                 s.start(C)?;
@@ -332,7 +348,6 @@ impl State {
             // Q26: `message_stop` without a `stop_reason` ever sent ends the
             // message, but not normally.
             "message_stop" => {
-                self.stopped = true;
                 s.end(C, live)?;
             }
             "error" => {
@@ -416,7 +431,7 @@ impl State {
                 let state = json_string(text(&block.data));
                 let frag = ThinkingFragment {
                     provider_state: Some(&state),
-                    provider_state_format: "anthropic-redacted",
+                    provider_state_format: REDACTED_FORMAT,
                     ..ThinkingFragment::default()
                 };
                 s.thinking(C, Some(src), frag, true, live)
@@ -492,3 +507,54 @@ fn result_text(content: &Value) -> Vec<Block> {
         _ => Vec::new(),
     }
 }
+
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: count(u, &["input_tokens"]),
+        output_tokens: count(u, &["output_tokens"]),
+        total_tokens: None,
+        reasoning_tokens: None,
+        cached_input_tokens: count(u, &["cache_read_input_tokens"]),
+    }
+}
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        self.apply(s, name, input, live)
+    }
+}
+
+/// The provider state of a redacted thinking block: its `data`.
+const REDACTED_FORMAT: &str = "anthropic-redacted";
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "anthropic",
+    untyped_event: "",
+    hints: Hints {
+        event_names: &[EVENTS],
+        event_prefix: None,
+        exception_suffix: None,
+        error_event: Some(("error", true)),
+        shape: |_| false,
+    },
+    body: Some(BodySpec {
+        label: "Anthropic `message`",
+        marker: b"\"message\"",
+        shape: |obj| obj.get("type").and_then(Value::as_str) == Some("message"),
+        tree: |t| t.str_member("type") == Some("message"),
+        events: body::events,
+    }),
+    tokens,
+    protocol: PROTOCOL,
+    state_formats: &[FORMAT, REDACTED_FORMAT],
+    client_items: &[],
+    server_items: &SERVER_BLOCKS,
+};

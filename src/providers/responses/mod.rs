@@ -14,17 +14,22 @@
 //! with their results as tool-result blocks. Events carry a `sequence_number`:
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
+mod body;
+mod wire;
+
+use wire::*;
+
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::error::Rule;
-use super::json::{json_string, text, Index, Loose, Str};
-use super::openai_chat::provider_error;
+use super::json::{json_string, text, Loose};
+use super::outcome::{count, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, BodySpec, Hints, Spec};
 use super::state::{
-    usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING, NS_REFUSAL,
-    NS_TEXT, NS_TOOL, R,
+    provider_error, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING, NS_REFUSAL, NS_TEXT,
+    NS_TOOL, R,
 };
 use super::{Input, ProblemKind};
 use crate::accumulate::ThinkingFragment;
@@ -33,6 +38,34 @@ use crate::blocks::{Block, ToolResultBlock, CUSTOM};
 const FORMAT: &str = "openai-responses";
 /// The provider state of a non-function call: the whole output item.
 const ITEM_FORMAT: &str = "openai-responses-item";
+
+/// The protocol of a response.
+const PROTOCOL: Protocol = Protocol {
+    subject: "the response",
+    start: &["response.created"],
+    open: &["response.output_item.added"],
+    add: &[
+        "response.function_call_arguments.delta",
+        "response.custom_tool_call_input.delta",
+        "response.output_text.delta",
+        "response.refusal.delta",
+        "response.reasoning_summary_text.delta",
+        "response.reasoning_text.delta",
+    ],
+    stop: &[
+        "response.function_call_arguments.done",
+        "response.custom_tool_call_input.done",
+        "response.output_item.done",
+    ],
+    stopped_positions: &[NS_TOOL],
+    ends: &[
+        ("response.completed", Ends::ByReason),
+        ("response.incomplete", Ends::Abnormal),
+        ("response.failed", Ends::Failed),
+    ],
+    end_label: "the response's final event",
+    after_end: AfterEnd::Only(&[]),
+};
 
 const HANDLED: [&str; 18] = [
     "response.created",
@@ -86,83 +119,6 @@ const BOOKKEEPING: [&str; 4] = ["type", "id", "call_id", "status"];
 /// At most this many missing sequence numbers are remembered.
 const MAX_MISSING: u64 = 4096;
 
-#[derive(Deserialize)]
-struct Event<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Str<'a>>,
-    #[serde(default)]
-    sequence_number: Option<u64>,
-    #[serde(default)]
-    output_index: Option<Index>,
-    #[serde(default)]
-    content_index: Option<Index>,
-    #[serde(default)]
-    summary_index: Option<Index>,
-    #[serde(borrow, default)]
-    item_id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    delta: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    arguments: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    input: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    item: Option<Item<'a>>,
-    #[serde(default)]
-    response: Option<Response>,
-    #[serde(default)]
-    code: Option<Value>,
-    #[serde(default)]
-    message: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct Item<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    call_id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Str<'a>>,
-    /// A string for function calls; an object in `tool_search_call` (Q27).
-    #[serde(borrow, default)]
-    arguments: Option<Loose<'a>>,
-    /// The free-form input of a `custom_tool_call` (Q28).
-    #[serde(borrow, default)]
-    input: Option<Loose<'a>>,
-    #[serde(borrow, default)]
-    encrypted_content: Option<Str<'a>>,
-}
-
-/// An output item as a map, for the item kinds kept whole (cold path).
-#[derive(Deserialize)]
-struct RawItem {
-    #[serde(default)]
-    item: Option<Map<String, Value>>,
-}
-
-#[derive(Deserialize)]
-struct Response {
-    #[serde(default)]
-    status: Option<String>,
-    #[serde(default, deserialize_with = "usage_map")]
-    usage: Option<Map<String, Value>>,
-    #[serde(default)]
-    incomplete_details: Option<Incomplete>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct Incomplete {
-    #[serde(default)]
-    reason: Option<String>,
-}
-
 /// One response per stream: choice 0.
 const C: i64 = 0;
 
@@ -176,8 +132,6 @@ pub(crate) struct State {
     last_seq: Option<u64>,
     /// Sequence numbers skipped over by a gap, not seen yet.
     missing: BTreeSet<u64>,
-    /// `response.completed` / `incomplete` / `failed` came: nothing may follow.
-    ended: bool,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -306,7 +260,7 @@ impl State {
         }
     }
 
-    pub(crate) fn feed(
+    pub(crate) fn apply(
         &mut self,
         s: &mut Stream,
         event_name: Option<&str>,
@@ -328,13 +282,7 @@ impl State {
                 return Ok(());
             }
         }
-        if self.ended {
-            return Err(violation(
-                Rule::AfterEnd,
-                Some("the response".to_owned()),
-                "an event arrived after the response's final event",
-            ));
-        }
+        s.may_follow(C, kind)?;
         let oi = self.output_index(&ev);
         let ci = ev.content_index.map_or(0, |i| i.0);
         match kind {
@@ -376,7 +324,9 @@ impl State {
                 if let Some(args) = restated {
                     s.replace_input(C, key, args, live)?;
                 }
-                s.finish_call(C, key, live);
+                // The arguments' own end stops the call's block as well as
+                // the item's end does.
+                s.item_done(C, key, live);
             }
             "response.output_text.delta" => {
                 let src = (NS_TEXT, oi.unwrap_or(-1), ci);
@@ -411,7 +361,6 @@ impl State {
                 s.thinking(C, Some((NS_REASONING, oi, 0)), frag, false, live)?;
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
-                self.ended = true;
                 let response = ev.response;
                 let (status, usage, reason, error) = match response {
                     Some(r) => (
@@ -511,7 +460,7 @@ impl State {
                     if let Some(args) = given {
                         s.replace_input(C, key, args, live)?;
                     }
-                    s.finish_call(C, key, live);
+                    s.item_done(C, key, live);
                 } else if let Some(args) = given {
                     s.add_to_call(C, key, "", "", args, None, live)?;
                 }
@@ -615,7 +564,7 @@ impl State {
         if !done {
             return Ok(());
         }
-        s.finish_call(C, key, live);
+        s.item_done(C, key, live);
         if server_side && !result.is_empty() {
             let text = ["output", "result"]
                 .into_iter()
@@ -638,3 +587,54 @@ impl State {
         Ok(())
     }
 }
+
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: count(u, &["input_tokens"]),
+        output_tokens: count(u, &["output_tokens"]),
+        total_tokens: count(u, &["total_tokens"]),
+        reasoning_tokens: count(u, &["output_tokens_details", "reasoning_tokens"]),
+        cached_input_tokens: count(u, &["input_tokens_details", "cached_tokens"]),
+    }
+}
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        self.apply(s, name, input, live)
+    }
+}
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "openai-responses",
+    untyped_event: "",
+    hints: Hints {
+        event_names: &[],
+        event_prefix: Some("response."),
+        exception_suffix: None,
+        error_event: Some(("error", false)),
+        shape: |_| false,
+    },
+    body: Some(BodySpec {
+        label: "Responses `response`",
+        marker: b"\"response\"",
+        shape: |obj| {
+            !obj.contains_key("type")
+                && obj.get("object").and_then(Value::as_str) == Some("response")
+        },
+        tree: |t| t.str_member("object") == Some("response"),
+        events: body::events,
+    }),
+    tokens,
+    protocol: PROTOCOL,
+    state_formats: &[FORMAT, ITEM_FORMAT],
+    client_items: &CLIENT_ITEMS,
+    server_items: &SERVER_ITEMS,
+};

@@ -1,0 +1,869 @@
+//! OpenAI Chat Completions chunks, and every server that speaks them (Azure,
+//! Mistral, Groq, DeepSeek, xAI, Qwen, Ollama, vLLM, LM Studio, …).
+//!
+//! The hot path: one typed, borrowing decode per chunk (only the fields used),
+//! then the call routing of Q1 / Q2 / Q20 before the accumulator sees a key.
+
+mod body;
+
+use std::fmt;
+
+use serde::de::{self, value::SeqAccessDeserializer, Deserializer, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::json::{
+    is_complete_json, is_json_prefix, text, CompactJson, Few, Index, Str, TextOrObject,
+};
+use super::outcome::{count, first, TokenUsage};
+use super::protocol::{AfterEnd, Ends, Protocol};
+use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::scan::{self, Scan, Seen};
+use super::state::{
+    provider_error, usage_map, violation, Fail, Live, Opening, Stream, TextKind, R,
+};
+use super::{DecodeKind, Input, NoteKind, Rule};
+use crate::accumulate::ThinkingFragment;
+use crate::blocks::CUSTOM;
+
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    choices: Option<Few<ChatChoice<'a>>>,
+    #[serde(default, deserialize_with = "usage_map")]
+    usage: Option<Map<String, Value>>,
+    /// Groq repeats usage here (Q34); read only when `usage` never comes.
+    #[serde(default)]
+    x_groq: Option<XGroq>,
+    #[serde(default)]
+    error: Option<Value>,
+}
+
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct XGroq {
+    #[serde(default, deserialize_with = "usage_map")]
+    usage: Option<Map<String, Value>>,
+}
+
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct ChatChoice<'a> {
+    #[serde(default)]
+    index: Option<Index>,
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Str<'a>>,
+    /// A legacy `/v1/completions` chunk's text (`"object": "text_completion"`, Q51).
+    #[serde(borrow, default)]
+    text: Option<Str<'a>>,
+}
+
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Content<'a>>,
+    #[serde(borrow, default)]
+    refusal: Option<Str<'a>>,
+    /// DeepSeek, Qwen, vLLM, xAI.
+    #[serde(borrow, default)]
+    reasoning_content: Option<Str<'a>>,
+    /// OpenRouter, Ollama, newer vLLM (only when `reasoning_content` is absent).
+    #[serde(borrow, default)]
+    reasoning: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    tool_calls: Option<Few<ToolCall<'a>>>,
+    /// The legacy single-function delta.
+    #[serde(borrow, default)]
+    function_call: Option<Function<'a>>,
+}
+
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct ToolCall<'a> {
+    #[serde(default)]
+    index: Option<Index>,
+    #[serde(borrow, default)]
+    id: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    function: Option<Function<'a>>,
+    /// A custom tool's call (Q28): free-form text `input`, not JSON arguments.
+    #[serde(borrow, default)]
+    custom: Option<Custom<'a>>,
+    /// Gemini's compatible endpoint: `{"google": {"thought_signature": …}}`, which
+    /// the next turn must send back (Q37); kept whole as the call's provider state.
+    #[serde(default)]
+    extra_content: Option<CompactJson>,
+}
+
+/// The provider-state format of a call's `extra_content` (Q37).
+pub(crate) const FORMAT: &str = "openai-chat";
+
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct Custom<'a> {
+    #[serde(borrow, default)]
+    name: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    input: Option<Str<'a>>,
+}
+
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct Function<'a> {
+    #[serde(borrow, default)]
+    name: Option<Str<'a>>,
+    /// A string in the documented shape; an object from MiniMax and others (Q42).
+    #[serde(borrow, default)]
+    arguments: Option<TextOrObject<'a>>,
+}
+
+/// `delta.content`: text, or (Mistral's reasoning models, Q49) an array of
+/// typed parts.
+#[derive(Debug, PartialEq)]
+enum Content<'a> {
+    Text(Str<'a>),
+    Parts(Vec<Part<'a>>),
+}
+
+/// One typed part of an array `content`: `{"type": "text", "text": …}` or
+/// `{"type": "thinking", "thinking": [parts]}`.
+#[derive(Debug, Default, PartialEq, Deserialize)]
+struct Part<'a> {
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    text: Option<Str<'a>>,
+    #[serde(borrow, default)]
+    thinking: Option<Vec<Part<'a>>>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Content<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an array of content parts")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Str(v.into())))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Content::Text(Str(v.to_owned().into())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Content::Text(Str(v.into())))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                Vec::deserialize(SeqAccessDeserializer::new(seq)).map(Content::Parts)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The fast path of a chunk: fills `chunk` (fresh) with exactly the [`Chunk`]
+/// the typed decode gives, or returns `None` for the general path (a chunk
+/// with usage, an error, a legacy `function_call` or a custom tool call, an
+/// index given as a string or a float, anything [`Scan`] does not certify).
+/// It builds in place: the chunk is not moved on the way.
+fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<()> {
+    let mut p = Scan::new(text);
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "choices" => {
+            seen.once(0)?;
+            if !p.null()? {
+                let choices = chunk.choices.insert(Few::default());
+                p.array(|p| scan_choice(p, choices.slot()?))?;
+            }
+            Some(())
+        }
+        // Present as `null` is absent; anything else is for the general path.
+        "usage" => seen.once(1).and_then(|()| p.null()?.then_some(())),
+        "x_groq" => seen.once(2).and_then(|()| p.null()?.then_some(())),
+        "error" => seen.once(3).and_then(|()| p.null()?.then_some(())),
+        _ => p.skip(),
+    })?;
+    p.end()
+}
+
+fn scan_choice<'a>(p: &mut Scan<'a>, choice: &mut ChatChoice<'a>) -> Option<()> {
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "index" => {
+            seen.once(0)?;
+            choice.index = p.opt_index()?;
+            Some(())
+        }
+        "delta" => {
+            seen.once(1)?;
+            if !p.null()? {
+                scan_delta(p, choice.delta.insert(Delta::default()))?;
+            }
+            Some(())
+        }
+        "finish_reason" => {
+            seen.once(2)?;
+            choice.finish_reason = p.opt_str()?;
+            Some(())
+        }
+        "text" => {
+            seen.once(3)?;
+            choice.text = p.opt_str()?;
+            Some(())
+        }
+        _ => p.skip(),
+    })
+}
+
+fn scan_delta<'a>(p: &mut Scan<'a>, delta: &mut Delta<'a>) -> Option<()> {
+    let mut seen = Seen::default();
+    p.object(|p, key| {
+        let (n, field) = match key {
+            "content" => {
+                // An array of parts is for the general path.
+                seen.once(0)?;
+                delta.content = p.opt_str()?.map(Content::Text);
+                return Some(());
+            }
+            "refusal" => (1, &mut delta.refusal),
+            "reasoning_content" => (2, &mut delta.reasoning_content),
+            "reasoning" => (3, &mut delta.reasoning),
+            "tool_calls" => {
+                seen.once(4)?;
+                if !p.null()? {
+                    let calls = delta.tool_calls.insert(Few::default());
+                    p.array(|p| scan_tool_call(p, calls.slot()?))?;
+                }
+                return Some(());
+            }
+            "function_call" => {
+                seen.once(5)?;
+                return p.null()?.then_some(());
+            }
+            _ => return p.skip(),
+        };
+        seen.once(n)?;
+        *field = p.opt_str()?;
+        Some(())
+    })
+}
+
+fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "index" => {
+            seen.once(0)?;
+            call.index = p.opt_index()?;
+            Some(())
+        }
+        "id" => {
+            seen.once(1)?;
+            call.id = p.opt_str()?;
+            Some(())
+        }
+        "function" => {
+            seen.once(2)?;
+            if !p.null()? {
+                let f = call.function.insert(Function::default());
+                let mut seen_f = Seen::default();
+                p.object(|p, key| match key {
+                    "name" => {
+                        seen_f.once(0)?;
+                        f.name = p.opt_str()?;
+                        Some(())
+                    }
+                    // An object is for the general path.
+                    "arguments" => {
+                        seen_f.once(1)?;
+                        f.arguments = p.opt_str()?.map(TextOrObject::Text);
+                        Some(())
+                    }
+                    _ => p.skip(),
+                })?;
+            }
+            Some(())
+        }
+        "custom" => {
+            seen.once(3)?;
+            p.null()?.then_some(())
+        }
+        // Kept as provider state: for the general path.
+        "extra_content" => {
+            seen.once(4)?;
+            p.null()?.then_some(())
+        }
+        _ => p.skip(),
+    })
+}
+
+/// The fast path against the general decode, for the tests that compare
+/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
+/// typed `serde_json` decode gives, `Ok(false)` when it left `text` to the
+/// general path, `Err` (both results) otherwise.
+#[cfg(test)]
+pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
+    let mut fast = Chunk::default();
+    if scan_chunk(text, &mut fast).is_none() {
+        return Ok(false);
+    }
+    match serde_json::from_str::<Chunk<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
+    }
+}
+
+pub(crate) fn apply(
+    s: &mut Stream,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    live: &mut Live<'_>,
+) -> R {
+    if event_name == Some("error") {
+        // Q35: an SSE `error` event: its data is the error, or wraps it.
+        let body: Value = input.parse()?;
+        let err = body.get("error").filter(|e| e.is_object()).unwrap_or(&body);
+        return Err(provider_error(err));
+    }
+    let mut chunk = Chunk::default();
+    let fast = match input {
+        Input::Text(t) if scan::enabled() => scan_chunk(t, &mut chunk).is_some(),
+        _ => false,
+    };
+    if !fast {
+        chunk = input.parse()?;
+    }
+    if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
+        return Err(provider_error(&err));
+    }
+    if chunk.choices.is_none() && chunk.usage.is_none() {
+        match chunk.x_groq.and_then(|x| x.usage) {
+            Some(u) => {
+                if !s.has_usage() {
+                    s.merge_usage(u);
+                }
+            }
+            None => s.unknown(event_name.unwrap_or("chunk")),
+        }
+        return Ok(());
+    }
+    // Read in place: the choices and calls are not moved out of the chunk.
+    for (pos, choice) in (0_i64..).zip(chunk.choices.iter().flat_map(Few::iter)) {
+        let c = choice.index.map_or(pos, |i| i.0);
+        s.choice(c)?;
+        if restated_finish(s, c, choice) {
+            continue;
+        }
+        s.text(c, TextKind::Text, None, text(&choice.text), false, live)?;
+        if let Some(delta) = &choice.delta {
+            let reasoning = delta
+                .reasoning_content
+                .as_ref()
+                .or(delta.reasoning.as_ref());
+            if let Some(r) = reasoning {
+                let frag = ThinkingFragment {
+                    thinking: r,
+                    ..ThinkingFragment::default()
+                };
+                s.thinking(c, None, frag, false, live)?;
+            }
+            match &delta.content {
+                Some(Content::Parts(parts)) => content_parts(s, c, parts, live)?,
+                Some(Content::Text(t)) => s.text(c, TextKind::Text, None, t, false, live)?,
+                None => {}
+            }
+            s.text(
+                c,
+                TextKind::Refusal,
+                None,
+                text(&delta.refusal),
+                false,
+                live,
+            )?;
+            for call in delta.tool_calls.iter().flat_map(Few::iter) {
+                let (name, args, kind) = match (&call.function, &call.custom) {
+                    (_, Some(cu)) => (text(&cu.name), Args::Text(text(&cu.input)), Some(CUSTOM)),
+                    (Some(f), None) => (text(&f.name), Args::of(f.arguments.as_ref()), None),
+                    (None, None) => ("", Args::Text(""), None),
+                };
+                let index = call.index.map(|i| i.0);
+                let state = call.extra_content.as_ref().map(|j| (j.0.as_str(), FORMAT));
+                let piece = Piece {
+                    id: text(&call.id),
+                    name,
+                    args,
+                    state,
+                };
+                fragment(s, c, index, piece, kind, live)?;
+            }
+            if let Some(f) = &delta.function_call {
+                let piece = Piece {
+                    id: "",
+                    name: text(&f.name),
+                    args: Args::of(f.arguments.as_ref()),
+                    state: None,
+                };
+                fragment(s, c, None, piece, None, live)?;
+            }
+        }
+        if let Some(reason) = &choice.finish_reason {
+            s.set_finish_reason(c, reason)?;
+            s.end(c, live)?;
+        }
+    }
+    match (chunk.usage, chunk.x_groq.and_then(|x| x.usage)) {
+        (Some(usage), _) => s.merge_usage(usage),
+        (None, Some(groq)) if !s.has_usage() => s.merge_usage(groq),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// What one tool-call fragment brings besides its index.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Piece<'a> {
+    id: &'a str,
+    name: &'a str,
+    args: Args<'a>,
+    /// Provider state and its format (Q37).
+    state: Option<(&'a str, &'a str)>,
+}
+
+/// A call's arguments as one fragment brought them: text, or a whole JSON
+/// object (Q42).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Args<'a> {
+    Text(&'a str),
+    Object(&'a str),
+}
+
+impl<'a> Args<'a> {
+    fn of(field: Option<&'a TextOrObject<'_>>) -> Self {
+        match field {
+            Some(TextOrObject::Text(t)) => Args::Text(t),
+            Some(TextOrObject::Object(json)) => Args::Object(json),
+            None => Args::Text(""),
+        }
+    }
+
+    fn text(self) -> &'a str {
+        match self {
+            Args::Text(t) | Args::Object(t) => t,
+        }
+    }
+}
+
+/// Q39: a finish reason for a message that already ended with another one, in
+/// a choice entry that carries nothing else (a proxy's second chunk): the
+/// first reason stands, with a note. Content with it stays after-end (Q24).
+fn restated_finish(s: &mut Stream, c: i64, choice: &ChatChoice<'_>) -> bool {
+    let Some(reason) = &choice.finish_reason else {
+        return false;
+    };
+    let empty = choice.text.as_deref().is_none_or(str::is_empty)
+        && choice.delta.as_ref().is_none_or(|d| {
+            d.content
+                .as_ref()
+                .is_none_or(|c| matches!(c, Content::Text(t) if t.is_empty()))
+                && text(&d.refusal).is_empty()
+                && text(&d.reasoning_content).is_empty()
+                && text(&d.reasoning).is_empty()
+                && d.tool_calls
+                    .as_ref()
+                    .is_none_or(|t| t.iter().next().is_none())
+                && d.function_call.is_none()
+        });
+    let Some(first) = s
+        .existing(c)
+        .filter(|ch| ch.phase.ended())
+        .and_then(|ch| ch.finish_reason.clone())
+    else {
+        return false;
+    };
+    if !empty || first == **reason {
+        return false;
+    }
+    s.note(
+        c,
+        NoteKind::LaterFinishReasonIgnored,
+        None,
+        format!(
+            "finish_reason {:?} came after the message had ended with {first:?}, with nothing \
+             else in its chunk; the first reason stands",
+            &**reason
+        ),
+    );
+    true
+}
+
+/// Q49: `content` as typed parts, read in order: `text` parts as text,
+/// `thinking` parts' text as reasoning; a part of another type is skipped.
+fn content_parts(s: &mut Stream, c: i64, parts: &[Part<'_>], live: &mut Live<'_>) -> R {
+    if s.existing(c)
+        .is_some_and(|ch| !ch.notes.iter().any(|n| n.kind == NoteKind::ContentParts))
+    {
+        s.note(
+            c,
+            NoteKind::ContentParts,
+            None,
+            "delta.content came as an array of typed parts: text parts were read as text, \
+             thinking parts as reasoning, in order"
+                .to_owned(),
+        );
+    }
+    for part in parts {
+        match part.kind.as_deref() {
+            Some("text") => s.text(c, TextKind::Text, None, text(&part.text), false, live)?,
+            Some("thinking") => {
+                for inner in part.thinking.iter().flatten() {
+                    if inner.kind.as_deref() == Some("text") {
+                        let frag = ThinkingFragment {
+                            thinking: text(&inner.text),
+                            ..ThinkingFragment::default()
+                        };
+                        s.thinking(c, None, frag, false, live)?;
+                    } else {
+                        s.skip(&format!("content part thinking.{}", text(&inner.kind)));
+                    }
+                }
+            }
+            other => s.skip(&format!("content part {}", other.unwrap_or("(untyped)"))),
+        }
+    }
+    Ok(())
+}
+
+/// Routes one tool-call fragment to its call (Q1, Q2, Q20, Q38, Q43) and adds
+/// it (Q36, Q41, Q42).
+pub(crate) fn fragment(
+    s: &mut Stream,
+    c: i64,
+    index: Option<i64>,
+    piece: Piece<'_>,
+    kind: Option<&str>,
+    live: &mut Live<'_>,
+) -> R {
+    let Piece {
+        id,
+        name,
+        args,
+        state,
+    } = piece;
+    let ch = s.choice(c)?;
+    let existing = match index {
+        Some(i) => ch.by_provider_index.get(&i).copied(),
+        // Q1: by id; a late id for the newest call that has none yet; else new.
+        None if !id.is_empty() => ch.by_id.get(id).copied().or_else(|| {
+            ch.latest
+                .filter(|&k| ch.tools.get(k).is_some_and(|b| b.id.is_empty()))
+        }),
+        // Q1: continue the latest call.
+        None => ch.latest,
+    };
+    if let Some(k) = existing.filter(|&k| ch.meta(k).is_some_and(|m| m.aliased)) {
+        // Q43's twin: an index routed to a call must not name another one.
+        let current = ch.tools.get(k);
+        let other_id = !id.is_empty() && current.is_some_and(|b| !b.id.is_empty() && b.id != id);
+        let other_name =
+            !name.is_empty() && current.is_some_and(|b| !b.name.is_empty() && b.name != name);
+        if other_id || other_name {
+            return Err(Fail::Bad {
+                kind: DecodeKind::BadValue,
+                detail: format!(
+                    "index {} had its argument fragments taken as {}'s and now names another \
+                     call; whose fragments they were cannot be told",
+                    index.unwrap_or_default(),
+                    ch.call_label(c, k)
+                ),
+            });
+        }
+    }
+    // Q38: the id a renamed call was sent with still names that call.
+    let sent_id = |k: i64| -> Option<&str> { ch.meta(k).and_then(|m| m.sent_id.as_deref()) };
+    let id = match existing {
+        Some(k) if sent_id(k) == Some(id) => "",
+        _ => id,
+    };
+    let target = existing.filter(|&k| {
+        let current = ch.tools.get(k).map_or("", |b| b.id.as_str());
+        // Q2: a different non-empty id at an occupied index is a new call.
+        let new_id = !id.is_empty() && !current.is_empty() && current != id;
+        !new_id && !ch.opens_new_value(k, id, name, args.text())
+    });
+    let target = match (target, index) {
+        (None, Some(i)) if id.is_empty() && name.is_empty() => rerouted(s, c, i, args.text()),
+        (t, _) => t,
+    };
+    match target {
+        Some(k) => add(s, c, k, Piece { id, ..piece }, live),
+        None => {
+            let renamed = if index.is_some() && !id.is_empty() {
+                s.choice(c)?.by_id.get(id).copied()
+            } else {
+                None
+            };
+            if let Some(other) = renamed {
+                // Q38's twin, seen at once: the same id, name and whole arguments
+                // again is a repeated segment, refused as one id on two calls (Q25).
+                let ch = s.choice(c)?;
+                let repeat = ch.tools.get(other).is_some_and(|b| {
+                    b.name == name && !args.text().is_empty() && b.input == args.text()
+                });
+                if repeat {
+                    return Err(violation(
+                        Rule::DuplicateId,
+                        Some(format!("tool call {id}")),
+                        format!(
+                            "a new call repeats call {other} of choice {c}: the same id, name \
+                             and arguments (a repeated segment, not a parallel call)"
+                        ),
+                    ));
+                }
+            }
+            let minted;
+            let opening_id = match renamed {
+                Some(_) => {
+                    minted = unique_id(s.choice(c)?, id);
+                    minted.as_str()
+                }
+                None => id,
+            };
+            let opening = Opening {
+                provider_index: index,
+                id: opening_id,
+                name,
+                input: args.text(),
+                kind,
+                state,
+                ..Opening::default()
+            };
+            let key = s.new_call(c, opening, live)?;
+            if let Some(other) = renamed {
+                if let Some(m) = s.choice(c)?.meta_mut(key) {
+                    m.sent_id = Some(id.to_owned());
+                }
+                s.note(
+                    c,
+                    NoteKind::DuplicateIdRenamed,
+                    Some(key),
+                    format!(
+                        "call {key} at index {} came with the id {id:?} of call {other}; it was \
+                         given the id {opening_id:?}",
+                        index.unwrap_or_default()
+                    ),
+                );
+            }
+            if let Args::Object(_) = args {
+                note_object(s, c, key);
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Q43: a fragment with neither id nor name at an index no call has, while
+/// exactly one call of the choice is open, continues that call (a server that
+/// sends a call's opener and its arguments at different indexes); the index
+/// then names that call. With more than one open call it opens a call of its
+/// own, which stays unnamed (Q7: not executable).
+fn rerouted(s: &mut Stream, c: i64, index: i64, args: &str) -> Option<i64> {
+    if args.is_empty() {
+        return None;
+    }
+    let ch = s.existing(c)?;
+    let only = {
+        let mut open = ch
+            .tools
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|&k| !ch.call_closed(k));
+        match (open.next(), open.next()) {
+            (Some(only), None) => only,
+            _ => return None,
+        }
+    };
+    ch.by_provider_index.insert(index, only);
+    if let Some(m) = ch.meta_mut(only) {
+        m.aliased = true;
+    }
+    let label = ch.call_label(c, only);
+    s.note(
+        c,
+        NoteKind::FragmentRerouted,
+        Some(only),
+        format!(
+            "argument fragments at index {index}, which no call had, went to {label}, the only \
+             open call"
+        ),
+    );
+    Some(only)
+}
+
+/// A call id not yet used in the choice, derived from the `sent` one (Q38).
+fn unique_id(ch: &super::state::Choice, sent: &str) -> String {
+    (2_u32..)
+        .map(|n| format!("{sent}_{n}"))
+        .find(|candidate| !ch.by_id.contains_key(candidate))
+        .unwrap_or_default()
+}
+
+fn note_object(s: &mut Stream, c: i64, key: i64) {
+    s.note(
+        c,
+        NoteKind::ArgumentsObject,
+        Some(key),
+        "function.arguments came as a JSON object, not a string; its compact JSON text was kept"
+            .to_owned(),
+    );
+}
+
+/// Adds a fragment to call `key`, after the rules for servers that resend a
+/// call's whole arguments (Q36, Q41) or send them as an object (Q42).
+fn add(s: &mut Stream, c: i64, key: i64, piece: Piece<'_>, live: &mut Live<'_>) -> R {
+    let Piece {
+        id,
+        name,
+        args,
+        state,
+    } = piece;
+    let ch = s.choice(c)?;
+    let held = ch.tools.get(key).map_or("", |b| b.input.as_str());
+    match args {
+        // The same object again changes nothing.
+        Args::Object(json) if held == json => Ok(()),
+        Args::Object(_) if !held.is_empty() => Err(Fail::Bad {
+            kind: DecodeKind::BadValue,
+            detail: format!(
+                "function.arguments came as an object for {}, which already has arguments; no \
+                 server is known to send an object in pieces, so they are not merged",
+                ch.call_label(c, key)
+            ),
+        }),
+        Args::Object(json) => {
+            s.add_to_call(c, key, id, name, json, state, live)?;
+            note_object(s, c, key);
+            Ok(())
+        }
+        Args::Text(piece) => match restatement(held, piece) {
+            Some(kind) => {
+                s.add_to_call(c, key, id, name, "", state, live)?;
+                s.replace_input(c, key, piece, live)?;
+                let message = match kind {
+                    NoteKind::EmptyArgumentsReplaced => {
+                        "the call held {} and then got its arguments as one complete object; \
+                         the object replaced it"
+                    }
+                    _ => {
+                        "the call's incomplete arguments were sent again whole, as one complete \
+                         value that starts with them; the whole value replaced them"
+                    }
+                };
+                s.note(c, kind, Some(key), message.to_owned());
+                Ok(())
+            }
+            None => s.add_to_call(c, key, id, name, piece, state, live),
+        },
+    }
+}
+
+/// Whether `piece` restates a call's whole arguments rather than continuing
+/// `held`: Q41 (`{}` held, then a complete object) or Q36 (an incomplete
+/// prefix held, then one complete value that starts with it, and held +
+/// piece is no JSON prefix at all). `{"a":` + `1}` is an append (Q10).
+fn restatement(held: &str, piece: &str) -> Option<NoteKind> {
+    if held.is_empty() || piece.is_empty() {
+        return None;
+    }
+    let held_t = held.trim();
+    if held_t == "{}" {
+        let object = piece.trim_start().starts_with('{') && piece.trim() != "{}";
+        return (object && is_complete_json(piece)).then_some(NoteKind::EmptyArgumentsReplaced);
+    }
+    if !piece.starts_with(held) || is_complete_json(held) || !is_complete_json(piece) {
+        return None;
+    }
+    let mut joined = String::with_capacity(held.len() + piece.len());
+    joined.push_str(held);
+    joined.push_str(piece);
+    (!is_json_prefix(&joined)).then_some(NoteKind::ArgumentsRestated)
+}
+
+/// The token counts of this dialect's usage object.
+pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
+    TokenUsage {
+        input_tokens: first(u, &[&["prompt_tokens"], &["input_tokens"]]),
+        output_tokens: first(u, &[&["completion_tokens"], &["output_tokens"]]),
+        total_tokens: count(u, &["total_tokens"]),
+        reasoning_tokens: count(u, &["completion_tokens_details", "reasoning_tokens"]),
+        cached_input_tokens: count(u, &["prompt_tokens_details", "cached_tokens"]),
+    }
+}
+
+/// Chat Completions keeps no state of its own: everything is in the stream.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) struct State;
+
+impl Adapter for State {
+    #[inline]
+    fn feed(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
+        apply(s, name, input, live)
+    }
+}
+
+pub(crate) const SPEC: Spec = Spec {
+    name: "openai-chat",
+    untyped_event: "chunk",
+    hints: Hints {
+        event_names: &[],
+        event_prefix: None,
+        exception_suffix: None,
+        error_event: None,
+        shape: |obj| {
+            obj.get("object").and_then(Value::as_str) == Some("chat.completion.chunk")
+                || obj.contains_key("choices")
+        },
+    },
+    body: Some(BodySpec {
+        label: "chat.completion",
+        marker: b"\"message\"",
+        shape: |obj| {
+            let text = |k: &str| obj.get(k).and_then(Value::as_str);
+            if text("object") == Some("chat.completion") {
+                return true;
+            }
+            if obj.contains_key("type") || text("object") == Some("chat.completion.chunk") {
+                return false;
+            }
+            let whole = |c: &Value| {
+                c.get("message").is_some_and(Value::is_object) && c.get("delta").is_none()
+            };
+            matches!(obj.get("choices"), Some(Value::Array(cs)) if !cs.is_empty() && cs.iter().all(whole))
+        },
+        tree: |t| match (t.str_member("object"), t.str_member("type")) {
+            (Some("chat.completion"), _) => true,
+            (None, None) => t.has("choices"),
+            _ => false,
+        },
+        events: body::events,
+    }),
+    tokens,
+    protocol: Protocol {
+        subject: "the message",
+        start: &[],
+        open: &[],
+        add: &["choices[].delta"],
+        stop: &[],
+        stopped_positions: &[],
+        ends: &[("choices[].finish_reason", Ends::ByReason)],
+        end_label: "its finish_reason",
+        after_end: AfterEnd::NoContent,
+    },
+    state_formats: &[FORMAT],
+    client_items: &[CUSTOM],
+    server_items: &[],
+};

@@ -1,0 +1,175 @@
+//! The declaration of one dialect's protocol: what each dialect's folder
+//! fills in, what the machine runs, and what docs/providers.md shows.
+
+use crate::providers::error::Rule;
+use crate::providers::state::{violation, Fail, Src};
+
+/// What may come after a message's end.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum AfterEnd {
+    /// Events go on (usage-only chunks, restated reasons): only content for the
+    /// ended message is refused.
+    NoContent,
+    /// Only these events (`*Suffix` matches a suffix).
+    Only(&'static [&'static str]),
+}
+
+/// One dialect's protocol, as the machine runs it and the docs show it.
+#[derive(Debug)]
+#[cfg_attr(not(test), allow(dead_code))] // the docs-only fields feed the docs table
+pub(crate) struct Protocol {
+    /// What a message is called in errors (`"the message"`, `"the response"`).
+    pub(crate) subject: &'static str,
+    /// The event that starts a message, if the dialect sends one.
+    pub(crate) start: &'static [&'static str],
+    /// Events that open a block.
+    pub(crate) open: &'static [&'static str],
+    /// Events that add to a block.
+    pub(crate) add: &'static [&'static str],
+    /// Events that stop a block.
+    pub(crate) stop: &'static [&'static str],
+    /// The positions (namespaces of [`Src`]) whose blocks end with their own
+    /// stop: a message ending normally with one of them unstopped lost an event.
+    pub(crate) stopped_positions: &'static [u8],
+    /// The events that end a message, and whether they can end it normally.
+    pub(crate) ends: &'static [(&'static str, Ends)],
+    /// How the end is called in errors (the end event's name).
+    pub(crate) end_label: &'static str,
+    /// What may follow the end.
+    pub(crate) after_end: AfterEnd,
+}
+
+/// What an end event can mean.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ends {
+    /// Normal when the recorded reason is.
+    ByReason,
+    /// Never normal.
+    Abnormal,
+    /// A provider error.
+    Failed,
+}
+
+impl Protocol {
+    /// Refuses an event after the message ended, unless the protocol allows it.
+    pub(crate) fn after_end(&self, ended: bool, event: &str) -> Result<(), Fail> {
+        let AfterEnd::Only(allowed) = self.after_end else {
+            return Ok(());
+        };
+        if !ended || allowed.iter().any(|a| matches(a, event)) {
+            return Ok(());
+        }
+        Err(violation(
+            Rule::AfterEnd,
+            Some(self.subject.to_owned()),
+            format!("{event} arrived after {}", self.end_label),
+        ))
+    }
+
+    /// True when blocks at this position end with their own stop.
+    pub(crate) fn stops(&self, src: Src) -> bool {
+        self.stopped_positions.contains(&src.0)
+    }
+}
+
+fn matches(pattern: &str, event: &str) -> bool {
+    match pattern.strip_prefix('*') {
+        Some(suffix) => event.ends_with(suffix),
+        None => pattern == event,
+    }
+}
+
+/// The protocol table of docs/providers.md, one row per dialect, generated
+/// from the declarations (a test checks the docs hold it verbatim).
+#[cfg(test)]
+fn docs_table() -> String {
+    fn codes(events: &[&str]) -> String {
+        if events.is_empty() {
+            return "—".to_owned();
+        }
+        let quoted: Vec<String> = events
+            .iter()
+            .map(|e| match e.strip_prefix('*') {
+                Some(suffix) => format!("`…{suffix}`"),
+                None => format!("`{e}`"),
+            })
+            .collect();
+        quoted.join(", ")
+    }
+    let mut out = String::from(
+        "| dialect | message start | block start | block content | block stop (a call without it: not complete) | message end | may follow the end |\n|---|---|---|---|---|---|---|\n",
+    );
+    for d in crate::providers::Dialect::ALL {
+        let p = &d.spec().protocol;
+        let ends: Vec<String> = p
+            .ends
+            .iter()
+            .map(|(e, how)| match how {
+                Ends::ByReason => format!("`{e}` (normal when its reason is)"),
+                Ends::Abnormal => format!("`{e}` (never normal)"),
+                Ends::Failed => format!("`{e}` (a provider error)"),
+            })
+            .collect();
+        let after = match p.after_end {
+            AfterEnd::NoContent => "any event but content for the ended message".to_owned(),
+            AfterEnd::Only([]) => "nothing".to_owned(),
+            AfterEnd::Only(allowed) => codes(allowed),
+        };
+        let _ = std::fmt::Write::write_fmt(
+            &mut out,
+            format_args!(
+                "| {} | {} | {} | {} | {} | {} | {} |\n",
+                d.name(),
+                codes(p.start),
+                codes(p.open),
+                codes(p.add),
+                codes(p.stop),
+                ends.join(", "),
+                after,
+            ),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(r: Result<(), Fail>) -> Option<Rule> {
+        match r {
+            Err(Fail::Protocol { rule, .. }) => Some(rule),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn after_the_end_only_what_the_protocol_allows() {
+        let p = Protocol {
+            subject: "the message",
+            start: &[],
+            open: &[],
+            add: &[],
+            stop: &[],
+            stopped_positions: &[],
+            ends: &[],
+            end_label: "the end",
+            after_end: AfterEnd::Only(&["ping", "*Exception"]),
+        };
+        assert!(p.after_end(true, "ping").is_ok());
+        assert!(p.after_end(true, "throttlingException").is_ok());
+        assert!(p.after_end(false, "delta").is_ok());
+        assert_eq!(rule(p.after_end(true, "delta")), Some(Rule::AfterEnd));
+    }
+
+    #[test]
+    fn the_docs_show_the_declared_protocols() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/providers.md");
+        let docs = std::fs::read_to_string(path).unwrap_or_default();
+        let table = docs_table();
+        assert!(
+            docs.contains(&table),
+            "docs/providers.md must hold the protocol table as declared:\n{table}"
+        );
+    }
+}

@@ -1,0 +1,568 @@
+//! The one protocol machine, and the declarations of each dialect's protocol
+//! it runs (QUIRKS Q24–Q26).
+//!
+//! A message goes through these phases; every event that changes it is one
+//! transition, and anything else is a `ProtocolError`:
+//!
+//! ```text
+//!            start                end (reason)
+//!   Idle ─────────────▶ Started ───────────────▶ Ended(Normal | Abnormal)
+//!     │                                ▲
+//!     └────────────── end ─────────────┘      (dialects without a start event)
+//! ```
+//!
+//! A block (a text, thinking or refusal part, a tool call, a tool result) has
+//! its own:
+//!
+//! ```text
+//!              start                 stop (its own)
+//!   Implicit ─────────▶ Open ──────────────────────▶ Stopped
+//!      │ content          │ content, end of input ──▶ Finished ── own stop ─▶ Stopped
+//!      └──────────────────┴── message end / stream end ─▶ Finished
+//! ```
+//!
+//! `Implicit` is a call whose fragments came before its start event (kept, Q7):
+//! its start may still come, once. `Finished` takes no more content but has
+//! not seen its own stop: in a dialect whose blocks end with their own stop
+//! event, a message that ends normally with a call in any phase but `Stopped`
+//! lost an event of the stream, and is not complete.
+
+use super::error::Rule;
+use super::state::{
+    describe_src, is_normal_reason, mint_id, violation, Choice, Fail, Live, Segment, Src, Stream, R,
+};
+use super::{LiveEvent, Problem, ProblemKind};
+
+mod declaration;
+
+pub(crate) use declaration::{AfterEnd, Ends, Protocol};
+
+/// Where a message is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) enum MessagePhase {
+    /// No start event yet (dialects without one stay here until they end).
+    #[default]
+    Idle,
+    /// Its start event came.
+    Started,
+    /// It ended: normally (a normal reason, under the protocol) or not.
+    Ended(End),
+}
+
+/// How a message ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum End {
+    /// With a normal reason (Q15).
+    Normal,
+    /// With no reason (Q26), a reason that is not normal, or by an event that is
+    /// never a normal end whatever its reason says.
+    Abnormal,
+}
+
+/// What happens to a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MessageEvent {
+    /// Its explicit start event.
+    Start,
+    /// Its end; `normal` when the recorded reason is a normal one and the end
+    /// event may be normal at all.
+    End { normal: bool },
+}
+
+impl MessagePhase {
+    /// The phase after `ev`, or the protocol error. A second end changes
+    /// nothing (`Ok(None)`).
+    pub(crate) fn on(self, ev: MessageEvent, choice: i64) -> Result<Option<MessagePhase>, Fail> {
+        use MessageEvent as E;
+        use MessagePhase as P;
+        match (self, ev) {
+            (P::Idle, E::Start) => Ok(Some(P::Started)),
+            (P::Idle | P::Started, E::End { normal }) => Ok(Some(P::Ended(if normal {
+                End::Normal
+            } else {
+                End::Abnormal
+            }))),
+            (P::Ended(_), E::End { .. }) => Ok(None),
+            (P::Started | P::Ended(_), E::Start) => Err(violation(
+                Rule::StartedTwice,
+                Some(format!("choice {choice}")),
+                "the message had started already",
+            )),
+        }
+    }
+
+    pub(crate) fn ended(self) -> bool {
+        matches!(self, MessagePhase::Ended(_))
+    }
+
+    pub(crate) fn normal(self) -> bool {
+        self == MessagePhase::Ended(End::Normal)
+    }
+}
+
+/// Where a block is in its life.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub(crate) enum BlockPhase {
+    /// Opened by content that came before its start event (a call, Q7).
+    Implicit,
+    /// Opened; content may come.
+    #[default]
+    Open,
+    /// Takes no more content (its input is done, or the message or stream
+    /// ended), without its own stop.
+    Finished,
+    /// Its own stop event came.
+    Stopped,
+}
+
+/// What happens to a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlockEvent {
+    /// Its start event.
+    Start,
+    /// Content for it.
+    Content,
+    /// Its own stop event; a second one is a duplicated event (Q25).
+    Stop,
+    /// A restatement of its end (Responses `done` events): idempotent.
+    Done,
+    /// The end of its input, or of the message or stream: idempotent.
+    Finish,
+}
+
+impl BlockPhase {
+    /// The phase after `ev`, or the protocol error naming `at`.
+    pub(crate) fn on(self, ev: BlockEvent, at: impl FnOnce() -> String) -> Result<Self, Fail> {
+        use BlockEvent as E;
+        use BlockPhase as P;
+        match (self, ev) {
+            (P::Implicit, E::Start) => Ok(P::Open),
+            (P::Implicit | P::Open, E::Content) => Ok(self),
+            (P::Implicit | P::Open, E::Stop) | (_, E::Done) => Ok(P::Stopped),
+            (P::Implicit | P::Open | P::Finished, E::Finish) => Ok(P::Finished),
+            (P::Stopped, E::Finish) => Ok(P::Stopped),
+            (P::Open | P::Finished | P::Stopped, E::Start) => Err(violation(
+                Rule::OpenedTwice,
+                Some(at()),
+                "a start event for a block that was already opened",
+            )),
+            (P::Finished | P::Stopped, E::Content) => Err(violation(
+                Rule::AfterStop,
+                Some(at()),
+                "content arrived after the block stopped",
+            )),
+            (P::Finished | P::Stopped, E::Stop) => Err(violation(
+                Rule::AfterStop,
+                Some(at()),
+                "the block had stopped already",
+            )),
+        }
+    }
+
+    /// True once nothing may change the block any more.
+    pub(crate) fn closed(self) -> bool {
+        matches!(self, BlockPhase::Finished | BlockPhase::Stopped)
+    }
+}
+
+/// The protocol's transitions of a stream's messages and blocks. An adapter
+/// says what an event means ("block 3 stopped", "the message ended"); whether
+/// that is allowed is decided here.
+impl Stream {
+    /// The protocol of the stream's dialect, once it is known.
+    fn protocol(&self) -> Option<&'static Protocol> {
+        self.dialect.map(|d| &d.spec().protocol)
+    }
+
+    /// Refuses anything after `[DONE]` (Q24).
+    pub(crate) fn not_done(&self) -> R {
+        if self.done {
+            return Err(violation(
+                Rule::AfterDone,
+                None,
+                "the stream sent [DONE] already",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Refuses an event of type `event` after choice `c` ended, unless the
+    /// dialect's protocol allows it there (pings, usage trailers).
+    #[inline]
+    pub(crate) fn may_follow(&self, c: i64, event: &str) -> R {
+        // The usual case, a message not ended yet, costs one lookup.
+        if !self.choices.get(&c).is_some_and(|ch| ch.phase.ended()) {
+            return Ok(());
+        }
+        match self.protocol() {
+            Some(p) => p.after_end(true, event),
+            None => Ok(()),
+        }
+    }
+
+    /// The choice, for a change of its content: refused after `[DONE]` and after
+    /// the message ended (Q24).
+    pub(crate) fn writable(&mut self, c: i64) -> R<&mut Choice> {
+        self.not_done()?;
+        let ch = self.choice(c)?;
+        if ch.phase.ended() {
+            return Err(violation(
+                Rule::AfterEnd,
+                Some(format!("choice {c}")),
+                match &ch.finish_reason {
+                    Some(r) => format!("the message already ended (reason {r:?})"),
+                    None => "the message already ended".to_owned(),
+                },
+            ));
+        }
+        Ok(ch)
+    }
+
+    /// An explicit start of a message: a second one is a replayed or
+    /// concatenated stream (Q24).
+    pub(crate) fn start(&mut self, c: i64) -> R {
+        self.not_done()?;
+        let ch = self.choice(c)?;
+        if let Some(next) = ch.phase.on(MessageEvent::Start, c)? {
+            ch.phase = next;
+        }
+        Ok(())
+    }
+
+    /// The start event of a block at `src`: refused when something was opened
+    /// there already (Q25).
+    pub(crate) fn fresh(&mut self, c: i64, src: Src) -> R {
+        let ch = self.writable(c)?;
+        if ch.has_src(src) {
+            return Err(violation(
+                Rule::OpenedTwice,
+                Some(describe_src(src)),
+                "a start event for a block that was already opened",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Marks a call's input finished (its arguments are done, Gemini's call
+    /// closed). Idempotent: the dialects that restate a finished call call it
+    /// more than once.
+    pub(crate) fn finish_call(&mut self, c: i64, key: i64, live: &mut Live<'_>) {
+        self.call_event(c, key, BlockEvent::Finish, live);
+    }
+
+    /// The restated end of a call's item (a dialect's repeatable stop): the
+    /// block's own stop, which may come more than once (Q4).
+    pub(crate) fn item_done(&mut self, c: i64, key: i64, live: &mut Live<'_>) {
+        self.call_event(c, key, BlockEvent::Done, live);
+    }
+
+    fn call_event(&mut self, c: i64, key: i64, ev: BlockEvent, live: &mut Live<'_>) {
+        let Some(ch) = self.choices.get_mut(&c) else {
+            return;
+        };
+        let Some(seg) = ch.meta(key).map(|m| m.seg) else {
+            return;
+        };
+        let Some(s) = ch.segments.get_mut(seg) else {
+            return;
+        };
+        let was_closed = s.phase.closed();
+        // Finish and Done are accepted in every phase.
+        s.phase = s.phase.on(ev, String::new).unwrap_or(s.phase);
+        if !was_closed {
+            live.emit(|| LiveEvent::ToolCallFinished {
+                choice: c,
+                index: key,
+            });
+        }
+    }
+
+    /// The stop event of the block at `src`. A second stop is a duplicated
+    /// event (Q25); a stop for a position nothing was opened at takes the
+    /// position, so that content for it afterwards is refused.
+    pub(crate) fn stop_block(&mut self, c: i64, src: Src, live: &mut Live<'_>) -> R {
+        let max_blocks = self.limits.max_blocks;
+        let ch = self.writable(c)?;
+        let Some(&at) = ch.src.get(&src) else {
+            let at = ch.new_segment(Segment::Empty, Some(src), max_blocks)?;
+            if let Some(s) = ch.segments.get_mut(at) {
+                s.phase = BlockPhase::Stopped;
+            }
+            return Ok(());
+        };
+        let Some(seg) = ch.segments.get_mut(at) else {
+            return Ok(());
+        };
+        seg.phase = seg.phase.on(BlockEvent::Stop, || describe_src(src))?;
+        if let Segment::Tool(key) = seg.kind {
+            live.emit(|| LiveEvent::ToolCallFinished {
+                choice: c,
+                index: key,
+            });
+        }
+        Ok(())
+    }
+
+    /// Records the provider's finish / stop reason (last one wins). After the
+    /// message ended, only the same reason again is accepted.
+    pub(crate) fn set_finish_reason(&mut self, c: i64, reason: &str) -> R {
+        let ch = self.choice(c)?;
+        if ch.phase.ended() && ch.finish_reason.as_deref() != Some(reason) {
+            return Err(violation(
+                Rule::EndedTwice,
+                Some(format!("choice {c}")),
+                format!(
+                    "finish reason {reason:?} after the message ended with {:?}",
+                    ch.finish_reason.as_deref().unwrap_or("no reason")
+                ),
+            ));
+        }
+        if ch.finish_reason.as_deref() != Some(reason) {
+            ch.finish_reason = Some(reason.to_owned());
+        }
+        Ok(())
+    }
+
+    /// An explicit end of the message: finishes its calls and blocks and decides
+    /// whether it ended normally (Q15) from the recorded reason. No reason
+    /// recorded is not a normal end (Q26). A second end changes nothing.
+    pub(crate) fn end(&mut self, c: i64, live: &mut Live<'_>) -> R {
+        self.end_with(c, true, live)
+    }
+
+    /// An end that is not normal whatever the reason says (an end event the
+    /// dialect declares never normal, a provider error).
+    pub(crate) fn end_abnormal(&mut self, c: i64, live: &mut Live<'_>) -> R {
+        self.end_with(c, false, live)
+    }
+
+    fn end_with(&mut self, c: i64, may_be_normal: bool, live: &mut Live<'_>) -> R {
+        self.not_done()?;
+        let stream_problems = self.has_problems(c);
+        let protocol = self.protocol();
+        let ordinal = self.ordinal;
+        let ch = self.choice(c)?;
+        let normal = may_be_normal && ch.finish_reason.as_deref().is_some_and(is_normal_reason);
+        let Some(next) = ch.phase.on(MessageEvent::End { normal }, c)? else {
+            return Ok(());
+        };
+        ch.phase = next;
+        if normal {
+            if let Some(p) = protocol {
+                ch.unstopped_blocks(c, p, ordinal);
+            }
+        }
+        ch.finish_all(c, live);
+        let (finish_reason, complete) = (ch.finish_reason.clone(), ch.complete(stream_problems));
+        live.emit(|| LiveEvent::MessageDone {
+            choice: c,
+            finish_reason,
+            complete,
+        });
+        Ok(())
+    }
+
+    /// A provider error: no choice of this stream can be complete any more.
+    pub(crate) fn fail_all(&mut self) {
+        if self.choices.is_empty() {
+            let limits = &self.limits;
+            self.choices.insert(0, Choice::new(limits));
+        }
+        for ch in self.choices.values_mut() {
+            ch.failed = true;
+        }
+    }
+
+    /// End of stream: finishes every call, reports unnamed calls (Q7), and
+    /// sends `MessageDone` for every message that had not ended.
+    pub(crate) fn close(&mut self, live: &mut Live<'_>) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        let with_problems: Vec<i64> = self
+            .choices
+            .keys()
+            .copied()
+            .filter(|&c| self.has_problems(c))
+            .collect();
+        for (&c, ch) in &mut self.choices {
+            ch.finish_all(c, live);
+            for (key, block) in ch.tools.iter() {
+                if block.name.is_empty() {
+                    let id = if block.id.is_empty() {
+                        mint_id(c, key)
+                    } else {
+                        block.id.clone()
+                    };
+                    ch.problems.push(Problem {
+                        kind: ProblemKind::Unnamed,
+                        choice: Some(c),
+                        call: Some(key),
+                        event: None,
+                        message: format!(
+                            "tool call {id} (choice {c}, index {key}) never received a name"
+                        ),
+                        id,
+                    });
+                }
+            }
+            if !ch.phase.ended() {
+                let (finish_reason, complete) = (
+                    ch.finish_reason.clone(),
+                    ch.complete(with_problems.contains(&c)),
+                );
+                live.emit(|| LiveEvent::MessageDone {
+                    choice: c,
+                    finish_reason,
+                    complete,
+                });
+            }
+        }
+    }
+}
+
+impl Choice {
+    /// In a dialect whose blocks end with their own stop, every call whose
+    /// block never got it by a normal end: an event of the stream was lost
+    /// there, so the message is not complete and the call not executable.
+    /// (A text block without its stop loses nothing a caller would execute,
+    /// and streams that end text blocks implicitly stay complete.)
+    fn unstopped_blocks(&mut self, c: i64, p: &Protocol, ordinal: u64) {
+        let mut found = Vec::new();
+        for (&src, &at) in &self.src {
+            if !p.stops(src) {
+                continue;
+            }
+            let Some(seg) = self.segments.get(at) else {
+                continue;
+            };
+            if seg.phase == BlockPhase::Stopped {
+                continue;
+            }
+            if let Segment::Tool(key) = seg.kind {
+                found.push((src, key));
+            }
+        }
+        for (src, key) in found {
+            let id = self.call_id(c, key);
+            let label = format!("tool call {id}");
+            self.problems.push(Problem {
+                kind: ProblemKind::Protocol,
+                choice: Some(c),
+                call: Some(key),
+                id,
+                event: (ordinal > 0).then_some(ordinal),
+                message: format!(
+                    "{} ({label}) never received its own stop ({}) before the message ended: \
+                     an event of the stream is missing",
+                    describe_src(src),
+                    p.stop.join(" / ")
+                ),
+            });
+        }
+    }
+
+    /// Nothing may change the message's blocks any more (its end, or the
+    /// stream's): every call still open is finished.
+    pub(crate) fn finish_all(&mut self, choice: i64, live: &mut Live<'_>) {
+        for seg in &mut self.segments {
+            if seg.phase.closed() {
+                continue;
+            }
+            seg.phase = BlockPhase::Finished;
+            if let Segment::Tool(key) = seg.kind {
+                live.emit(|| LiveEvent::ToolCallFinished { choice, index: key });
+            }
+        }
+    }
+
+    pub(crate) fn complete(&self, stream_problems: bool) -> bool {
+        self.phase.normal() && !self.failed && !stream_problems && self.problems.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(r: Result<impl std::fmt::Debug, Fail>) -> Option<Rule> {
+        match r {
+            Err(Fail::Protocol { rule, .. }) => Some(rule),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_message_starts_once_and_ends_once() {
+        let p = MessagePhase::Idle;
+        let started = p.on(MessageEvent::Start, 0).ok().flatten();
+        assert_eq!(started, Some(MessagePhase::Started));
+        assert_eq!(
+            rule(MessagePhase::Started.on(MessageEvent::Start, 0)),
+            Some(Rule::StartedTwice)
+        );
+        let ended = MessagePhase::Started.on(MessageEvent::End { normal: true }, 0);
+        assert_eq!(ended.ok().flatten(), Some(MessagePhase::Ended(End::Normal)));
+        let again = MessagePhase::Ended(End::Normal).on(MessageEvent::End { normal: false }, 0);
+        assert_eq!(again.ok().flatten(), None);
+        assert_eq!(
+            rule(MessagePhase::Ended(End::Abnormal).on(MessageEvent::Start, 0)),
+            Some(Rule::StartedTwice)
+        );
+        assert!(MessagePhase::Ended(End::Normal).normal());
+        assert!(!MessagePhase::Ended(End::Abnormal).normal());
+        assert!(!MessagePhase::Started.ended());
+    }
+
+    #[test]
+    fn a_block_takes_content_until_it_stops() {
+        let at = || "block 0".to_owned();
+        let p = BlockPhase::Implicit;
+        assert_eq!(
+            p.on(BlockEvent::Content, at).ok(),
+            Some(BlockPhase::Implicit)
+        );
+        assert_eq!(p.on(BlockEvent::Start, at).ok(), Some(BlockPhase::Open));
+        let open = BlockPhase::Open;
+        assert_eq!(
+            rule(open.on(BlockEvent::Start, at)),
+            Some(Rule::OpenedTwice)
+        );
+        assert_eq!(
+            open.on(BlockEvent::Stop, at).ok(),
+            Some(BlockPhase::Stopped)
+        );
+        assert_eq!(
+            open.on(BlockEvent::Finish, at).ok(),
+            Some(BlockPhase::Finished)
+        );
+        let stopped = BlockPhase::Stopped;
+        assert_eq!(
+            rule(stopped.on(BlockEvent::Stop, at)),
+            Some(Rule::AfterStop)
+        );
+        assert_eq!(
+            rule(stopped.on(BlockEvent::Content, at)),
+            Some(Rule::AfterStop)
+        );
+        assert_eq!(
+            stopped.on(BlockEvent::Done, at).ok(),
+            Some(BlockPhase::Stopped)
+        );
+        assert_eq!(
+            stopped.on(BlockEvent::Finish, at).ok(),
+            Some(BlockPhase::Stopped)
+        );
+        let finished = BlockPhase::Finished;
+        assert_eq!(
+            finished.on(BlockEvent::Done, at).ok(),
+            Some(BlockPhase::Stopped)
+        );
+        assert_eq!(
+            rule(finished.on(BlockEvent::Content, at)),
+            Some(Rule::AfterStop)
+        );
+        assert!(finished.closed() && stopped.closed() && !open.closed());
+    }
+}

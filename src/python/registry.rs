@@ -1,0 +1,71 @@
+//! The registry of dialects and the bounds of the core, as module constants:
+//! Python reads them here instead of retyping them.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
+
+use super::imports::Imports;
+use crate::providers::{Dialect, Problem, ProblemKind, AUTO};
+
+static PROBLEM: Imports<PyAny, 1> = Imports::new("toolstitch.assemble", ["Problem"]);
+
+/// A message's problems as `toolstitch.Problem`s: the message as the text, and
+/// every field beside it.
+pub(super) fn problems_to_py<'py>(
+    py: Python<'py>,
+    problems: &[Problem],
+) -> PyResult<Bound<'py, PyTuple>> {
+    let class = PROBLEM.get(py, 0)?;
+    let items = problems
+        .iter()
+        .map(|p| {
+            let call_id = (!p.id.is_empty()).then_some(p.id.as_str());
+            class.call1((
+                &p.message,
+                p.kind.name(),
+                p.choice,
+                p.call,
+                call_id,
+                p.event,
+            ))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, items)
+}
+
+/// `{dialect name: the strings of one table}` for every dialect.
+fn by_dialect<'py>(
+    py: Python<'py>,
+    table: fn(Dialect) -> &'static [&'static str],
+) -> PyResult<Bound<'py, PyDict>> {
+    let out = PyDict::new(py);
+    for d in Dialect::ALL {
+        out.set_item(d.name(), PyTuple::new(py, table(d))?)?;
+    }
+    Ok(out)
+}
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    let names: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
+    m.add("DIALECTS", PyTuple::new(py, names)?)?;
+    m.add("AUTO", AUTO)?;
+    m.add("STATE_FORMATS", by_dialect(py, Dialect::state_formats)?)?;
+    m.add("CLIENT_ITEMS", by_dialect(py, Dialect::client_items)?)?;
+    m.add("SERVER_ITEMS", by_dialect(py, Dialect::server_items)?)?;
+    let kinds: Vec<&str> = ProblemKind::ALL.iter().map(|k| k.name()).collect();
+    m.add("PROBLEM_KINDS", PyTuple::new(py, kinds)?)?;
+    let depth = PyDict::new(py);
+    // JSON values of `feed_bytes` (the framing's parser).
+    depth.set_item("json", crate::framing::MAX_JSON_DEPTH)?;
+    // Python data read as an event (dicts, lists).
+    depth.set_item("event", super::event_tree::MAX_DEPTH)?;
+    // Tool schemas and the arguments validated against them.
+    depth.set_item("schema", crate::validate::MAX_DEPTH)?;
+    // `PartialJson`'s default.
+    depth.set_item("partial", crate::partial::DEFAULT_MAX_DEPTH)?;
+    // The wire format of blocks and messages.
+    depth.set_item("wire", crate::wire::MAX_DEPTH)?;
+    m.add("DEPTH_BOUNDS", depth)?;
+    Ok(())
+}

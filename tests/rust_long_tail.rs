@@ -1,0 +1,604 @@
+//! The long tail (QUIRKS Q36 onward): shapes of OpenAI-compatible servers that
+//! a narrow rule accepts, each with a note on the message, and beside each the
+//! neighbouring attack shape, still refused. One test per side, named after its row.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use _toolstitch::providers::{
+    AssembledMessage, Assembler, AssemblerLimits, Dialect, Error, NoteKind, ProblemKind, Rule,
+};
+use serde_json::{json, Value};
+
+fn chat() -> Assembler {
+    Assembler::new(Some(Dialect::OpenAiChat), AssemblerLimits::default())
+}
+
+/// Feeds every event and closes, returning the message of choice 0 and the errors.
+fn run(a: &mut Assembler, events: &[Value]) -> (AssembledMessage, Vec<Error>) {
+    let mut errors = Vec::new();
+    for e in events {
+        if let Err(err) = a.feed_json(None, e.to_string().as_bytes(), None) {
+            errors.push(err);
+        }
+    }
+    if let Err(err) = a.close(None) {
+        errors.push(err);
+    }
+    (a.messages().remove(0), errors)
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> Value {
+    json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+fn call(index: i64, id: Option<&str>, name: Option<&str>, args: Value) -> Value {
+    let mut f = serde_json::Map::new();
+    if let Some(n) = name {
+        f.insert("name".into(), json!(n));
+    }
+    f.insert("arguments".into(), args);
+    let mut c = json!({"index": index, "function": f});
+    if let Some(id) = id {
+        c["id"] = json!(id);
+    }
+    chunk(json!({"tool_calls": [c]}), None)
+}
+
+fn end() -> Value {
+    chunk(json!({}), Some("tool_calls"))
+}
+
+fn notes(m: &AssembledMessage) -> Vec<NoteKind> {
+    m.notes.iter().map(|n| n.kind).collect()
+}
+
+fn inputs(m: &AssembledMessage) -> Vec<&str> {
+    m.tool_uses.iter().map(|t| t.block.input.as_str()).collect()
+}
+
+#[test]
+fn q36_incomplete_arguments_then_the_whole_arguments_give_the_object_once() {
+    for (held, whole) in [
+        (
+            r#"{"date": "2025-03-26", "income_type": "支出""#,
+            r#"{"date": "2025-03-26", "income_type": "支出"}"#,
+        ),
+        ("{", r#"{"city": "Paris"}"#),
+    ] {
+        let (m, errors) = run(
+            &mut chat(),
+            &[
+                call(0, Some("call_a"), Some("f"), json!(held)),
+                call(0, None, None, json!(whole)),
+                end(),
+            ],
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(inputs(&m), [whole]);
+        assert_eq!(notes(&m), [NoteKind::ArgumentsRestated]);
+        assert!(m.complete && m.problems.is_empty());
+        assert_eq!(m.notes[0].call, Some(0));
+    }
+}
+
+#[test]
+fn q36_twin_a_continuation_is_still_an_append() {
+    // Q10's shape: the second fragment continues the first.
+    let (m, _) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!(r#"{"a":"#)),
+            call(0, None, None, json!("1}")),
+            end(),
+        ],
+    );
+    assert_eq!(inputs(&m), [r#"{"a":1}"#]);
+    assert!(m.notes.is_empty());
+    // A whole value that does not start with what is held is appended, and stays invalid.
+    let (m, _) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!(r#"{"a": 1, "#)),
+            call(0, None, None, json!(r#"{"b": 2}"#)),
+            end(),
+        ],
+    );
+    assert_eq!(inputs(&m), [r#"{"a": 1, {"b": 2}"#]);
+    assert!(m.notes.is_empty());
+}
+
+#[test]
+fn q41_empty_object_then_the_real_arguments_replace_it() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!("{}")),
+            call(0, None, None, json!(r#"{"q": "x"}"#)),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty());
+    assert_eq!(inputs(&m), [r#"{"q": "x"}"#]);
+    assert_eq!(notes(&m), [NoteKind::EmptyArgumentsReplaced]);
+    assert!(m.complete);
+}
+
+#[test]
+fn q41_twin_a_real_object_then_another_is_not_replaced() {
+    let (m, _) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!(r#"{"q": "a"}"#)),
+            call(0, None, None, json!(r#"{"q": "b"}"#)),
+            end(),
+        ],
+    );
+    assert_eq!(inputs(&m), [r#"{"q": "a"}{"q": "b"}"#]);
+    assert!(m.notes.is_empty());
+}
+
+#[test]
+fn q42_arguments_as_an_object_become_its_compact_text() {
+    // Fed as text: the keys stay in the order sent.
+    let mut a = chat();
+    a.feed_json(
+        None,
+        br#"{"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "f", "arguments": {"z": 1, "a": [true, null]}}}]}}]}"#,
+        None,
+    )
+    .unwrap();
+    let (m, errors) = run(&mut a, &[end()]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(inputs(&m), [r#"{"z":1,"a":[true,null]}"#]);
+    assert_eq!(notes(&m), [NoteKind::ArgumentsObject]);
+    assert!(m.complete);
+}
+
+#[test]
+fn q42_twin_a_second_object_for_the_same_call_is_refused() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!({"a": 1})),
+            call(0, None, None, json!({"b": 2})),
+            end(),
+        ],
+    );
+    assert_eq!(errors.len(), 1);
+    assert!(
+        errors[0].to_string().contains("already has arguments"),
+        "{}",
+        errors[0]
+    );
+    assert!(!m.complete && !m.problems.is_empty());
+    assert_eq!(inputs(&m), [r#"{"a":1}"#]);
+}
+
+#[test]
+fn q38_two_parallel_calls_with_one_id_are_both_kept() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(
+                0,
+                Some("call_x"),
+                Some("get_weather"),
+                json!(r#"{"city": "Paris"}"#),
+            ),
+            call(
+                1,
+                Some("call_x"),
+                Some("get_weather"),
+                json!(r#"{"city": "#),
+            ),
+            call(1, Some("call_x"), None, json!(r#""Rome"}"#)),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let ids: Vec<&str> = m.tool_uses.iter().map(|t| t.block.id.as_str()).collect();
+    assert_eq!(ids, ["call_x", "call_x_2"]);
+    assert_eq!(inputs(&m), [r#"{"city": "Paris"}"#, r#"{"city": "Rome"}"#]);
+    assert!(m.tool_uses[1].id_minted && !m.tool_uses[0].id_minted);
+    assert_eq!(notes(&m), [NoteKind::DuplicateIdRenamed]);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q38_twin_two_identical_calls_with_one_id_stay_a_problem() {
+    // Whole at once: refused at the feed, as one id on two calls (Q25).
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_x"), Some("f"), json!(r#"{"a": 1}"#)),
+            call(1, Some("call_x"), Some("f"), json!(r#"{"a": 1}"#)),
+            end(),
+        ],
+    );
+    assert!(matches!(
+        errors.as_slice(),
+        [Error::Protocol {
+            rule: Rule::DuplicateId,
+            ..
+        }]
+    ));
+    assert!(!m.complete);
+    // Streamed in pieces: the same call again is a problem of the message.
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_x"), Some("f"), json!(r#"{"a": 1}"#)),
+            call(1, Some("call_x"), Some("f"), json!(r#"{"a""#)),
+            call(1, Some("call_x"), None, json!(": 1}")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(!m.complete);
+    assert!(m
+        .problems
+        .iter()
+        .any(|p| p.message.contains("the same call")));
+}
+
+#[test]
+fn q38_twin_other_dialects_keep_refusing_one_id_on_two_calls() {
+    let mut a = Assembler::new(Some(Dialect::Anthropic), AssemblerLimits::default());
+    let start = |i: i64| {
+        json!({"type": "content_block_start", "index": i,
+               "content_block": {"type": "tool_use", "id": "toolu_x", "name": "f", "input": {}}})
+    };
+    let events = [
+        json!({"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}}),
+        start(0),
+        json!({"type": "content_block_stop", "index": 0}),
+        start(1),
+    ];
+    let mut errors = Vec::new();
+    for e in &events {
+        if let Err(err) = a.feed_json(None, e.to_string().as_bytes(), None) {
+            errors.push(err);
+        }
+    }
+    assert!(matches!(
+        errors.as_slice(),
+        [Error::Protocol {
+            rule: Rule::DuplicateId,
+            ..
+        }]
+    ));
+    assert!(a.messages()[0].notes.is_empty());
+}
+
+#[test]
+fn q39_a_later_different_finish_reason_alone_is_ignored_with_a_note() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!("{}")),
+            end(),
+            chunk(json!({}), Some("stop")),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(m.finish_reason.as_deref(), Some("tool_calls"));
+    assert_eq!(notes(&m), [NoteKind::LaterFinishReasonIgnored]);
+    assert!(m.complete);
+}
+
+#[test]
+fn q39_twin_content_after_the_end_is_still_refused() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!("{}")),
+            end(),
+            chunk(json!({"content": "more"}), Some("stop")),
+        ],
+    );
+    assert!(matches!(
+        errors.as_slice(),
+        [Error::Protocol {
+            rule: Rule::AfterEnd | Rule::EndedTwice,
+            ..
+        }]
+    ));
+    assert!(!m.complete);
+}
+
+#[test]
+fn q43_arguments_at_another_index_go_to_the_one_open_call() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!("")),
+            call(1, None, None, json!(r#"{"k": "#)),
+            call(1, None, None, json!("2}")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(inputs(&m), [r#"{"k": 2}"#]);
+    assert_eq!(notes(&m), [NoteKind::FragmentRerouted]);
+    assert!(m.complete);
+}
+
+#[test]
+fn q43_twin_with_two_open_calls_nothing_is_rerouted() {
+    let (m, _) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!("")),
+            call(1, Some("call_b"), Some("g"), json!("")),
+            call(2, None, None, json!(r#"{"k": 2}"#)),
+            end(),
+        ],
+    );
+    assert_eq!(m.tool_uses.len(), 3);
+    assert!(m.notes.is_empty());
+    assert!(!m.complete, "an unnamed call is not executable (Q7)");
+}
+
+#[test]
+fn q43_twin_a_rerouted_index_that_names_another_call_is_refused() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!("")),
+            call(1, None, None, json!(r#"{"k": 2}"#)),
+            call(1, Some("call_b"), Some("g"), json!("")),
+            end(),
+        ],
+    );
+    assert!(!errors.is_empty());
+    assert!(!m.complete);
+}
+
+#[test]
+fn q45_two_entries_of_one_choice_in_one_chunk_apply_in_order() {
+    let two = json!({"object": "chat.completion.chunk", "choices": [
+        {"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "call_a", "function": {"name": "f", "arguments": "{\"a\""}}]}},
+        {"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": ": 1}"}}]}}
+    ]});
+    let (m, errors) = run(&mut chat(), &[two, end()]);
+    assert!(errors.is_empty());
+    assert_eq!(inputs(&m), [r#"{"a": 1}"#]);
+    assert!(m.complete);
+}
+
+#[test]
+fn q49_typed_content_parts_give_reasoning_and_text_in_order() {
+    let parts = json!([
+        {"type": "thinking", "thinking": [{"type": "text", "text": "Let me think."}]},
+        {"type": "text", "text": "Hello"}
+    ]);
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            chunk(json!({"content": parts}), None),
+            chunk(json!({"content": " world"}), Some("stop")),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(m.text, "Hello world");
+    let thinking: Vec<String> = m
+        .blocks
+        .iter()
+        .filter_map(|b| match b {
+            _toolstitch::blocks::Block::Thinking(t) => Some(t.thinking.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(thinking, ["Let me think."]);
+    assert_eq!(notes(&m), [NoteKind::ContentParts]);
+    assert!(m.complete);
+}
+
+#[test]
+fn q49_twin_a_content_of_another_type_is_still_refused() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            chunk(json!({"content": 5}), None),
+            chunk(json!({}), Some("stop")),
+        ],
+    );
+    assert_eq!(errors.len(), 1);
+    assert!(!m.complete);
+}
+
+#[test]
+fn q51_a_legacy_completions_stream_is_read_as_text() {
+    let piece = |t: &str, f: Value| json!({"object": "text_completion", "choices": [{"index": 0, "text": t, "finish_reason": f}]});
+    let (m, errors) = run(
+        &mut Assembler::new(None, AssemblerLimits::default()),
+        &[piece("Hello", Value::Null), piece(", world", json!("stop"))],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(m.text, "Hello, world");
+    assert!(m.complete);
+}
+
+#[test]
+fn q48_gemini_function_call_id_is_kept() {
+    let mut a = Assembler::new(Some(Dialect::Gemini), AssemblerLimits::default());
+    let event = json!({"candidates": [{"index": 0, "content": {"role": "model", "parts": [
+        {"functionCall": {"id": "fc_7x", "name": "f", "args": {"a": 1}}},
+        {"functionCall": {"name": "g", "args": {}}}
+    ]}, "finishReason": "STOP"}]});
+    let (m, errors) = run(&mut a, &[event]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let ids: Vec<&str> = m.tool_uses.iter().map(|t| t.block.id.as_str()).collect();
+    assert_eq!(ids[0], "fc_7x");
+    assert!(!m.tool_uses[0].id_minted && m.tool_uses[1].id_minted);
+    assert!(m.complete);
+}
+
+fn cut_stream(a: &mut Assembler, completion_tokens: u64) -> AssembledMessage {
+    let usage = json!({"object": "chat.completion.chunk", "choices": [],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": completion_tokens}});
+    run(
+        a,
+        &[
+            call(0, Some("call_a"), Some("f"), json!(r#"{"a": "abc"}"#)),
+            end(),
+            usage,
+        ],
+    )
+    .0
+}
+
+#[test]
+fn q46_a_cut_reported_as_a_normal_end_at_the_output_limit_is_not_complete() {
+    let limits = AssemblerLimits {
+        max_output_tokens: Some(256),
+        ..AssemblerLimits::default()
+    };
+    let m = cut_stream(&mut Assembler::new(Some(Dialect::OpenAiChat), limits), 256);
+    assert!(!m.complete);
+    assert!(m
+        .problems
+        .iter()
+        .any(|p| p.kind == ProblemKind::Cut && p.message.contains("256 output tokens")));
+}
+
+#[test]
+fn q46_twin_below_the_limit_or_without_one_the_message_stays_complete() {
+    let limits = AssemblerLimits {
+        max_output_tokens: Some(256),
+        ..AssemblerLimits::default()
+    };
+    assert!(cut_stream(&mut Assembler::new(Some(Dialect::OpenAiChat), limits), 255).complete);
+    assert!(cut_stream(&mut chat(), 256).complete);
+}
+
+#[test]
+fn q37_extra_content_is_kept_whole_as_the_calls_provider_state() {
+    let signature = json!({"google": {"thought_signature": "c2ln"}});
+    let mut opener = call(0, Some("call_a"), Some("f"), json!(""));
+    opener["choices"][0]["delta"]["tool_calls"][0]["extra_content"] = signature.clone();
+    let (m, errors) = run(
+        &mut chat(),
+        &[opener, call(0, None, None, json!("{}")), end()],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let block = &m.tool_uses[0].block;
+    assert_eq!(block.provider_state_format, "openai-chat");
+    let kept: Value = serde_json::from_str(block.provider_state.as_deref().unwrap()).unwrap();
+    assert_eq!(kept, signature);
+    assert!(m.complete);
+}
+
+#[test]
+fn q37_twin_without_extra_content_there_is_no_state() {
+    let (m, _) = run(
+        &mut chat(),
+        &[call(0, Some("call_a"), Some("f"), json!("{}")), end()],
+    );
+    assert!(m.tool_uses[0].block.provider_state.is_none());
+}
+
+#[test]
+fn q40_several_values_in_one_input_are_counted_and_one_value_with_text_is_not() {
+    use _toolstitch::validate::several_values;
+    assert_eq!(several_values(br#"{"query":"A"}{"query":"B"}"#), Some(2));
+    assert_eq!(several_values(br#"{"query":"A"} trailing"#), None);
+}
+
+// ----------------------------------------------------------------- Ollama native
+
+const OLLAMA: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/ollama/chat-stream-tool-calls.jsonl"
+);
+
+fn ollama_stream() -> Vec<Value> {
+    std::fs::read_to_string(OLLAMA)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Feeds the recording's lines as they are written (keys in their order).
+fn run_lines(a: &mut Assembler) -> (AssembledMessage, Vec<Error>) {
+    let mut errors = Vec::new();
+    for line in std::fs::read_to_string(OLLAMA).unwrap().lines() {
+        if let Err(e) = a.feed_json(None, line.as_bytes(), None) {
+            errors.push(e);
+        }
+    }
+    if let Err(e) = a.close(None) {
+        errors.push(e);
+    }
+    (a.messages().remove(0), errors)
+}
+
+#[test]
+fn ollama_native_chat_stream_gives_its_calls_reasoning_and_usage() {
+    for dialect in [Some(Dialect::Ollama), None] {
+        let mut a = Assembler::new(dialect, AssemblerLimits::default());
+        let (m, errors) = run_lines(&mut a);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(a.dialect(), Some(Dialect::Ollama));
+        let calls: Vec<(&str, &str)> = m
+            .tool_uses
+            .iter()
+            .map(|t| (t.block.name.as_str(), t.block.input.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                (
+                    "get_current_weather",
+                    r#"{"location":"Toronto","format":"celsius"}"#
+                ),
+                (
+                    "get_current_weather",
+                    r#"{"location":"Ottawa","format":"celsius"}"#
+                ),
+            ]
+        );
+        assert!(m.tool_uses[0].id_minted);
+        assert_eq!(m.tool_uses[1].block.id, "call_4k2m");
+        assert_eq!(m.finish_reason.as_deref(), Some("stop"));
+        assert_eq!(m.finish, Some(_toolstitch::providers::Finish::ToolCalls));
+        assert_eq!(
+            (m.tokens.input_tokens, m.tokens.output_tokens),
+            (Some(219), Some(56))
+        );
+        assert!(m.complete, "{:?}", m.problems);
+    }
+}
+
+#[test]
+fn ollama_native_fails_closed() {
+    let events = ollama_stream();
+    // No done line: cut.
+    let mut a = Assembler::new(Some(Dialect::Ollama), AssemblerLimits::default());
+    let (m, _) = run(&mut a, &events[..3]);
+    assert!(!m.complete);
+    // Content after the done line.
+    let mut a = Assembler::new(Some(Dialect::Ollama), AssemblerLimits::default());
+    let mut after = events.clone();
+    after.push(events[1].clone());
+    let (m, errors) = run(&mut a, &after);
+    assert!(!errors.is_empty());
+    assert!(!m.complete);
+    // The same id twice is one id on two calls (Q25).
+    let mut a = Assembler::new(Some(Dialect::Ollama), AssemblerLimits::default());
+    let twice = [events[2].clone(), events[2].clone(), events[3].clone()];
+    let (m, errors) = run(&mut a, &twice);
+    assert!(matches!(
+        errors.as_slice(),
+        [Error::Protocol {
+            rule: Rule::DuplicateId,
+            ..
+        }]
+    ));
+    assert!(!m.complete);
+    // An error line is a provider error.
+    let mut a = Assembler::new(Some(Dialect::Ollama), AssemblerLimits::default());
+    let (m, errors) = run(&mut a, &[json!({"error": "model 'x' not found"})]);
+    assert!(matches!(errors.as_slice(), [Error::Provider { .. }]));
+    assert!(!m.complete);
+}

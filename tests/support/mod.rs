@@ -1,0 +1,91 @@
+//! What the Rust integration tests share: reading the recordings and
+//! cassettes under `tests/fixtures/real/`, cutting bytes, a fresh assembler.
+//! Each `tests/rust_*.rs` declares `mod support;` and takes what it needs.
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing
+)]
+
+use _toolstitch::providers::{Assembler, AssemblerLimits, Dialect};
+
+/// The folder of the real recordings.
+pub const REAL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/real/");
+
+/// A recording's bytes.
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = format!("{REAL}{name}");
+    std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"))
+}
+
+/// A recording's text.
+pub fn fixture_text(name: &str) -> String {
+    std::fs::read_to_string(format!("{REAL}{name}")).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// The bytes cut into pieces of 1, 2, 3, … `max` bytes, cycling.
+pub fn ragged(bytes: &[u8], max: usize) -> Vec<&[u8]> {
+    let mut pieces = Vec::new();
+    let mut rest = bytes;
+    let mut size = 1;
+    while !rest.is_empty() {
+        let (piece, tail) = rest.split_at_checked(size).unwrap_or((rest, &[]));
+        pieces.push(piece);
+        rest = tail;
+        size = size % max + 1;
+    }
+    pieces
+}
+
+/// Standard base64 (padding and line breaks ignored); anything else panics.
+pub fn base64_decode(text: &str) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for c in text.bytes() {
+        let value = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            b'=' | b'\n' | b'\r' | b' ' => continue,
+            other => panic!("not base64: {other:#04x}"),
+        };
+        acc = (acc << 6) | u32::from(value);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push(((acc >> bits) & 0xFF) as u8);
+        }
+    }
+    out
+}
+
+/// The `!!binary` response bodies of a VCR cassette, decoded.
+pub fn cassette_bodies(yaml: &str) -> Vec<Vec<u8>> {
+    let mut bodies = Vec::new();
+    let mut lines = yaml.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() != "string: !!binary |" {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let mut encoded = String::new();
+        while let Some(next) = lines.peek() {
+            if next.len() - next.trim_start().len() <= indent {
+                break;
+            }
+            encoded.push_str(next.trim());
+            lines.next();
+        }
+        bodies.push(base64_decode(&encoded));
+    }
+    bodies
+}
+
+/// A fresh assembler with the default limits.
+pub fn assembler(d: Option<Dialect>) -> Assembler {
+    Assembler::new(d, AssemblerLimits::default())
+}
