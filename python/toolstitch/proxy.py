@@ -50,7 +50,8 @@ from toolstitch.assemble import AssembledMessage, MessageDone
 from toolstitch.errors import ToolstitchError
 from toolstitch.otel import StreamTiming
 from toolstitch.otel import record as record_span
-from toolstitch.replay import RECORD_KEYS
+from toolstitch.replay import _notes as _replay_notes
+from toolstitch.replay import _record as _replay_record
 from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
@@ -565,19 +566,12 @@ class _Exchange:
             error = why or ("; ".join(message.problems) if message.problems else None)
             complete = message.complete and error is None
             for call in message.tool_uses:
-                values = (
-                    self.path,
-                    message.choice,
-                    call.id,
-                    call.name,
-                    call.kind,
-                    call.input,
-                    complete,
-                    message.finish,
-                    call.server_side,
-                    error,
+                # The replay record of the call, built where replay builds them.
+                notes = _replay_notes(message, call)
+                record = _replay_record(
+                    self.path, message.choice, call, complete, message.finish, error, notes
                 )
-                entry = dict(zip(RECORD_KEYS, values, strict=True))
+                entry: dict[str, Any] = dict(record)
                 entry["valid"], entry["validation_error"] = self._validity(call, complete)
                 records.append(entry)
         return records
