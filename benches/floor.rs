@@ -541,8 +541,11 @@ fn main() {
              the 4-call OpenAI chat and Anthropic workloads of `benches/compare.py` (same \
              shape, own random sequence); every floor rebuilt exactly the calls toolstitch \
              rebuilt before it was timed. A floor frames lines with `memchr`, parses each \
-             event once into typed structs that borrow their strings, and appends to a \
-             `BTreeMap` by index: no checks, no protocol.",
+             event once into typed structs that borrow their strings (derived `Deserialize`; \
+             the lists of choices and tool calls are a `Vec` per event), and appends to a \
+             `BTreeMap` by index: no checks, no protocol. Through Python: \
+             `benches/compare.py --floor benches/results/floor.json` (release build) adds \
+             its section below.",
             std::thread::available_parallelism().map_or(0, usize::from)
         ),
         String::new(),
