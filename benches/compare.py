@@ -36,7 +36,9 @@ it counts Rust allocations as well as Python's.
 
 Scaling: cost per fragment from 10k to 1M fragments, peak memory against argument
 bytes, and two threads with separate assemblers against one thread (``feed_bytes``
-releases the GIL). Writes ``benches/results/compare.md`` and ``compare.png``. A peer
+releases the GIL). Writes ``benches/results/compare.md`` and ``compare.png``.
+``--floor benches/results/floor.json`` instead times ``feed_bytes`` alone against the
+floor that ``cargo bench --bench floor`` measured (``benches/floor.rs``). A peer
 that cannot be imported is skipped with a note. Run it from a release build:
 ``make bench``. It is a benchmark, never a test.
 """
