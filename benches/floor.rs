@@ -10,12 +10,16 @@
 //! frames lines with `memchr`, parses each `data:` payload once into typed
 //! structs that borrow their strings (`Cow<str>`) with one of `serde_json`,
 //! `sonic-rs` or `simd-json`, and appends the fragments to a `BTreeMap` by
-//! index: no checks, no protocol, nothing more. Every floor must rebuild
-//! exactly the calls toolstitch rebuilds before anything is timed.
+//! index: no checks, no protocol, nothing more. On OpenAI chat a fourth floor
+//! skips the derived structs' `Vec` of choices and of tool calls per event: a
+//! serde visitor over sonic-rs applies each tool call to the map as it is read.
+//! Every floor must rebuild exactly the calls toolstitch rebuilds before
+//! anything is timed.
 //!
 //! The contenders alternate within each round; the figures are medians of the
 //! rounds. Writes `benches/results/floor.json` and `floor.md`
-//! (`benches/floor.py` then adds the Python `feed_bytes` row to both):
+//! (`benches/compare.py --floor benches/results/floor.json` then adds the
+//! Python `feed_bytes` row to both):
 //! `cargo bench --bench floor -- [rounds] [--no-write]`.
 
 #![allow(
@@ -31,7 +35,8 @@ use std::time::Instant;
 
 use _toolstitch::framing::FramingLimits;
 use _toolstitch::providers::{Assembler, AssemblerLimits, BytesAssembler, Dialect};
-use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 
 const READ: usize = 64 * 1024;
 const ARG_BYTES: usize = 2048;
@@ -371,11 +376,102 @@ fn apply_event(map: &mut Map, event: Event<'_>) {
     }
 }
 
+// The same OpenAI reassembly without the per-event `Vec`s of the derived structs:
+// a visitor walks the chunk and applies each tool call to the map as it is read.
+
+/// An object key, borrowed unless it holds escapes.
+#[derive(Deserialize)]
+#[serde(transparent)]
+struct Key<'a>(#[serde(borrow)] Cow<'a, str>);
+
+fn apply_tool_call(map: &mut Map, tc: ToolCall<'_>) {
+    let call = map.entry(tc.index).or_default();
+    if let Some(id) = tc.id.filter(|s| !s.is_empty()) {
+        call.id = id.into_owned();
+    }
+    if let Some(f) = tc.function {
+        if let Some(name) = f.name.filter(|s| !s.is_empty()) {
+            call.name = name.into_owned();
+        }
+        if let Some(piece) = f.arguments {
+            call.args.push_str(&piece);
+        }
+    }
+}
+
+/// What a visitor does at one level of the chunk: which key it descends into.
+#[derive(Clone, Copy)]
+enum Level {
+    Chunk,
+    Choices,
+    Choice,
+    Delta,
+    ToolCalls,
+}
+
+struct Walk<'m>(&'m mut Map, Level);
+
+impl<'de> DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        match self.1 {
+            Level::Chunk | Level::Choice | Level::Delta => d.deserialize_map(self),
+            Level::Choices => d.deserialize_seq(self),
+            Level::ToolCalls => d.deserialize_option(self),
+        }
+    }
+}
+
+impl<'de> Visitor<'de> for Walk<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an OpenAI chat chunk")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<(), A::Error> {
+        let (want, next) = match self.1 {
+            Level::Chunk => ("choices", Level::Choices),
+            Level::Choice => ("delta", Level::Delta),
+            _ => ("tool_calls", Level::ToolCalls),
+        };
+        while let Some(key) = access.next_key::<Key<'de>>()? {
+            if key.0 == want {
+                access.next_value_seed(Walk(&mut *self.0, next))?;
+            } else {
+                access.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        if let Level::Choices = self.1 {
+            while seq
+                .next_element_seed(Walk(&mut *self.0, Level::Choice))?
+                .is_some()
+            {}
+        } else {
+            while let Some(tc) = seq.next_element::<ToolCall<'de>>()? {
+                apply_tool_call(self.0, tc);
+            }
+        }
+        Ok(())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Parser {
     SerdeJson,
     SonicRs,
     SimdJson,
+    SonicWalk,
 }
 
 /// The floor: memchr framing, one typed parse per event, a `BTreeMap` by index.
@@ -386,6 +482,12 @@ fn floor(parser: Parser, dialect: Dialect, data: &[u8]) -> Map {
     let mut buffers = simd_json::Buffers::default();
     let openai = dialect == Dialect::OpenAiChat;
     frame(data, |payload| match parser {
+        Parser::SonicWalk if openai => {
+            let mut de = sonic_rs::Deserializer::from_slice(payload);
+            Walk(&mut map, Level::Chunk).deserialize(&mut de).unwrap();
+            de.end().unwrap();
+        }
+        Parser::SonicWalk => apply_event(&mut map, sonic_rs::from_slice(payload).unwrap()),
         Parser::SerdeJson => {
             if openai {
                 apply_chunk(&mut map, serde_json::from_slice(payload).unwrap());
@@ -449,7 +551,7 @@ fn calls_of_toolstitch(asm: &BytesAssembler) -> Calls {
 
 // ------------------------------------------------------------------ timing
 
-const CONTENDERS: [(&str, &str, Option<Parser>); 4] = [
+const CONTENDERS: [(&str, &str, Option<Parser>); 5] = [
     (
         "toolstitch",
         "toolstitch `BytesAssembler` (feed_bytes + close)",
@@ -470,7 +572,19 @@ const CONTENDERS: [(&str, &str, Option<Parser>); 4] = [
         "floor: memchr + simd-json (in place, reused buffers)",
         Some(Parser::SimdJson),
     ),
+    (
+        "sonic_rs_walk",
+        "floor: memchr + sonic-rs, a visitor straight into the map (no `Vec` per event)",
+        Some(Parser::SonicWalk),
+    ),
 ];
+
+/// The contenders of a dialect: the visitor is for OpenAI chat alone (the
+/// Anthropic structs hold no `Vec`, so there it would be the sonic-rs row again).
+fn contenders(dialect: Dialect) -> &'static [(&'static str, &'static str, Option<Parser>)] {
+    let n = if dialect == Dialect::OpenAiChat { 5 } else { 4 };
+    &CONTENDERS[..n]
+}
 
 fn run(contender: Option<Parser>, w: &Workload, stream: &[u8]) {
     match contender {
@@ -490,6 +604,7 @@ fn median(mut xs: Vec<f64>) -> f64 {
 }
 
 fn measure(w: &Workload, rounds: usize) -> Vec<f64> {
+    let cs = contenders(w.dialect);
     // Every contender rebuilds exactly the expected calls before it is timed.
     for (s, expected) in w.streams.iter().zip(&w.expected) {
         assert_eq!(
@@ -497,7 +612,7 @@ fn measure(w: &Workload, rounds: usize) -> Vec<f64> {
             expected,
             "toolstitch"
         );
-        for (key, _, p) in CONTENDERS.iter().skip(1) {
+        for (key, _, p) in cs.iter().skip(1) {
             let got = calls_of_map(floor(p.unwrap(), w.dialect, s));
             assert_eq!(
                 &got, expected,
@@ -506,9 +621,9 @@ fn measure(w: &Workload, rounds: usize) -> Vec<f64> {
             );
         }
     }
-    let mut times = vec![Vec::new(); CONTENDERS.len()];
+    let mut times = vec![Vec::new(); cs.len()];
     for _ in 0..rounds {
-        for (n, (_, _, p)) in CONTENDERS.iter().enumerate() {
+        for (n, (_, _, p)) in cs.iter().enumerate() {
             let t0 = Instant::now();
             for s in &w.streams {
                 run(*p, w, s);
@@ -557,7 +672,8 @@ fn main() {
         let w = workload(name);
         let bytes: usize = w.streams.iter().map(Vec::len).sum();
         let times = measure(&w, rounds);
-        let best = (1..CONTENDERS.len())
+        let cs = contenders(w.dialect);
+        let best = (1..cs.len())
             .min_by(|&a, &b| times[a].total_cmp(&times[b]))
             .unwrap();
         let title = if name == "openai" {
@@ -588,8 +704,8 @@ fn main() {
         entry.insert("events".into(), w.events.into());
         entry.insert("fragments".into(), w.fragments.into());
         entry.insert("sse_bytes".into(), bytes.into());
-        entry.insert("best_floor".into(), CONTENDERS[best].0.into());
-        for (n, (key, label, _)) in CONTENDERS.iter().enumerate() {
+        entry.insert("best_floor".into(), cs[best].0.into());
+        for (n, (key, label, _)) in cs.iter().enumerate() {
             let secs = times[n];
             let (per_event, per_fragment) = (
                 secs / w.events as f64 * 1e9,
@@ -598,7 +714,7 @@ fn main() {
             let mbs = bytes as f64 / 1e6 / secs;
             let ratio = secs / times[best];
             println!(
-                "  {label:55} {per_event:7.1} ns/event {mbs:7.1} MB/s {ratio:5.2}x best floor"
+                "  {label:78} {per_event:7.1} ns/event {mbs:7.1} MB/s {ratio:5.2}x best floor"
             );
             md.push(format!(
                 "| {label} | {per_event:.0} | {per_fragment:.0} | {mbs:.0} | {ratio:.2}x |"
