@@ -36,7 +36,9 @@ it counts Rust allocations as well as Python's.
 
 Scaling: cost per fragment from 10k to 1M fragments, peak memory against argument
 bytes, and two threads with separate assemblers against one thread (``feed_bytes``
-releases the GIL). Writes ``benches/results/compare.md`` and ``compare.png``. A peer
+releases the GIL). Writes ``benches/results/compare.md`` and ``compare.png``.
+``--floor benches/results/floor.json`` instead times ``feed_bytes`` alone against the
+floor that ``cargo bench --bench floor`` measured (``benches/floor.rs``). A peer
 that cannot be imported is skipped with a note. Run it from a release build:
 ``make bench``. It is a benchmark, never a test.
 """
@@ -896,6 +898,67 @@ def two_threads(w: Workload, runs: int) -> tuple[float, float]:
     return statistics.median(one), statistics.median(two)
 
 
+# ------------------------------------------------------------------ the floor
+
+
+def floor_rows(path: Path, runs: int) -> None:
+    """``feed_bytes`` (live off) on the 4-call workloads against the floor that
+    ``cargo bench --bench floor`` wrote to ``path`` (the same workloads' shape):
+    adds the Python row to ``path`` and to the ``floor.md`` next to it."""
+    floor = json.loads(path.read_text())
+    md_path = path.with_suffix(".md")
+    marker = "## Through Python"
+    md = md_path.read_text().split(marker)[0].rstrip("\n").split("\n")
+    md += [
+        "",
+        marker,
+        "",
+        f"`Assembler.feed_bytes` (`live=False`) then `close()` and `message()`, on compare.py's "
+        f"own 4-call workloads, medians of {runs} rounds (`benches/compare.py --floor`), load "
+        f"average at start {os.getloadavg()[0]:.1f}.",
+        "",
+        "| workload | ns / event | MB/s of SSE | vs best floor | vs toolstitch in Rust |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    workloads: tuple[tuple[Provider, str], ...] = (
+        ("openai-chat", "openai"),
+        ("anthropic", "anthropic"),
+    )
+    for dialect, key in workloads:
+        w = make_workload(dialect, 4)
+        run = ts_bytes(w.dialect, live=False)
+        if [run(r) for r in w.reads] != w.expected:
+            raise SystemExit(f"feed_bytes rebuilt different calls on {w.title}")
+        times = []
+        for _ in range(runs):
+            gc.collect()
+            t0 = time.perf_counter()
+            for r in w.reads:
+                run(r)
+            times.append(time.perf_counter() - t0)
+        secs = statistics.median(times)
+        events = sum(s.count(b"data: ") for s in w.streams)
+        ns = secs / events * 1e9
+        entry = floor[key]
+        best = entry[entry["best_floor"]]["ns_per_event"]
+        rust = entry["toolstitch"]["ns_per_event"]
+        entry["python_feed_bytes"] = {
+            "ns_per_event": ns,
+            "mb_per_s": w.sse_bytes / 1e6 / secs,
+            "vs_best_floor": ns / best,
+            "vs_toolstitch_rust": ns / rust,
+        }
+        line = (
+            f"| {w.title} | {ns:.0f} | {w.sse_bytes / 1e6 / secs:.0f} | {ns / best:.2f}x | "
+            f"{ns / rust:.2f}x |"
+        )
+        print(line)
+        md.append(line)
+    path.write_text(json.dumps(floor, indent=2) + "\n")
+    md_path.write_text("\n".join(md) + "\n")
+    print(f"wrote {path} and {md_path}")
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -974,6 +1037,13 @@ def main() -> None:
         "--memory", nargs=2, metavar=("WORKLOAD", "CONTENDER"), help=argparse.SUPPRESS
     )
     parser.add_argument("--memory-scaling", type=int, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--floor",
+        type=Path,
+        metavar="FILE",
+        help="only time feed_bytes against the floor in FILE (benches/results/floor.json, "
+        "from `cargo bench --bench floor`) and add the row to it and floor.md",
+    )
     ns = parser.parse_args()
     TARGET_FRAGMENTS = ns.fragments
     if ns.memory:
@@ -981,6 +1051,9 @@ def main() -> None:
         return
     if ns.memory_scaling:
         child_scaling_memory(ns.memory_scaling)
+        return
+    if ns.floor:
+        floor_rows(ns.floor, max(5, ns.runs))
         return
     runs = max(5, ns.runs)
     counts = (4,) if ns.quick else CALL_COUNTS
