@@ -112,6 +112,7 @@ def recordings() -> dict[str, list[bytes]]:
     )
     out["bedrock"] += vcr_bodies(REAL / "bedrock_converse-stream-nova-tool-use.vcr.yaml")
     out["openai_responses"] += vcr_bodies(REAL / "openai_responses-function-call.vcr.yaml")
+    out["ollama"].append((REAL.parent / "ollama" / "chat-stream-tool-calls.jsonl").read_bytes())
     by_prefix = {
         "anthropic": "anthropic",
         "azure": "openai_responses",
@@ -357,7 +358,15 @@ def hand_made() -> dict[str, list[bytes]]:
     }
 
 
-DIALECTS = ["openai_chat", "openai_responses", "anthropic", "bedrock", "gemini", "cohere"]
+DIALECTS = [
+    "openai_chat",
+    "openai_responses",
+    "anthropic",
+    "bedrock",
+    "gemini",
+    "cohere",
+    "ollama",
+]
 
 JSON_SEEDS = [
     b'{"city": "Paris", "days": [1, -2.5e3, 1e-7], "u": null, "t": true}',

@@ -174,6 +174,8 @@ struct ChatChoice {
     calls: Vec<ChatCall>,
     function_call: Option<(Option<Txt>, Option<Txt>)>,
     finish: Option<Txt>,
+    /// `content` as typed parts (Q49): thinking then text.
+    parts: bool,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -183,6 +185,10 @@ struct ChatCall {
     name: Option<Txt>,
     args: Option<Txt>,
     custom: bool,
+    /// `arguments` as a JSON object when they parse as one (Q42).
+    object: bool,
+    /// An `extra_content` thought signature (Q37).
+    extra: bool,
 }
 
 impl ChatOp {
@@ -223,7 +229,16 @@ impl ChatOp {
 impl ChatChoice {
     fn value(self) -> Value {
         let mut delta = Map::new();
-        put(&mut delta, "content", opt(&self.content, TEXTS));
+        match (self.parts, opt(&self.content, TEXTS)) {
+            (true, Some(text)) => {
+                let parts = json!([
+                    {"type": "thinking", "thinking": [{"type": "text", "text": text.clone()}]},
+                    {"type": "text", "text": text}
+                ]);
+                delta.insert("content".into(), parts);
+            }
+            (_, content) => put(&mut delta, "content", content),
+        }
         put(&mut delta, "refusal", opt(&self.refusal, TEXTS));
         let reasoning_key = if self.reasoning_field {
             "reasoning"
@@ -247,7 +262,19 @@ impl ChatChoice {
                     } else {
                         ("function", "arguments")
                     };
-                    put(&mut f, field, opt(&c.args, ARGS));
+                    let args = opt(&c.args, ARGS);
+                    let object = args
+                        .as_ref()
+                        .and_then(Value::as_str)
+                        .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                        .filter(|v| c.object && v.is_object());
+                    put(&mut f, field, object.or(args));
+                    if c.extra {
+                        call.insert(
+                            "extra_content".into(),
+                            json!({"google": {"thought_signature": "c2ln"}}),
+                        );
+                    }
                     call.insert(key.into(), Value::Object(f));
                     call.insert("type".into(), json!(key));
                     Value::Object(call)
