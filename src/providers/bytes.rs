@@ -75,6 +75,10 @@ impl BytesAssembler {
         bytes: &[u8],
         mut live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), BytesError> {
+        // After close() nothing is framed: the bytes are refused whole.
+        if self.core.is_closed() {
+            return Err(BytesError::Core(self.core.refuse_after_close()));
+        }
         let limits = self.framing_limits;
         let decoder = self.decoder.get_or_insert_with(|| Decoder::new(limits));
         let core = &mut self.core;
@@ -98,6 +102,10 @@ impl BytesAssembler {
     /// The first error: of an event flushed, of the framing (unless a read
     /// already reported that one), of closing.
     pub fn close(&mut self, mut live: Option<&mut Vec<LiveEvent>>) -> Result<(), BytesError> {
+        // Closing twice does nothing.
+        if self.core.is_closed() {
+            return Ok(());
+        }
         let core = &mut self.core;
         let mut first: Option<Error> = None;
         let framed = match self.decoder.as_mut() {

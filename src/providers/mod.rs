@@ -161,6 +161,26 @@ impl Assembler {
         self.events
     }
 
+    /// Whether [`close`](Self::close) was called: every later feed is refused
+    /// (and leaves a problem on the messages).
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        self.stream.is_closed()
+    }
+
+    /// Refuses whatever came after [`close`](Self::close) (raw bytes not yet
+    /// framed, numbered as the next event), leaving a problem on the messages.
+    pub fn refuse_after_close(&mut self) -> Error {
+        let e = Error::Closed {
+            event: EventRef {
+                ordinal: self.events.saturating_add(1),
+                event_type: String::new(),
+            },
+        };
+        self.record(&e);
+        e
+    }
+
     /// Feeds one event as JSON text. Empty payloads are skipped; `[DONE]` ends
     /// the stream (any event after it is a protocol error, Q24).
     ///
@@ -218,9 +238,12 @@ impl Assembler {
             return Ok(());
         }
         if self.stream.is_closed() {
-            return Err(Error::Closed {
+            let e = Error::Closed {
                 event: self.event_ref(event_name, input),
-            });
+            };
+            // Something the provider sent is not in the messages (Q30).
+            self.record(&e);
+            return Err(e);
         }
         if trimmed == b"[DONE]" {
             return self.done(event_name, input, live);
@@ -284,9 +307,12 @@ impl Assembler {
     ) -> Result<(), Error> {
         let input = Input::Value(value);
         if self.stream.is_closed() {
-            return Err(Error::Closed {
+            let e = Error::Closed {
                 event: self.event_ref(event_name, input),
-            });
+            };
+            // Something the provider sent is not in the messages (Q30).
+            self.record(&e);
+            return Err(e);
         }
         if !value.is_object() && !value.is_array() {
             if value.as_str().is_some_and(|s| s.trim() == "[DONE]") {
@@ -332,9 +358,12 @@ impl Assembler {
     ) -> Result<(), Error> {
         let input = Input::Tree(tree);
         if self.stream.is_closed() {
-            return Err(Error::Closed {
+            let e = Error::Closed {
                 event: self.event_ref(event_name, input),
-            });
+            };
+            // Something the provider sent is not in the messages (Q30).
+            self.record(&e);
+            return Err(e);
         }
         if !tree.is_object() {
             if tree.as_str().is_some_and(|s| s.trim() == "[DONE]") {

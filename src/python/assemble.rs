@@ -1,516 +1,27 @@
 //! `Assembler`: one streamed provider response, from decoded events or raw
 //! transport bytes, into `AssembledMessage`s and live events.
 //!
-//! The state is a `Mutex` over the core assembler, the framing decoder (made on
-//! the first `feed_bytes`) and the partial-JSON parsers of `partial_calls()`.
-//! `feed_bytes` and `close` decode and assemble with the GIL released; Python
-//! objects (live events, messages) are built afterwards, with the lock released.
+//! The state (`feed.rs`) is a lock over the core assembler, the framing decoder
+//! (made on the first `feed_bytes`) and the partial-JSON parsers of
+//! `partial_calls()`. `feed_bytes` and `close` decode and assemble with the GIL
+//! released; Python objects (live events, messages: `output.rs`) are built
+//! afterwards, with the lock released.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
-use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyList, PyMemoryView, PyString,
-    PyTuple,
-};
-use serde_json::{Map, Value};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
 
-use super::convert::{block_to_py, tool_use_to_py};
-use super::errors::{error, from_framing, from_providers, Kind};
-use super::event_tree::{self, NotJson};
-use super::imports::Imports;
-use super::live::{LiveValue, Numbers};
-use super::{Locked, Reentered};
-use crate::blocks::{Block, ToolUseBlock};
+use super::errors::{error, from_providers, Kind};
+use super::feed::{bytes_error, feed_event, Partial, State};
+use super::live::Numbers;
+use super::output::{live_result, message_to_py, LiveEvents};
+use super::Locked;
 use crate::framing::{self, FramingLimits};
-use crate::partial::{self, PartialOptions};
-use crate::providers::{
-    self, AssemblerLimits, BytesAssembler, BytesError, DecodeKind, Dialect, EventRef, LiveEvent,
-    TreeBuilder,
-};
-
-// ------------------------------------------------------------ Python classes
-
-#[derive(Clone, Copy)]
-enum Class {
-    ToolCallStarted = 0,
-    ToolInputDelta,
-    ToolCallFinished,
-    TextDelta,
-    ThinkingDelta,
-    RefusalDelta,
-    MessageDone,
-    AssembledMessage,
-    EventPlain,
-    SkippedEvent,
-    TokenUsage,
-    Note,
-}
-
-static NAMES: Imports<PyAny, 12> = Imports::new(
-    "toolstitch.assemble",
-    [
-        "ToolCallStarted",
-        "ToolInputDelta",
-        "ToolCallFinished",
-        "TextDelta",
-        "ThinkingDelta",
-        "RefusalDelta",
-        "MessageDone",
-        "AssembledMessage",
-        "_event_plain",
-        "SkippedEvent",
-        "TokenUsage",
-        "Note",
-    ],
-);
-
-/// A class (or function) of `toolstitch.assemble`, imported once.
-fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyAny>> {
-    NAMES.get(py, c as usize)
-}
-
-fn live_to_py<'py>(py: Python<'py>, event: &LiveEvent) -> PyResult<Bound<'py, PyAny>> {
-    match event {
-        LiveEvent::ToolCallStarted {
-            choice,
-            index,
-            id,
-            name,
-        } => class(py, Class::ToolCallStarted)?.call1((*choice, *index, id, name)),
-        LiveEvent::ToolInputDelta {
-            choice,
-            index,
-            fragment,
-        } => class(py, Class::ToolInputDelta)?.call1((*choice, *index, fragment)),
-        LiveEvent::ToolCallFinished { choice, index } => {
-            class(py, Class::ToolCallFinished)?.call1((*choice, *index))
-        }
-        LiveEvent::TextDelta { choice, text } => {
-            class(py, Class::TextDelta)?.call1((*choice, text))
-        }
-        LiveEvent::ThinkingDelta { choice, text } => {
-            class(py, Class::ThinkingDelta)?.call1((*choice, text))
-        }
-        LiveEvent::RefusalDelta { choice, text } => {
-            class(py, Class::RefusalDelta)?.call1((*choice, text))
-        }
-        LiveEvent::MessageDone {
-            choice,
-            finish_reason,
-            complete,
-        } => class(py, Class::MessageDone)?.call1((*choice, finish_reason.as_deref(), *complete)),
-    }
-}
-
-fn live_tuple<'py>(py: Python<'py>, events: &[LiveEvent]) -> PyResult<Bound<'py, PyTuple>> {
-    let items = events
-        .iter()
-        .map(|e| live_to_py(py, e))
-        .collect::<PyResult<Vec<_>>>()?;
-    PyTuple::new(py, items)
-}
-
-/// The live events of one call, turned into Python objects only when read, so
-/// that callers who ignore them pay for no objects; `()` when there are none.
-fn live_result(py: Python<'_>, events: Vec<LiveEvent>) -> PyResult<Bound<'_, PyAny>> {
-    if events.is_empty() {
-        return Ok(PyTuple::empty(py).into_any());
-    }
-    Ok(Bound::new(
-        py,
-        LiveEvents {
-            events,
-            tuple: PyOnceLock::new(),
-        },
-    )?
-    .into_any())
-}
-
-/// The live events of one `feed`, `feed_bytes` or `close` (`ToolCallStarted`,
-/// `ToolInputDelta`, …): an immutable sequence built lazily, so nothing is
-/// converted until it is indexed, iterated or compared. It equals the tuple of
-/// the same events. Returned by the `Assembler`, never constructed directly.
-#[pyclass(module = "toolstitch", frozen, sequence)]
-pub struct LiveEvents {
-    events: Vec<LiveEvent>,
-    tuple: PyOnceLock<Py<PyTuple>>,
-}
-
-impl LiveEvents {
-    /// The events, as the core gave them (read by `ArgumentTracker` without
-    /// making Python objects).
-    pub(crate) fn events(&self) -> &[LiveEvent] {
-        &self.events
-    }
-
-    fn tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        self.tuple
-            .get_or_try_init(py, || live_tuple(py, &self.events).map(Bound::unbind))
-            .map(|t| t.bind(py).clone())
-    }
-}
-
-#[pymethods]
-impl LiveEvents {
-    fn __len__(&self) -> usize {
-        self.events.len()
-    }
-
-    fn __bool__(&self) -> bool {
-        !self.events.is_empty()
-    }
-
-    fn __getitem__<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        self.tuple(key.py())?.as_any().get_item(key)
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(self.tuple(py)?.try_iter()?.into_any())
-    }
-
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let py = other.py();
-        match other.cast::<LiveEvents>() {
-            Ok(o) => self.tuple(py)?.eq(o.get().tuple(py)?),
-            Err(_) => self.tuple(py)?.eq(other),
-        }
-    }
-
-    fn __add__<'py>(&self, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let py = other.py();
-        let other = py.get_type::<PyTuple>().call1((other,))?;
-        self.tuple(py)?.as_any().add(other)
-    }
-
-    fn __radd__<'py>(&self, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-        let py = other.py();
-        let other = py.get_type::<PyTuple>().call1((other,))?;
-        other.add(self.tuple(py)?)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("LiveEvents{}", self.tuple(py)?.repr()?))
-    }
-}
-
-/// A JSON value (a usage object) as plain Python data.
-fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match value {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Number(n) => {
-            if let Some(i) = n.as_i64() {
-                i.into_pyobject(py)?.into_any()
-            } else if let Some(u) = n.as_u64() {
-                u.into_pyobject(py)?.into_any()
-            } else {
-                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
-            }
-        }
-        Value::String(s) => PyString::new(py, s).into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(value_to_py(py, item)?)?;
-            }
-            list.into_any()
-        }
-        Value::Object(map) => map_to_py(py, map)?.into_any(),
-    })
-}
-
-fn map_to_py<'py>(py: Python<'py>, map: &Map<String, Value>) -> PyResult<Bound<'py, PyDict>> {
-    let dict = PyDict::new(py);
-    for (k, v) in map {
-        dict.set_item(k, value_to_py(py, v)?)?;
-    }
-    Ok(dict)
-}
-
-fn message_to_py<'py>(
-    py: Python<'py>,
-    m: &providers::AssembledMessage,
-) -> PyResult<Bound<'py, PyAny>> {
-    let tool_uses = m
-        .tool_uses
-        .iter()
-        .map(|t| tool_use_to_py(py, &t.block))
-        .collect::<PyResult<Vec<_>>>()?;
-    // A call is in `blocks` and in `tool_uses`: one Python object serves both, so a
-    // large input is not built twice.
-    let mut shared: HashMap<&str, (&ToolUseBlock, &Bound<'py, PyAny>)> = HashMap::new();
-    for (t, obj) in m.tool_uses.iter().zip(&tool_uses) {
-        shared.insert(t.block.id.as_str(), (&t.block, obj));
-    }
-    let blocks = m
-        .blocks
-        .iter()
-        .map(|b| match b {
-            Block::ToolUse(call) => match shared.get(call.id.as_str()) {
-                Some((same, obj)) if *same == call => Ok((*obj).clone()),
-                _ => block_to_py(py, b),
-            },
-            other => block_to_py(py, other),
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let problems = super::registry::problems_to_py(py, &m.problems)?;
-    let minted: Vec<&str> = m
-        .tool_uses
-        .iter()
-        .filter(|t| t.id_minted)
-        .map(|t| t.block.id.as_str())
-        .collect();
-    let server_side: Vec<&str> = m
-        .tool_uses
-        .iter()
-        .filter(|t| t.server_side)
-        .map(|t| t.block.id.as_str())
-        .collect();
-    let usage = match &m.usage {
-        Some(u) => map_to_py(py, u)?.into_any(),
-        None => py.None().into_bound(py),
-    };
-    let skipped_class = class(py, Class::SkippedEvent)?;
-    let skipped = m
-        .skipped
-        .iter()
-        .map(|s| skipped_class.call1((s.ordinal, &s.event_type)))
-        .collect::<PyResult<Vec<_>>>()?;
-    let t = &m.tokens;
-    let tokens = class(py, Class::TokenUsage)?.call1((
-        t.input_tokens,
-        t.output_tokens,
-        t.total_tokens,
-        t.reasoning_tokens,
-        t.cached_input_tokens,
-    ))?;
-    let note_class = class(py, Class::Note)?;
-    let notes = m
-        .notes
-        .iter()
-        .map(|n| {
-            let id = n.call.and_then(|k| {
-                m.tool_uses
-                    .iter()
-                    .find(|t| t.index == k)
-                    .map(|t| t.block.id.as_str())
-            });
-            note_class.call1((n.kind.name(), n.choice, id, n.event, &n.message))
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    let more = PyDict::new(py);
-    more.set_item("notes", PyTuple::new(py, notes)?)?;
-    more.set_item("skipped", PyTuple::new(py, skipped)?)?;
-    more.set_item("finish", m.finish.map(providers::Finish::name))?;
-    more.set_item("tokens", tokens)?;
-    class(py, Class::AssembledMessage)?.call(
-        (
-            m.choice,
-            PyTuple::new(py, blocks)?,
-            PyTuple::new(py, tool_uses)?,
-            &m.text,
-            m.finish_reason.as_deref(),
-            usage,
-            m.complete,
-            problems,
-            PyFrozenSet::new(py, minted)?,
-            PyFrozenSet::new(py, server_side)?,
-        ),
-        Some(&more),
-    )
-}
-
-// ------------------------------------------------------------------ the state
-
-/// The partial-JSON parser of one open call, the input text it was fed, and
-/// the converter of its value (which reuses what is finished between reads).
-struct Partial {
-    parser: partial::PartialJson,
-    /// How many bytes of the input the parser was fed, at which revision.
-    fed: usize,
-    revision: Option<u64>,
-    value: LiveValue,
-}
-
-impl Partial {
-    fn new(input: &str, revision: Option<u64>, opts: PartialOptions) -> Self {
-        let mut parser = partial::PartialJson::new(opts);
-        // A syntax error stops the parser; the value so far stays.
-        let _ = parser.feed(input.as_bytes());
-        Self {
-            parser,
-            fed: input.len(),
-            revision,
-            value: LiveValue::default(),
-        }
-    }
-}
-
-struct State {
-    /// The core assembler and the framing decoder of `feed_bytes` (made on the
-    /// first one, which detects the transport).
-    asm: BytesAssembler,
-    closed: bool,
-    partials: BTreeMap<(i64, i64), Partial>,
-    /// Buffers of `feed(dict)`, reused from event to event: the tree's nodes, its
-    /// strings, and (empty between events) their UTF-8 texts.
-    tree: TreeBuilder,
-    strs: Vec<Py<PyString>>,
-    texts: Vec<&'static str>,
-}
-
-type Sink<'a> = Option<&'a mut Vec<LiveEvent>>;
-
-fn bytes_error(py: Python<'_>, e: &BytesError) -> PyErr {
-    match e {
-        BytesError::Framing(e) => from_framing(py, e),
-        BytesError::Core(e) => from_providers(py, e),
-    }
-}
-
-impl State {
-    /// Ends the stream (once): flushes the framing, closes the core.
-    fn close(&mut self, live: Sink<'_>) -> Result<(), BytesError> {
-        if self.closed {
-            return Ok(());
-        }
-        self.closed = true;
-        let r = self.asm.close(live);
-        self.partials.clear();
-        r
-    }
-
-    /// The error for a feed after `close()`, left as a problem on the messages.
-    fn closed_error(&mut self) -> providers::Error {
-        let e = providers::Error::Closed {
-            event: EventRef {
-                ordinal: self.asm.core.events_seen().saturating_add(1),
-                event_type: String::new(),
-            },
-        };
-        self.asm.core.note_not_applied(&e);
-        e
-    }
-}
-
-/// Runs `f` on the bytes of a `str` (UTF-8; a lone surrogate gives invalid UTF-8,
-/// which the core reports) or bytes-like event; `None` for other types.
-fn with_event_bytes<T>(
-    event: &Bound<'_, PyAny>,
-    f: impl FnOnce(&[u8]) -> T,
-) -> PyResult<Option<T>> {
-    if let Ok(s) = event.cast::<PyString>() {
-        return Ok(Some(match s.to_str() {
-            Ok(text) => f(text.as_bytes()),
-            Err(_) => {
-                let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
-                f(encoded.cast::<PyBytes>()?.as_bytes())
-            }
-        }));
-    }
-    if let Ok(b) = event.cast::<PyBytes>() {
-        return Ok(Some(f(b.as_bytes())));
-    }
-    if let Ok(b) = event.cast::<PyByteArray>() {
-        return Ok(Some(f(&b.to_vec())));
-    }
-    if event.cast::<PyMemoryView>().is_ok() {
-        let copied = event.py().get_type::<PyBytes>().call1((event,))?;
-        return Ok(Some(f(copied.cast::<PyBytes>()?.as_bytes())));
-    }
-    Ok(None)
-}
-
-/// `providers::Error` for an event that is not JSON data (a dict holding a set,
-/// a NaN, ...), numbered as the event it would have been.
-fn not_json(
-    core: &mut providers::Assembler,
-    event_type: Option<&str>,
-    e: &NotJson,
-) -> providers::Error {
-    core.refuse(event_type, DecodeKind::MalformedJson, e.to_string())
-}
-
-/// Feeds one decoded dict, read in place as a tree (the buffers are the state's,
-/// reused from event to event).
-fn feed_dict(
-    st: &mut State,
-    dict: &Bound<'_, PyAny>,
-    event_type: Option<&str>,
-    sink: Sink<'_>,
-) -> Result<(), providers::Error> {
-    let py = dict.py();
-    let State {
-        asm,
-        tree,
-        strs,
-        texts: spare,
-        ..
-    } = st;
-    let core = &mut asm.core;
-    tree.clear();
-    strs.clear();
-    if let Err(e) = event_tree::build(dict, tree, strs) {
-        strs.clear();
-        return Err(not_json(core, event_type, &e));
-    }
-    let mut texts: Vec<&str> = std::mem::take(spare);
-    let result = match event_tree::texts_into(py, strs, &mut texts)
-        .and_then(|()| event_tree::tree(tree, &texts))
-    {
-        Ok(t) => core.feed_tree(event_type, t, sink),
-        Err(e) => Err(not_json(core, event_type, &e)),
-    };
-    // The buffer goes back without its borrowed strings (same layout: no allocation).
-    texts.clear();
-    *spare = texts.into_iter().map(|_| "").collect();
-    strs.clear();
-    result
-}
-
-/// Feeds one event of any form `feed` takes. The lock is taken only around work
-/// that runs no Python code: an SDK object's `to_dict()` (or a `str` subclass's
-/// `encode`) runs before it, so that neither code calling back into this
-/// assembler nor another thread waiting for it while holding the GIL can deadlock.
-fn feed_event(
-    state: &Locked<State>,
-    event: &Bound<'_, PyAny>,
-    event_type: Option<&str>,
-    sink: Sink<'_>,
-) -> PyResult<()> {
-    let py = event.py();
-    let in_dict = |st: &mut State, dict: &Bound<'_, PyAny>, sink: Sink<'_>| {
-        if st.closed {
-            return Err(st.closed_error());
-        }
-        feed_dict(st, dict, event_type, sink)
-    };
-    let result = if event.cast::<PyDict>().is_ok() {
-        in_dict(&mut *state.lock(py)?, event, sink)
-    } else {
-        let mut sink = sink;
-        let text = with_event_bytes(event, |b| {
-            let mut st = state.lock(py)?;
-            if st.closed {
-                return Ok(Err(st.closed_error()));
-            }
-            Ok::<_, Reentered>(st.asm.core.feed_json(event_type, b, sink.take()))
-        })?;
-        match text {
-            Some(r) => r?,
-            None => {
-                // An SDK object (or another mapping): its plain data, read like a dict.
-                let plain = class(py, Class::EventPlain)?.call1((event,))?;
-                in_dict(&mut *state.lock(py)?, &plain, sink)
-            }
-        }
-    };
-    result.map_err(|e| from_providers(py, &e))
-}
+use crate::partial::PartialOptions;
+use crate::providers::{self, AssemblerLimits, BytesAssembler, Dialect, TreeBuilder};
 
 // `help(Assembler)` shows the default limits as numbers (see `text_signature`);
 // the build fails if a default changes without them.
@@ -547,7 +58,6 @@ struct SavedState<'a> {
     core: &'a providers::Assembler,
     decoder: Option<&'a framing::Decoder>,
     framing_limits: FramingLimits,
-    closed: bool,
     last_framing_error: Option<&'a str>,
 }
 
@@ -558,7 +68,6 @@ struct LoadedState {
     core: providers::Assembler,
     decoder: Option<framing::Decoder>,
     framing_limits: FramingLimits,
-    closed: bool,
     last_framing_error: Option<String>,
 }
 
@@ -572,10 +81,6 @@ impl PyAssembler {
                 Ok(st) => st,
                 Err(e) => return (Err(e), events),
             };
-            if st.closed {
-                let e = st.closed_error();
-                return (Ok(Err(BytesError::Core(e))), events);
-            }
             let sink = if live { Some(&mut events) } else { None };
             (Ok(st.asm.feed_bytes(bytes, sink)), events)
         });
@@ -634,7 +139,6 @@ impl PyAssembler {
                     providers::Assembler::new(dialect, limits),
                     framing_limits,
                 ),
-                closed: false,
                 partials: BTreeMap::new(),
                 tree: TreeBuilder::default(),
                 strs: Vec::new(),
@@ -789,7 +293,6 @@ impl PyAssembler {
             core: &st.asm.core,
             decoder: st.asm.decoder.as_ref(),
             framing_limits: st.asm.framing_limits,
-            closed: st.closed,
             last_framing_error: st.asm.last_framing_error.as_deref(),
         };
         let bytes = serde_json::to_vec(&saved);
@@ -827,7 +330,6 @@ impl PyAssembler {
         asm.last_framing_error = loaded.last_framing_error;
         let fresh = State {
             asm,
-            closed: loaded.closed,
             partials: BTreeMap::new(),
             tree: TreeBuilder::default(),
             strs: Vec::new(),
@@ -844,7 +346,7 @@ impl PyAssembler {
     /// Whether `close()` was called.
     #[getter]
     fn closed(&self, py: Python<'_>) -> PyResult<bool> {
-        Ok(self.state.lock(py)?.closed)
+        Ok(self.state.lock(py)?.asm.core.is_closed())
     }
 
     /// `{(choice, index): value}` for every call not finished yet: the best-effort
@@ -904,7 +406,11 @@ impl PyAssembler {
             "Assembler(provider={:?}, events={}, closed={})",
             st.asm.core.dialect().map_or("auto", Dialect::name),
             st.asm.core.events_seen(),
-            if st.closed { "True" } else { "False" }
+            if st.asm.core.is_closed() {
+                "True"
+            } else {
+                "False"
+            }
         ))
     }
 }

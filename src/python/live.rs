@@ -622,7 +622,7 @@ impl ArgumentTracker {
     /// cause, in order.
     fn update<'py>(&self, events: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
         let py = events.py();
-        let done = if let Ok(live) = events.cast::<super::assemble::LiveEvents>() {
+        let done = if let Ok(live) = events.cast::<super::output::LiveEvents>() {
             self.apply(py, live.get().events())?
         } else {
             let events = events_of(events)?;

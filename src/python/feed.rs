@@ -1,0 +1,189 @@
+//! The state behind an `Assembler` and how one event of any form `feed` takes
+//! reaches the core: dicts read in place as a tree, JSON text, SDK objects.
+//! The lock is taken only around work that runs no Python code of the caller's
+//! (the rule is `Locked`'s, in `mod.rs`).
+
+use std::collections::BTreeMap;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
+
+use super::errors::{from_framing, from_providers};
+use super::event_tree::{self, NotJson};
+use super::live::LiveValue;
+use super::output::{class, Class};
+use super::{Locked, Reentered};
+use crate::partial::{self, PartialOptions};
+use crate::providers::{self, BytesAssembler, BytesError, DecodeKind, LiveEvent, TreeBuilder};
+
+// ------------------------------------------------------------------ the state
+
+/// The partial-JSON parser of one open call, the input text it was fed, and
+/// the converter of its value (which reuses what is finished between reads).
+pub(crate) struct Partial {
+    pub(crate) parser: partial::PartialJson,
+    /// How many bytes of the input the parser was fed, at which revision.
+    pub(crate) fed: usize,
+    pub(crate) revision: Option<u64>,
+    pub(crate) value: LiveValue,
+}
+
+impl Partial {
+    pub(crate) fn new(input: &str, revision: Option<u64>, opts: PartialOptions) -> Self {
+        let mut parser = partial::PartialJson::new(opts);
+        // A syntax error stops the parser; the value so far stays.
+        let _ = parser.feed(input.as_bytes());
+        Self {
+            parser,
+            fed: input.len(),
+            revision,
+            value: LiveValue::default(),
+        }
+    }
+}
+
+pub(crate) struct State {
+    /// The core assembler and the framing decoder of `feed_bytes` (made on the
+    /// first one, which detects the transport).
+    pub(crate) asm: BytesAssembler,
+    pub(crate) partials: BTreeMap<(i64, i64), Partial>,
+    /// Buffers of `feed(dict)`, reused from event to event: the tree's nodes, its
+    /// strings, and (empty between events) their UTF-8 texts.
+    pub(crate) tree: TreeBuilder,
+    pub(crate) strs: Vec<Py<PyString>>,
+    pub(crate) texts: Vec<&'static str>,
+}
+
+pub(crate) type Sink<'a> = Option<&'a mut Vec<LiveEvent>>;
+
+pub(crate) fn bytes_error(py: Python<'_>, e: &BytesError) -> PyErr {
+    match e {
+        BytesError::Framing(e) => from_framing(py, e),
+        BytesError::Core(e) => from_providers(py, e),
+    }
+}
+
+impl State {
+    /// Ends the stream (the core closes once): flushes the framing, closes the
+    /// core; the partial-JSON parsers of open calls go.
+    pub(crate) fn close(&mut self, live: Sink<'_>) -> Result<(), BytesError> {
+        let r = self.asm.close(live);
+        self.partials.clear();
+        r
+    }
+}
+
+/// Runs `f` on the bytes of a `str` (UTF-8; a lone surrogate gives invalid UTF-8,
+/// which the core reports) or bytes-like event; `None` for other types.
+fn with_event_bytes<T>(
+    event: &Bound<'_, PyAny>,
+    f: impl FnOnce(&[u8]) -> T,
+) -> PyResult<Option<T>> {
+    if let Ok(s) = event.cast::<PyString>() {
+        return Ok(Some(match s.to_str() {
+            Ok(text) => f(text.as_bytes()),
+            Err(_) => {
+                let encoded = s.call_method1("encode", ("utf-8", "surrogatepass"))?;
+                f(encoded.cast::<PyBytes>()?.as_bytes())
+            }
+        }));
+    }
+    if let Ok(b) = event.cast::<PyBytes>() {
+        return Ok(Some(f(b.as_bytes())));
+    }
+    if let Ok(b) = event.cast::<PyByteArray>() {
+        return Ok(Some(f(&b.to_vec())));
+    }
+    if event.cast::<PyMemoryView>().is_ok() {
+        let copied = event.py().get_type::<PyBytes>().call1((event,))?;
+        return Ok(Some(f(copied.cast::<PyBytes>()?.as_bytes())));
+    }
+    Ok(None)
+}
+
+/// `providers::Error` for an event that is not JSON data (a dict holding a set,
+/// a NaN, ...), numbered as the event it would have been.
+fn not_json(
+    core: &mut providers::Assembler,
+    event_type: Option<&str>,
+    e: &NotJson,
+) -> providers::Error {
+    core.refuse(event_type, DecodeKind::MalformedJson, e.to_string())
+}
+
+/// Feeds one decoded dict, read in place as a tree (the buffers are the state's,
+/// reused from event to event).
+fn feed_dict(
+    st: &mut State,
+    dict: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> Result<(), providers::Error> {
+    let py = dict.py();
+    let State {
+        asm,
+        tree,
+        strs,
+        texts: spare,
+        ..
+    } = st;
+    let core = &mut asm.core;
+    tree.clear();
+    strs.clear();
+    if let Err(e) = event_tree::build(dict, tree, strs) {
+        strs.clear();
+        return Err(not_json(core, event_type, &e));
+    }
+    let mut texts: Vec<&str> = std::mem::take(spare);
+    let result = match event_tree::texts_into(py, strs, &mut texts)
+        .and_then(|()| event_tree::tree(tree, &texts))
+    {
+        Ok(t) => core.feed_tree(event_type, t, sink),
+        Err(e) => Err(not_json(core, event_type, &e)),
+    };
+    // The buffer goes back without its borrowed strings (same layout: no allocation).
+    texts.clear();
+    *spare = texts.into_iter().map(|_| "").collect();
+    strs.clear();
+    result
+}
+
+/// Feeds one event of any form `feed` takes. The lock is taken only around work
+/// that runs no Python code: an SDK object's `to_dict()` (or a `str` subclass's
+/// `encode`) runs before it, so that neither code calling back into this
+/// assembler nor another thread waiting for it while holding the GIL can deadlock.
+pub(crate) fn feed_event(
+    state: &Locked<State>,
+    event: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> PyResult<()> {
+    let py = event.py();
+    let in_dict = |st: &mut State, dict: &Bound<'_, PyAny>, sink: Sink<'_>| {
+        if st.asm.core.is_closed() {
+            return Err(st.asm.core.refuse_after_close());
+        }
+        feed_dict(st, dict, event_type, sink)
+    };
+    let result = if event.cast::<PyDict>().is_ok() {
+        in_dict(&mut *state.lock(py)?, event, sink)
+    } else {
+        let mut sink = sink;
+        let text = with_event_bytes(event, |b| {
+            let mut st = state.lock(py)?;
+            if st.asm.core.is_closed() {
+                return Ok(Err(st.asm.core.refuse_after_close()));
+            }
+            Ok::<_, Reentered>(st.asm.core.feed_json(event_type, b, sink.take()))
+        })?;
+        match text {
+            Some(r) => r?,
+            None => {
+                // An SDK object (or another mapping): its plain data, read like a dict.
+                let plain = class(py, Class::EventPlain)?.call1((event,))?;
+                in_dict(&mut *state.lock(py)?, &plain, sink)
+            }
+        }
+    };
+    result.map_err(|e| from_providers(py, &e))
+}

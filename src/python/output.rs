@@ -1,0 +1,306 @@
+//! The Python forms of what an assembler gives: live events (built only when
+//! read) and `AssembledMessage`s, as the classes of `toolstitch.assemble`.
+
+use std::collections::HashMap;
+
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyList, PyString, PyTuple};
+use serde_json::{Map, Value};
+
+use super::convert::{block_to_py, tool_use_to_py};
+use super::imports::Imports;
+use crate::blocks::{Block, ToolUseBlock};
+use crate::providers::{self, LiveEvent};
+
+// ------------------------------------------------------------ Python classes
+
+#[derive(Clone, Copy)]
+pub(crate) enum Class {
+    ToolCallStarted = 0,
+    ToolInputDelta,
+    ToolCallFinished,
+    TextDelta,
+    ThinkingDelta,
+    RefusalDelta,
+    MessageDone,
+    AssembledMessage,
+    EventPlain,
+    SkippedEvent,
+    TokenUsage,
+    Note,
+}
+
+static NAMES: Imports<PyAny, 12> = Imports::new(
+    "toolstitch.assemble",
+    [
+        "ToolCallStarted",
+        "ToolInputDelta",
+        "ToolCallFinished",
+        "TextDelta",
+        "ThinkingDelta",
+        "RefusalDelta",
+        "MessageDone",
+        "AssembledMessage",
+        "_event_plain",
+        "SkippedEvent",
+        "TokenUsage",
+        "Note",
+    ],
+);
+
+/// A class (or function) of `toolstitch.assemble`, imported once.
+pub(crate) fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyAny>> {
+    NAMES.get(py, c as usize)
+}
+
+fn live_to_py<'py>(py: Python<'py>, event: &LiveEvent) -> PyResult<Bound<'py, PyAny>> {
+    match event {
+        LiveEvent::ToolCallStarted {
+            choice,
+            index,
+            id,
+            name,
+        } => class(py, Class::ToolCallStarted)?.call1((*choice, *index, id, name)),
+        LiveEvent::ToolInputDelta {
+            choice,
+            index,
+            fragment,
+        } => class(py, Class::ToolInputDelta)?.call1((*choice, *index, fragment)),
+        LiveEvent::ToolCallFinished { choice, index } => {
+            class(py, Class::ToolCallFinished)?.call1((*choice, *index))
+        }
+        LiveEvent::TextDelta { choice, text } => {
+            class(py, Class::TextDelta)?.call1((*choice, text))
+        }
+        LiveEvent::ThinkingDelta { choice, text } => {
+            class(py, Class::ThinkingDelta)?.call1((*choice, text))
+        }
+        LiveEvent::RefusalDelta { choice, text } => {
+            class(py, Class::RefusalDelta)?.call1((*choice, text))
+        }
+        LiveEvent::MessageDone {
+            choice,
+            finish_reason,
+            complete,
+        } => class(py, Class::MessageDone)?.call1((*choice, finish_reason.as_deref(), *complete)),
+    }
+}
+
+fn live_tuple<'py>(py: Python<'py>, events: &[LiveEvent]) -> PyResult<Bound<'py, PyTuple>> {
+    let items = events
+        .iter()
+        .map(|e| live_to_py(py, e))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyTuple::new(py, items)
+}
+
+/// The live events of one call, turned into Python objects only when read, so
+/// that callers who ignore them pay for no objects; `()` when there are none.
+pub(crate) fn live_result(py: Python<'_>, events: Vec<LiveEvent>) -> PyResult<Bound<'_, PyAny>> {
+    if events.is_empty() {
+        return Ok(PyTuple::empty(py).into_any());
+    }
+    Ok(Bound::new(
+        py,
+        LiveEvents {
+            events,
+            tuple: PyOnceLock::new(),
+        },
+    )?
+    .into_any())
+}
+
+/// The live events of one `feed`, `feed_bytes` or `close` (`ToolCallStarted`,
+/// `ToolInputDelta`, …): an immutable sequence built lazily, so nothing is
+/// converted until it is indexed, iterated or compared. It equals the tuple of
+/// the same events. Returned by the `Assembler`, never constructed directly.
+#[pyclass(module = "toolstitch", frozen, sequence)]
+pub struct LiveEvents {
+    events: Vec<LiveEvent>,
+    tuple: PyOnceLock<Py<PyTuple>>,
+}
+
+impl LiveEvents {
+    /// The events, as the core gave them (read by `ArgumentTracker` without
+    /// making Python objects).
+    pub(crate) fn events(&self) -> &[LiveEvent] {
+        &self.events
+    }
+
+    fn tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        self.tuple
+            .get_or_try_init(py, || live_tuple(py, &self.events).map(Bound::unbind))
+            .map(|t| t.bind(py).clone())
+    }
+}
+
+#[pymethods]
+impl LiveEvents {
+    fn __len__(&self) -> usize {
+        self.events.len()
+    }
+
+    fn __bool__(&self) -> bool {
+        !self.events.is_empty()
+    }
+
+    fn __getitem__<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.tuple(key.py())?.as_any().get_item(key)
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.tuple(py)?.try_iter()?.into_any())
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = other.py();
+        match other.cast::<LiveEvents>() {
+            Ok(o) => self.tuple(py)?.eq(o.get().tuple(py)?),
+            Err(_) => self.tuple(py)?.eq(other),
+        }
+    }
+
+    fn __add__<'py>(&self, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = other.py();
+        let other = py.get_type::<PyTuple>().call1((other,))?;
+        self.tuple(py)?.as_any().add(other)
+    }
+
+    fn __radd__<'py>(&self, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = other.py();
+        let other = py.get_type::<PyTuple>().call1((other,))?;
+        other.add(self.tuple(py)?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("LiveEvents{}", self.tuple(py)?.repr()?))
+    }
+}
+
+/// A JSON value (a usage object) as plain Python data.
+fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => map_to_py(py, map)?.into_any(),
+    })
+}
+
+fn map_to_py<'py>(py: Python<'py>, map: &Map<String, Value>) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (k, v) in map {
+        dict.set_item(k, value_to_py(py, v)?)?;
+    }
+    Ok(dict)
+}
+
+pub(crate) fn message_to_py<'py>(
+    py: Python<'py>,
+    m: &providers::AssembledMessage,
+) -> PyResult<Bound<'py, PyAny>> {
+    let tool_uses = m
+        .tool_uses
+        .iter()
+        .map(|t| tool_use_to_py(py, &t.block))
+        .collect::<PyResult<Vec<_>>>()?;
+    // A call is in `blocks` and in `tool_uses`: one Python object serves both, so a
+    // large input is not built twice.
+    let mut shared: HashMap<&str, (&ToolUseBlock, &Bound<'py, PyAny>)> = HashMap::new();
+    for (t, obj) in m.tool_uses.iter().zip(&tool_uses) {
+        shared.insert(t.block.id.as_str(), (&t.block, obj));
+    }
+    let blocks = m
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::ToolUse(call) => match shared.get(call.id.as_str()) {
+                Some((same, obj)) if *same == call => Ok((*obj).clone()),
+                _ => block_to_py(py, b),
+            },
+            other => block_to_py(py, other),
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let problems = super::registry::problems_to_py(py, &m.problems)?;
+    let minted: Vec<&str> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.id_minted)
+        .map(|t| t.block.id.as_str())
+        .collect();
+    let server_side: Vec<&str> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.server_side)
+        .map(|t| t.block.id.as_str())
+        .collect();
+    let usage = match &m.usage {
+        Some(u) => map_to_py(py, u)?.into_any(),
+        None => py.None().into_bound(py),
+    };
+    let skipped_class = class(py, Class::SkippedEvent)?;
+    let skipped = m
+        .skipped
+        .iter()
+        .map(|s| skipped_class.call1((s.ordinal, &s.event_type)))
+        .collect::<PyResult<Vec<_>>>()?;
+    let t = &m.tokens;
+    let tokens = class(py, Class::TokenUsage)?.call1((
+        t.input_tokens,
+        t.output_tokens,
+        t.total_tokens,
+        t.reasoning_tokens,
+        t.cached_input_tokens,
+    ))?;
+    let note_class = class(py, Class::Note)?;
+    let notes = m
+        .notes
+        .iter()
+        .map(|n| {
+            let id = n.call.and_then(|k| {
+                m.tool_uses
+                    .iter()
+                    .find(|t| t.index == k)
+                    .map(|t| t.block.id.as_str())
+            });
+            note_class.call1((n.kind.name(), n.choice, id, n.event, &n.message))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let more = PyDict::new(py);
+    more.set_item("notes", PyTuple::new(py, notes)?)?;
+    more.set_item("skipped", PyTuple::new(py, skipped)?)?;
+    more.set_item("finish", m.finish.map(providers::Finish::name))?;
+    more.set_item("tokens", tokens)?;
+    class(py, Class::AssembledMessage)?.call(
+        (
+            m.choice,
+            PyTuple::new(py, blocks)?,
+            PyTuple::new(py, tool_uses)?,
+            &m.text,
+            m.finish_reason.as_deref(),
+            usage,
+            m.complete,
+            problems,
+            PyFrozenSet::new(py, minted)?,
+            PyFrozenSet::new(py, server_side)?,
+        ),
+        Some(&more),
+    )
+}
