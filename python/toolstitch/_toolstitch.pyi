@@ -313,7 +313,7 @@ class _RegexGrammar:
     def __new__(cls, pattern: str) -> _RegexGrammar: ...
     def matches(self, text: str) -> bool: ...
 
-# --- provider streams (src/python/assemble.rs; dataclasses in toolstitch.assemble) ---
+# --- provider streams (src/python/assemble.rs, feed.rs, output.rs; dataclasses in toolstitch.assemble) ---
 
 @final
 class LiveEvents(Sequence[_assemble.LiveEvent]):
