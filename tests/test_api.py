@@ -110,7 +110,9 @@ def test_method_and_module_docstrings_point_at_nothing_outside_the_package() -> 
     modules = [
         toolstitch,
         toolstitch.blocks,
+        toolstitch.calls,
         toolstitch.errors,
+        toolstitch.messages,
         toolstitch.render,
         toolstitch.tools,
     ]
@@ -136,3 +138,19 @@ def _docstrings(module: types.ModuleType) -> list[str]:
             for member in vars(value).values():
                 found.append(getattr(member, "__doc__", None) or "")
     return found
+
+
+def test_names_stay_importable_from_their_old_modules() -> None:
+    # `toolstitch.assemble` is the function; the module is loaded with the package.
+    old = sys.modules["toolstitch.assemble"]
+    for name in old.__all__:
+        value = getattr(old, name)
+        if not name.startswith("_"):
+            assert getattr(toolstitch, name) is value, name
+    assert old.Assembler is toolstitch.streams.Assembler
+    assert old.Provider is toolstitch.streams.Provider is toolstitch.messages.Provider
+    assert old._event_plain is toolstitch.messages._event_plain
+    for name in ("ValidatedCall", "ToolArgumentDone", "ArgumentTracker"):
+        assert getattr(toolstitch.tools, name) is getattr(toolstitch, name), name
+    assert toolstitch.streams.AssemblerLimits is toolstitch.messages.AssemblerLimits
+    assert toolstitch.errors.ToolValidationError is toolstitch.ToolValidationError

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -35,3 +36,127 @@ def test_the_layout_names_every_python_module_and_docs_page() -> None:
         assert path.name in text, f"docs/{path.name} missing from Layout"
     for folder in ("src", "tests", "benches", "docs", "fuzz"):
         assert folder in text
+
+
+# ------------------------------------------------------------ the Python layers
+
+PACKAGE = ROOT / "python" / "toolstitch"
+
+# The typed surface over the core; everything else in the package is an application
+# built on it (the package's docstring and the README's Layout say the same).
+CORE = {"_toolstitch", "blocks", "calls", "errors", "messages"}
+
+
+def imported_modules(tree: ast.Module, modules: set[str]) -> set[str]:
+    """Every toolstitch module ``tree`` imports, wherever the import is: at the top, under
+    ``if TYPE_CHECKING:``, inside a function, at the bottom. ``"toolstitch"`` is the
+    package's ``__init__`` (a name imported from the package that is not a module)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            # A relative import (``from .x import y``) is one of the package's own.
+            module = f"toolstitch.{node.module or ''}" if node.level else node.module or ""
+            module = module.rstrip(".")
+            if module == "toolstitch":
+                targets = [f"toolstitch.{alias.name}" for alias in node.names]
+            else:
+                targets = [module]
+        else:
+            continue
+        for target in targets:
+            parts = target.split(".")
+            if parts[0] != "toolstitch":
+                continue
+            found.add(parts[1] if len(parts) > 1 and parts[1] in modules else "toolstitch")
+    return found
+
+
+def import_graph(package: Path) -> dict[str, set[str]]:
+    """Module name (``"toolstitch"`` for ``__init__``) to the toolstitch modules it
+    imports, from the source of every ``.py`` and of the core's ``.pyi`` stubs."""
+    files = sorted([*package.glob("*.py"), *package.glob("*.pyi")])
+    modules = {path.stem for path in files} - {"__init__"}
+    graph: dict[str, set[str]] = {}
+    for path in files:
+        name = "toolstitch" if path.stem == "__init__" else path.stem
+        tree = ast.parse(path.read_text(), filename=str(path))
+        graph.setdefault(name, set()).update(imported_modules(tree, modules) - {name})
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle (``[a, b, ..., a]``), or ``None``."""
+    done: set[str] = set()
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        if node in path:
+            return [*path[path.index(node) :], node]
+        if node in done:
+            return None
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            cycle = visit(target)
+            if cycle:
+                return cycle
+        path.pop()
+        done.add(node)
+        return None
+
+    for node in sorted(graph):
+        cycle = visit(node)
+        if cycle:
+            return cycle
+    return None
+
+
+def test_the_cycle_finder_sees_type_only_lazy_and_bottom_imports(tmp_path: Path) -> None:
+    (tmp_path / "__init__.py").write_text("from toolstitch.low import A\n")
+    (tmp_path / "low.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from toolstitch.high import B\n"
+    )
+    (tmp_path / "high.py").write_text("from toolstitch.low import A\n")
+    assert find_cycle(import_graph(tmp_path)) == ["high", "low", "high"]
+    (tmp_path / "low.py").write_text("def f():\n    from toolstitch import high\n")
+    assert find_cycle(import_graph(tmp_path)) == ["high", "low", "high"]
+    (tmp_path / "low.py").write_text("A = 1\nfrom .high import B  # noqa: E402\n")
+    assert find_cycle(import_graph(tmp_path)) == ["high", "low", "high"]
+    (tmp_path / "low.py").write_text("from toolstitch import Assembler\n")
+    assert find_cycle(import_graph(tmp_path)) == ["low", "toolstitch", "low"]
+    (tmp_path / "low.py").write_text("A = 1\n")
+    assert find_cycle(import_graph(tmp_path)) is None
+
+
+def test_python_modules_import_one_way() -> None:
+    graph = import_graph(PACKAGE)
+    cycle = find_cycle(graph)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or ())
+    assert not any("toolstitch" in targets for targets in graph.values()), (
+        "a module imports from the package's __init__ instead of the module that holds it"
+    )
+
+
+def test_the_core_surface_imports_no_application() -> None:
+    graph = import_graph(PACKAGE)
+    assert set(graph) >= CORE
+    for module in sorted(CORE):
+        above = graph[module] - CORE
+        assert not above, f"{module} (the typed surface) imports the application(s) {above}"
+
+
+def test_the_package_docstring_and_the_layout_name_both_layers() -> None:
+    doc = (ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text())) or "").replace(
+        "\n", " "
+    )
+    surface, _, applications = doc.partition("the applications built on it")
+    assert applications, "the package docstring does not say its two layers"
+    for module in sorted(set(import_graph(PACKAGE)) - {"toolstitch", "__main__"}):
+        layer = surface if module in CORE else applications
+        assert f"``{module}``" in layer, f"{module} is not named in its layer of the docstring"
+    text = layout()
+    core, _, built = text.partition("and what is built on it")
+    assert built, "the Layout does not say the Python layers"
+    for module in sorted(CORE - {"_toolstitch"}):
+        assert f"{module}.py" in core, f"{module}.py is not in the Layout's typed surface"

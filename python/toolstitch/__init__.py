@@ -9,13 +9,34 @@ complete and the call is validated.
 streamed response from any source (bytes, an iterable of chunks or events, an httpx
 response, an openai or anthropic stream); ``iter_events`` / ``aiter_events`` give its
 live events as they happen.
+
+The package has two layers, and its modules import downward only (type-only imports
+too):
+
+- the typed surface over the core: ``_toolstitch`` (the Rust extension, typed by its
+  stubs), ``blocks`` (content blocks and messages), ``calls`` (a validated call, a
+  completed argument), ``errors`` (the exception hierarchy) and ``messages`` (what an
+  ``Assembler`` takes and gives: dialect names, limits, live events, the assembled
+  message); none of them imports an application;
+- the applications built on it: ``streams`` (the ``Assembler`` and one call from any
+  source), ``tools`` (``Toolset``), ``render`` (messages back to each provider's
+  format), ``replay`` with ``_sources`` and ``_capture`` (recordings to call records),
+  ``otel``, ``watch``, ``proxy``, ``cli`` and ``dask``.
+
+``assemble`` (the old home of the message types and the ``Assembler``) re-exports
+them from ``messages`` and ``streams``; this package re-exports every public name.
 """
 
 from __future__ import annotations
 
+# The module the message types were first imported from stays loaded (and importable);
+# from the import of toolstitch.streams on, the package's ``assemble`` is the function.
+from toolstitch import assemble as _assemble_module
 from toolstitch._toolstitch import (
+    ArgumentTracker,
     ImageChunk,
     Images,
+    LiveEvents,
     PartialJson,
     Refusal,
     RefusalChunk,
@@ -34,25 +55,6 @@ from toolstitch._toolstitch import (
     unmarshal_blocks,
     unmarshal_message,
 )
-from toolstitch.assemble import (
-    AssembledMessage,
-    Assembler,
-    Finish,
-    LiveEvent,
-    LiveEvents,
-    MessageDone,
-    Note,
-    Problem,
-    ProblemKind,
-    RefusalDelta,
-    SkippedEvent,
-    TextDelta,
-    ThinkingDelta,
-    TokenUsage,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolInputDelta,
-)
 from toolstitch.blocks import (
     AudioBlock,
     Block,
@@ -66,6 +68,7 @@ from toolstitch.blocks import (
     ToolResultMessage,
     ToolUseBlock,
 )
+from toolstitch.calls import ToolArgumentDone, ValidatedCall
 from toolstitch.errors import (
     BlockDecodeError,
     BlockEncodeError,
@@ -93,28 +96,39 @@ from toolstitch.errors import (
     UnknownProviderError,
     UnknownToolError,
 )
+from toolstitch.messages import (
+    AssembledMessage,
+    AssemblerLimits,
+    Finish,
+    LiveEvent,
+    MessageDone,
+    Note,
+    Problem,
+    ProblemKind,
+    Provider,
+    RefusalDelta,
+    SkippedEvent,
+    TextDelta,
+    ThinkingDelta,
+    TokenUsage,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolInputDelta,
+)
 from toolstitch.render import IdMap, IdRule, render_assistant, render_results, render_turn
 from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
-
-# After toolstitch.assemble (the module of AssembledMessage and the live events, which
-# stays importable as before): from here on the package's ``assemble`` is the function.
 from toolstitch.streams import (
-    AssemblerLimits,
+    Assembler,
     AsyncLiveStream,
     LiveStream,
-    Provider,
     aassemble,
     aiter_events,
     assemble,
     iter_events,
 )
-from toolstitch.tools import (
-    ArgumentTracker,
-    ToolArgumentDone,
-    ToolDefinition,
-    Toolset,
-    ValidatedCall,
-)
+from toolstitch.tools import ToolDefinition, Toolset
+
+del _assemble_module
 
 __all__ = [
     "RECORD_KEYS",

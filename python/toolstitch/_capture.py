@@ -19,8 +19,9 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from toolstitch.assemble import AssembledMessage, Assembler
 from toolstitch.errors import ToolstitchError
+from toolstitch.messages import AssembledMessage
+from toolstitch.streams import Assembler
 
 __all__ = ["capture_streams"]
 

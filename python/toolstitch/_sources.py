@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
-from toolstitch.assemble import Provider
+from toolstitch.messages import Provider
 from toolstitch.replay import (
     CallRecord,
     _checked,

@@ -20,20 +20,36 @@ is ``complete`` only after the provider's explicit end with a normal reason.
 
 Execute a call only when its message is ``complete`` and the call validates:
 ``message.validated(toolset)`` does both.
+
+This module is where these names were first imported from, and stays so: it defines
+nothing, and re-exports the message types of ``toolstitch.messages`` with the
+``Assembler`` of ``toolstitch.streams`` (the package itself re-exports all of them; its
+``toolstitch.assemble`` is the one-call function).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeAlias
-
 from toolstitch._toolstitch import LiveEvents
-from toolstitch.blocks import Block, Message, ToolUseBlock
-from toolstitch.errors import IncompleteMessageError
-
-if TYPE_CHECKING:
-    from toolstitch.tools import Toolset, ValidatedCall
+from toolstitch.messages import (
+    AssembledMessage,
+    Finish,
+    LiveEvent,
+    MessageDone,
+    Note,
+    Problem,
+    ProblemKind,
+    Provider,
+    RefusalDelta,
+    SkippedEvent,
+    TextDelta,
+    ThinkingDelta,
+    TokenUsage,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolInputDelta,
+    _event_plain,
+)
+from toolstitch.streams import Assembler
 
 __all__ = [
     "AssembledMessage",
@@ -54,333 +70,5 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolInputDelta",
+    "_event_plain",
 ]
-
-
-# ------------------------------------------------------------------ live events
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallStarted:
-    """A call opened. ``index`` is toolstitch's own key for the call within its choice
-    (0, 1, 2, ... in the order calls opened), not the provider's index. ``id`` is minted
-    (``call_<choice>_<index>``) when the provider sent none. Sent a second time, once,
-    when a call opened without a name and the name came later (quirk Q7)."""
-
-    choice: int
-    index: int
-    id: str
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolInputDelta:
-    """Raw input text appended to a call (concatenate the fragments of one call to get
-    its input so far; ``Assembler.partial_calls()`` gives the parsed best-effort value)."""
-
-    choice: int
-    index: int
-    fragment: str
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCallFinished:
-    """The call's block ended; its input will not change any more."""
-
-    choice: int
-    index: int
-
-
-@dataclass(frozen=True, slots=True)
-class TextDelta:
-    """Assistant text appended to the message of ``choice``."""
-
-    choice: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class ThinkingDelta:
-    """Reasoning text appended to the message of ``choice``."""
-
-    choice: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class RefusalDelta:
-    """Refusal text appended to the message of ``choice``."""
-
-    choice: int
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class MessageDone:
-    """The message of ``choice`` ended: explicitly (a finish reason, ``message_stop``,
-    ``response.completed``, ...) or at ``close()``. ``complete`` is final."""
-
-    choice: int
-    finish_reason: str | None
-    complete: bool
-
-
-LiveEvent: TypeAlias = (
-    ToolCallStarted
-    | ToolInputDelta
-    | ToolCallFinished
-    | TextDelta
-    | ThinkingDelta
-    | RefusalDelta
-    | MessageDone
-)
-"""Any of the seven live event classes."""
-
-
-# ------------------------------------------------------------------ the message
-
-Finish: TypeAlias = Literal["stop", "tool-calls", "length", "content-filter", "error", "other"]
-"""Why a message finished, the same words for every dialect (``AssembledMessage.finish``)."""
-
-
-ProblemKind: TypeAlias = Literal[
-    "unnamed", "provider", "protocol", "not-applied", "unreadable", "sequence", "cut"
-]
-"""What kind of problem keeps a message from being complete (``Problem.kind``)."""
-
-
-class Problem(str):
-    """Why a message or one of its calls cannot be trusted. It is the problem's message
-    (``str(problem)``, compared and joined as text), with its fields:
-
-    - ``kind``: ``"protocol"`` (an event broke the dialect's protocol, or an event of
-      it was lost), ``"not-applied"`` (an event that could not be applied),
-      ``"provider"`` (the provider reported an error), ``"unreadable"`` (bytes that
-      could not be framed), ``"sequence"`` (Responses sequence numbers missing or out of
-      order), ``"unnamed"`` (a call that never got a name, Q7), ``"cut"`` (the reported
-      output tokens reached ``max_output_tokens``, Q46);
-    - ``choice``: the choice concerned, or ``None`` for the whole stream;
-    - ``call``: the call's key (``ToolCallStarted.index``) when it is one call's;
-    - ``call_id``: that call's id (minted when the provider sent none), or ``None``;
-    - ``event``: the 1-based ordinal of the event concerned, when there is one;
-    - ``message``: the text, the same as ``str(problem)``.
-    """
-
-    kind: ProblemKind
-    choice: int | None
-    call: int | None
-    call_id: str | None
-    event: int | None
-
-    def __new__(
-        cls,
-        message: str,
-        kind: ProblemKind = "not-applied",
-        choice: int | None = None,
-        call: int | None = None,
-        call_id: str | None = None,
-        event: int | None = None,
-    ) -> Problem:
-        self = super().__new__(cls, message)
-        fields = {"kind": kind, "choice": choice, "call": call, "call_id": call_id}
-        for name, value in {**fields, "event": event}.items():
-            object.__setattr__(self, name, value)
-        return self
-
-    @property
-    def message(self) -> str:
-        return str.__str__(self)
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"Problem is immutable: cannot set {name!r}")
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (
-            Problem,
-            (self.message, self.kind, self.choice, self.call, self.call_id, self.event),
-        )
-
-    def __repr__(self) -> str:
-        return (
-            f"Problem({self.message!r}, kind={self.kind!r}, choice={self.choice!r}, "
-            f"call={self.call!r}, call_id={self.call_id!r}, event={self.event!r})"
-        )
-
-
-class SkippedEvent(NamedTuple):
-    """An event skipped for forward compatibility (quirk Q29): of a type, or carrying an item,
-    block, part or delta type, that this version does not read; or resent with a
-    ``sequence_number`` already seen (Responses, quirk Q33). ``ordinal`` is the event's
-    1-based position in the stream."""
-
-    ordinal: int
-    event_type: str
-
-
-class Note(NamedTuple):
-    """What a narrow rule interpreted in a message, and why: a provider's shape that is
-    not the documented one but whose meaning is certain (quirks Q36 onward). A note is
-    not a problem: the message stays ``complete`` and its calls executable.
-
-    ``kind`` is one of ``"arguments-restated"`` (Q36), ``"empty-arguments-replaced"``
-    (Q41), ``"arguments-object"`` (Q42), ``"later-finish-reason-ignored"`` (Q39),
-    ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43) and
-    ``"content-parts"`` (Q49); ``call_id`` is the call concerned (``None`` for the
-    message), ``event`` the 1-based ordinal of the event interpreted."""
-
-    kind: str
-    choice: int
-    call_id: str | None
-    event: int
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class TokenUsage:
-    """Token counts mapped from the dialect's own usage object; ``None`` where the provider
-    did not say. ``cached_input_tokens`` are input tokens read from the provider's prompt
-    cache; ``reasoning_tokens`` are output tokens spent on reasoning."""
-
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    total_tokens: int | None = None
-    reasoning_tokens: int | None = None
-    cached_input_tokens: int | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class AssembledMessage:
-    """One choice of a streamed response, as assembled so far.
-
-    - ``blocks``: text, thinking, refusal and tool-use blocks in the order they first
-      appeared in the stream;
-    - ``tool_uses``: the calls, in ascending provider index (calls without one, or
-      sharing one, in the order they opened); ``input`` is the raw JSON text exactly as
-      streamed (a Gemini call's arguments object is re-serialised in arrival order);
-    - ``text``: every text block concatenated;
-    - ``finish_reason``: the provider's own value (``tool_calls``, ``end_turn``,
-      ``STOP``, ``TOOL_CALL``, ``completed``, ...), or ``None``;
-    - ``usage``: the provider's usage object(s), top-level keys merged in arrival
-      order (the same dict on every choice), or ``None``;
-    - ``complete``: true only when every event of the stream was applied once, in order,
-      under the dialect's protocol, and the provider ended the message with a normal
-      reason; a stream cut short, ended by ``length`` / ``max_tokens`` / a filter / an
-      error, or with any ``problems``, never is;
-    - ``problems``: why the message or its calls cannot be trusted: an event that broke
-      the protocol or could not be applied (each also raised an error from the feed that
-      received it), unreadable transport bytes, a gap in Responses sequence numbers, a
-      call that never got a name (Q7);
-    - ``minted_ids``: the ids toolstitch minted for calls the provider sent without one
-      (Q8);
-    - ``server_side_ids``: the ids of calls the provider ran itself (hosted tools: web
-      search, code execution, MCP, ...), never for the client to execute;
-    - ``skipped``: events skipped for forward compatibility (the first 10,000);
-    - ``finish``: ``finish_reason`` in one vocabulary for every dialect (``"stop"``,
-      ``"tool-calls"``, ``"length"``, ``"content-filter"``, ``"error"``, ``"other"``), or
-      ``None`` before the end; a normal stop with client calls in the message is
-      ``"tool-calls"``;
-    - ``tokens``: the token counts of ``usage`` as a ``TokenUsage``;
-    - ``notes``: what narrow rules interpreted (``Note``: a server's shape that is not
-      the documented one but whose meaning is certain); never a problem.
-    """
-
-    choice: int
-    blocks: tuple[Block, ...]
-    tool_uses: tuple[ToolUseBlock, ...]
-    text: str
-    finish_reason: str | None
-    usage: dict[str, Any] | None
-    complete: bool
-    problems: tuple[Problem, ...] = ()
-    minted_ids: frozenset[str] = frozenset()
-    server_side_ids: frozenset[str] = frozenset()
-    skipped: tuple[SkippedEvent, ...] = ()
-    finish: Finish | None = None
-    tokens: TokenUsage = TokenUsage()
-    notes: tuple[Note, ...] = ()
-
-    def to_message(self) -> Message:
-        """The assistant turn as a ``Message("assistant", blocks)``."""
-        return Message("assistant", self.blocks)
-
-    def validated(self, toolset: Toolset) -> list[ValidatedCall]:
-        """Every client-side call of a complete message, strictly parsed and checked.
-
-        Refuses a message that is not ``complete`` (or that has ``problems``) with
-        ``IncompleteMessageError``: a cut stream's calls must not be executed. Then
-        delegates to ``toolset.validate_all``, which raises one ``ToolValidationError``
-        listing every failing call. Calls the provider runs itself
-        (``server_side_ids``) are skipped.
-        """
-        if self.problems:
-            why = "; ".join(p.message for p in self.problems)
-            raise IncompleteMessageError(f"choice {self.choice} cannot be executed: {why}")
-        if not self.complete:
-            why = f" (finish reason {self.finish_reason!r})" if self.finish_reason else ""
-            raise IncompleteMessageError(
-                f"choice {self.choice} did not complete normally{why}: its tool calls "
-                f"may be truncated and must not be executed"
-            )
-        calls = [b for b in self.tool_uses if not b.server_side]
-        return toolset.validate_all(calls)
-
-
-# ------------------------------------------ SDK events to plain data (called from Rust)
-
-
-_JSON_TYPES = (dict, list, str, int, float, bool, type(None))
-
-
-def _event_plain(event: object) -> Any:
-    """A provider SDK object (or a mapping other than a dict) as a plain dict, which
-    ``feed`` then reads in place; a list (a JSON array of events, or of a whole response's
-    events) with its SDK objects turned into their dicts.
-
-    ``to_dict()`` first (openai and anthropic: it omits unset fields and uses the API's
-    field names), then pydantic's ``model_dump(mode="json", by_alias=True,
-    exclude_unset=True)`` (google-genai: its aliases are the API's camelCase names,
-    which its ``to_json_dict()`` does not use), then ``to_json_dict()``.
-    """
-    if isinstance(event, list):
-        # Anything that is neither JSON data nor an SDK object is left for the core to refuse.
-        return [
-            e if isinstance(e, _JSON_TYPES) or not _is_sdk_object(e) else _event_plain(e)
-            for e in event
-        ]
-    if isinstance(event, Mapping):
-        return dict(event)
-    to_dict = getattr(event, "to_dict", None)
-    if callable(to_dict):
-        try:
-            plain = to_dict(mode="json")
-        except TypeError:
-            plain = to_dict()
-    else:
-        dump = getattr(event, "model_dump", None)
-        if callable(dump):
-            try:
-                plain = dump(mode="json", by_alias=True, exclude_unset=True)
-            except TypeError:
-                plain = dump()
-        else:
-            to_json_dict = getattr(event, "to_json_dict", None)
-            if not callable(to_json_dict):
-                raise TypeError(
-                    "feed() takes one decoded event (or a whole non-streamed response): a "
-                    "dict, a list of events, JSON text as str or bytes, or an object of a "
-                    "provider's SDK (with to_dict(), model_dump() or to_json_dict()), not "
-                    f"{type(event).__name__}"
-                )
-            plain = to_json_dict()
-    return dict(plain) if isinstance(plain, Mapping) else plain
-
-
-def _is_sdk_object(obj: object) -> bool:
-    return isinstance(obj, Mapping) or any(
-        callable(getattr(obj, name, None)) for name in ("to_dict", "model_dump", "to_json_dict")
-    )
-
-
-# The public Assembler is the Python subclass (context manager, feed_all, afeed_all); it
-# is imported last because toolstitch.streams reads nothing of this module at import time.
-from toolstitch.streams import Assembler, Provider  # noqa: E402

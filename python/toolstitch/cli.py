@@ -28,9 +28,10 @@ from typing import IO, TYPE_CHECKING, Any, cast
 
 from toolstitch._sources import Source, expand, replay_source
 from toolstitch._toolstitch import AUTO, DIALECTS, __version__
-from toolstitch.assemble import Assembler, Provider
 from toolstitch.errors import ToolDefinitionError, UnknownProviderError
+from toolstitch.messages import Provider
 from toolstitch.replay import CallRecord, replay_file
+from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
 if TYPE_CHECKING:

@@ -29,8 +29,9 @@ from dask.utils import parse_bytes
 from distributed import LocalCluster
 
 from toolstitch._sources import Source, expand, replay_source
-from toolstitch.assemble import Assembler, Provider
+from toolstitch.messages import Provider
 from toolstitch.replay import RECORD_KEYS, CallRecord, as_toolset
+from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
 __all__ = [

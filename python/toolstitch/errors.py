@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from toolstitch.blocks import ToolResultBlock
 
 if TYPE_CHECKING:
-    from toolstitch.tools import ValidatedCall
+    from toolstitch.calls import ValidatedCall
 
 __all__ = [
     "BlockDecodeError",

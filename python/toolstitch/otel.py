@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from typing import IO, Any, Protocol, TypeVar
 
 from toolstitch._toolstitch import _parse_strict
-from toolstitch.assemble import AssembledMessage
 from toolstitch.blocks import (
     AudioBlock,
     Block,
@@ -57,6 +56,7 @@ from toolstitch.blocks import (
     ToolUseBlock,
 )
 from toolstitch.errors import ToolstitchError
+from toolstitch.messages import AssembledMessage
 
 __all__ = [
     "FINISH_REASONS",

@@ -46,8 +46,8 @@ from typing import Any
 
 import httpx
 
-from toolstitch.assemble import AssembledMessage, MessageDone
 from toolstitch.errors import ToolstitchError
+from toolstitch.messages import AssembledMessage, MessageDone
 from toolstitch.otel import StreamTiming
 from toolstitch.otel import record as record_span
 from toolstitch.replay import _notes as _replay_notes

@@ -33,9 +33,10 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, TypedDict, cast
 
-from toolstitch.assemble import AssembledMessage, Assembler, Provider
 from toolstitch.blocks import ThinkingBlock, ToolUseBlock
 from toolstitch.errors import ToolstitchError
+from toolstitch.messages import AssembledMessage, Provider
+from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
 __all__ = [

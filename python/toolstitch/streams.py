@@ -34,15 +34,17 @@ from collections.abc import (
 )
 from contextlib import aclosing, suppress
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias, TypedDict, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from toolstitch import _toolstitch
 from toolstitch.errors import ProviderError, StreamConsumedError
+from toolstitch.messages import AssemblerLimits, Provider
 
 if TYPE_CHECKING:
     from typing_extensions import Self, Unpack
 
-    from toolstitch.assemble import AssembledMessage, LiveEvent, LiveEvents
+    from toolstitch._toolstitch import LiveEvents
+    from toolstitch.messages import AssembledMessage, LiveEvent
 
 __all__ = [
     "Assembler",
@@ -55,33 +57,6 @@ __all__ = [
     "assemble",
     "iter_events",
 ]
-
-Provider: TypeAlias = Literal[
-    "auto",
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "bedrock",
-    "gemini",
-    "cohere",
-    "ollama",
-]
-"""The names ``Assembler`` takes: a wire dialect, or ``"auto"`` (decided from the first
-event that identifies itself)."""
-
-
-class AssemblerLimits(TypedDict, total=False):
-    """The limit keywords of ``Assembler`` (and of ``assemble`` and friends, which pass
-    them on). Going over one raises ``LimitError`` naming it."""
-
-    max_calls: int
-    max_input_bytes: int
-    max_total_bytes: int
-    max_event_bytes: int
-    max_choices: int
-    max_line_bytes: int
-    max_output_tokens: int | None
-
 
 _DEFAULTS: dict[str, int] = _toolstitch._ASSEMBLER_DEFAULTS
 _BYTES = (bytes, bytearray, memoryview)

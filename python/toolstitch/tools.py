@@ -36,6 +36,7 @@ from typing import Any
 
 from toolstitch._toolstitch import ArgumentTracker, _CompiledSchema, _parse_strict, _RegexGrammar
 from toolstitch.blocks import ToolUseBlock
+from toolstitch.calls import ToolArgumentDone, ValidatedCall
 from toolstitch.errors import (
     IncompleteMessageError,
     ToolDefinitionError,
@@ -50,39 +51,6 @@ __all__ = ["ArgumentTracker", "ToolArgumentDone", "ToolDefinition", "Toolset", "
 
 # The schema of a tool declared without parameters: any object.
 _NO_PARAMETERS: dict[str, Any] = {"type": "object"}
-
-
-@dataclass(frozen=True, slots=True)
-class ValidatedCall:
-    """A call that passed validation: safe to hand to the tool.
-
-    ``arguments`` is the strictly parsed input (a ``dict``, members in the order
-    they arrived; ``{}`` for an empty input). ``kind`` is the call's kind
-    (``"function"``, ``"custom_tool_call"``, ``"computer_call"``, ...). A custom
-    tool's call carries its free-form input as ``text`` (checked against the tool's
-    grammar) and ``{}`` as ``arguments``.
-    """
-
-    id: str
-    name: str
-    arguments: dict[str, Any]
-    kind: str = "function"
-    text: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ToolArgumentDone:
-    """A top-level value of a streaming call's arguments is complete (from
-    ``ArgumentTracker.update``): the call (``choice``, ``index``, ``id``, as in
-    ``ToolCallStarted``), the value's JSON Pointer ``path`` (``"/path"``) and the parsed
-    ``value``, equal to the strict parse's at that key. For display, or to start work
-    early; run the tool only on the validated call."""
-
-    choice: int
-    index: int
-    id: str
-    path: str
-    value: Any
 
 
 @dataclass(frozen=True, slots=True)

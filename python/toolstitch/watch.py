@@ -37,9 +37,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from toolstitch.assemble import AssembledMessage
 from toolstitch.errors import ToolstitchError
-from toolstitch.streams import Assembler, Provider
+from toolstitch.messages import AssembledMessage, Provider
+from toolstitch.streams import Assembler
 
 __all__ = ["AsyncTeeTransport", "TeeTransport", "WatchedResponse", "watch"]
 
