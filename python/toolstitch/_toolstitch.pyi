@@ -312,7 +312,8 @@ class _RegexGrammar:
     def __new__(cls, pattern: str) -> _RegexGrammar: ...
     def matches(self, text: str) -> bool: ...
 
-# --- provider streams (src/python/assemble.rs, feed.rs, output.rs; dataclasses in toolstitch.messages) ---
+# --- provider streams (src/python/assemble.rs, feed.rs, output.rs;
+# dataclasses in toolstitch.messages) ---
 
 @final
 class LiveEvents(Sequence[_messages.LiveEvent]):
