@@ -389,8 +389,15 @@ pub fn check_message(m: &AssembledMessage) {
         "calls in provider order"
     );
     for t in &m.tool_uses {
-        if t.id_minted {
-            assert_eq!(t.block.id, format!("call_{}_{}", m.choice, t.index));
+        match (&t.sent_id, t.id_minted) {
+            // Q38: derived from the id the provider sent to another call too.
+            (Some(sent), true) => assert!(
+                t.block.id.starts_with(sent.as_str()) && t.block.id != *sent,
+                "a renamed call's id derives from the sent one"
+            ),
+            (None, true) => assert_eq!(t.block.id, format!("call_{}_{}", m.choice, t.index)),
+            (Some(_), false) => panic!("a renamed call's id is minted"),
+            (None, false) => {}
         }
         assert!(!t.block.id.is_empty(), "every call has an id");
         assert_eq!(t.block.server_side, t.server_side);

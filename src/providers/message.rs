@@ -53,6 +53,7 @@ impl Stream {
                 index: key,
                 provider_index: meta.provider_index,
                 id_minted,
+                sent_id: meta.sent_id.clone(),
                 finished: ch.call_closed(key),
                 server_side: meta.server_side,
             })

@@ -16,8 +16,12 @@ pub struct ToolUse {
     /// The provider's own position of the call (`index`, content block index,
     /// `output_index`), when it sent one.
     pub provider_index: Option<i64>,
-    /// True when the id was minted here (Q8).
+    /// True when the id was minted here (Q8), or derived from the sent one
+    /// because another call of the message had it (Q38).
     pub id_minted: bool,
+    /// The id the provider sent when it was another call's and this call got
+    /// one derived from it (Q38).
+    pub sent_id: Option<String>,
     /// True once the call's block ended (or the message or stream did).
     pub finished: bool,
     /// True for calls the provider runs itself (a dialect's server items, see

@@ -517,7 +517,7 @@ fn json_pointer(key: &str) -> String {
 }
 
 static DONE_CLASS: super::imports::Imports<PyAny, 1> =
-    super::imports::Imports::new("toolstitch.tools", ["ToolArgumentDone"]);
+    super::imports::Imports::new("toolstitch.calls", ["ToolArgumentDone"]);
 
 /// Follows the calls of a stream through the `Assembler`'s live events and tells
 /// when a top-level value of a call's arguments is complete.

@@ -1,5 +1,5 @@
 //! The Python forms of what an assembler gives: live events (built only when
-//! read) and `AssembledMessage`s, as the classes of `toolstitch.assemble`.
+//! read) and `AssembledMessage`s, as the classes of `toolstitch.messages`.
 
 use std::collections::HashMap;
 
@@ -32,7 +32,7 @@ pub(crate) enum Class {
 }
 
 static NAMES: Imports<PyAny, 12> = Imports::new(
-    "toolstitch.assemble",
+    "toolstitch.messages",
     [
         "ToolCallStarted",
         "ToolInputDelta",
@@ -49,7 +49,7 @@ static NAMES: Imports<PyAny, 12> = Imports::new(
     ],
 );
 
-/// A class (or function) of `toolstitch.assemble`, imported once.
+/// A class (or function) of `toolstitch.messages`, imported once.
 pub(crate) fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyAny>> {
     NAMES.get(py, c as usize)
 }

@@ -7,7 +7,7 @@ use pyo3::types::{PyDict, PyTuple};
 use super::imports::Imports;
 use crate::providers::{Dialect, Problem, ProblemKind, AUTO};
 
-static PROBLEM: Imports<PyAny, 1> = Imports::new("toolstitch.assemble", ["Problem"]);
+static PROBLEM: Imports<PyAny, 1> = Imports::new("toolstitch.messages", ["Problem"]);
 
 /// A message's problems as `toolstitch.Problem`s: the message as the text, and
 /// every field beside it.
