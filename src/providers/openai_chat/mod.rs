@@ -13,7 +13,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{
-    is_complete_json, is_json_prefix, text, CompactJson, Few, Index, Str, TextOrObject,
+    is_complete_json, is_json_prefix, starts_value, text, CompactJson, Few, Index, Str,
+    TextOrObject,
 };
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
@@ -725,6 +726,13 @@ fn add(s: &mut Stream, c: i64, key: i64, piece: Piece<'_>, live: &mut Live<'_>) 
         args,
         state,
     } = piece;
+    // Only a fragment that begins a JSON value can restate the arguments (Q36,
+    // Q41): the usual fragment goes straight to its call.
+    if let Args::Text(piece) = args {
+        if !starts_value(piece) {
+            return s.add_to_call(c, key, id, name, piece, state, live);
+        }
+    }
     let ch = s.choice(c)?;
     let held = ch.tools.get(key).map_or("", |b| b.input.as_str());
     match args {
