@@ -4,11 +4,27 @@
 use std::collections::BTreeMap;
 
 use super::outcome::{finish_of, tokens_of};
-use super::state::{mint_id, Choice, Segment, Stream};
-use super::{AssembledMessage, Finish, Problem, ProblemKind, ToolUse};
+use super::state::{mint_id, Choice, Segment, Stream, MAX_NOTES};
+use super::{AssembledMessage, Finish, Note, NoteKind, Problem, ProblemKind, ToolUse};
 use crate::blocks::{Block, ThinkingBlock};
 
 impl Stream {
+    /// Records what a narrow rule interpreted in choice `c` (Q36 onward).
+    pub(crate) fn note(&mut self, c: i64, kind: NoteKind, call: Option<i64>, message: String) {
+        let event = self.ordinal;
+        if let Some(ch) = self.choices.get_mut(&c) {
+            if ch.notes.len() < MAX_NOTES {
+                ch.notes.push(Note {
+                    kind,
+                    choice: c,
+                    call,
+                    event,
+                    message,
+                });
+            }
+        }
+    }
+
     /// The input of every call not finished yet, as `(choice, index, input,
     /// revision)`: while the revision stays the same, the input only grows.
     pub(crate) fn open_inputs(&self) -> Vec<(i64, i64, &str, u64)> {

@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use super::error::{DecodeKind, Limit, Rule};
 use super::json::{is_complete_json, starts_value};
 use super::protocol::{BlockEvent, BlockPhase, MessagePhase};
-use super::{AssemblerLimits, Dialect, LiveEvent, Note, NoteKind, Problem, ProblemKind, Skipped};
+use super::{AssemblerLimits, Dialect, LiveEvent, Note, Problem, ProblemKind, Skipped};
 use crate::accumulate::{self, Appender, Thinking, ToolUseLimits, ToolUses};
 use crate::blocks::ToolResultBlock;
 
@@ -580,22 +580,6 @@ impl Stream {
             event: (ordinal > 0).then_some(ordinal),
             message,
         });
-    }
-
-    /// Records what a narrow rule interpreted in choice `c` (Q36 onward).
-    pub(crate) fn note(&mut self, c: i64, kind: NoteKind, call: Option<i64>, message: String) {
-        let event = self.ordinal;
-        if let Some(ch) = self.choices.get_mut(&c) {
-            if ch.notes.len() < MAX_NOTES {
-                ch.notes.push(Note {
-                    kind,
-                    choice: c,
-                    call,
-                    event,
-                    message,
-                });
-            }
-        }
     }
 
     /// Records an event skipped for forward compatibility (Q29).
