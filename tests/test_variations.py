@@ -27,13 +27,12 @@ import gzip
 import json
 import re
 import struct
-import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import REAL_FIXTURES
-from test_real_recordings import vcr_bodies
+from readers import REAL as REAL_FIXTURES
+from readers import cassette_bodies, eventstream_message
 from toolstitch import AssembledMessage, Assembler, ToolstitchError
 
 # One recorded body: its transport, and its events as (SSE event name or None, JSON).
@@ -94,22 +93,6 @@ def _eventstream_events(data: bytes) -> list[Event]:
     return events
 
 
-def _frame(event_type: str, payload: bytes) -> bytes:
-    headers = b""
-    for key, value in (
-        (":event-type", event_type),
-        (":content-type", "application/json"),
-        (":message-type", "event"),
-    ):
-        v = value.encode()
-        headers += bytes([len(key)]) + key.encode() + b"\x07" + struct.pack(">H", len(v)) + v
-    total = 12 + len(headers) + len(payload) + 4
-    prelude = struct.pack(">II", total, len(headers))
-    prelude += struct.pack(">I", zlib.crc32(prelude))
-    message = prelude + headers + payload
-    return message + struct.pack(">I", zlib.crc32(message))
-
-
 def _bodies() -> Iterator[Body]:
     for path in sorted(REAL_FIXTURES.rglob("*")):
         if not path.is_file() or "licenses" in path.parts or path.suffix in {".md", ".json"}:
@@ -119,7 +102,7 @@ def _bodies() -> Iterator[Body]:
         if path.suffix == ".gz":
             data = gzip.decompress(data)
         if path.name.endswith(".vcr.yaml"):
-            for i, body in enumerate(vcr_bodies(path), 1):
+            for i, body in enumerate(cassette_bodies(path), 1):
                 if body[:4] == b"\x00\x00\x00" or body[:1] == b"\x00":
                     yield Body(f"{name}#{i}", "eventstream", body, _eventstream_events(body))
                 else:
@@ -257,7 +240,11 @@ def _jsonl(
 
 
 def _eventstream(events: list[Event], dump: Dump = _compact) -> bytes:
-    return b"".join(_frame(name or "", dump(e).encode()) for name, e in events)
+    headers = {":content-type": "application/json", ":message-type": "event"}
+    return b"".join(
+        eventstream_message({":event-type": name or "", **headers}, dump(e).encode())
+        for name, e in events
+    )
 
 
 def _payload_variants() -> dict[str, Callable[[list[Event]], list[Event]]]:
