@@ -55,7 +55,7 @@ pub(super) fn intercept(
     }
     let shape = match asm.dialect {
         Some(d) if !may_be_body(d, input) => return None,
-        _ => shape_of(input)?,
+        named => shape_of(named, input)?,
     };
     match asm.dialect {
         // Q32: a body of another dialect than the one named.
@@ -94,14 +94,14 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
     let bytes = match input {
         Input::Json(b) => b,
         Input::Text(t) => t.as_bytes(),
-        Input::Value(Value::Object(m)) => return detect::body_shape(m).is_some(),
+        Input::Value(Value::Object(m)) => return detect::body_shape_for(Some(d), m).is_some(),
         Input::Value(_) => return false,
         // A decoded event: its top-level members say whether it can be a body.
         Input::Tree(t) => {
             return Dialect::ALL
                 .iter()
                 .any(|o| o.spec().body.as_ref().is_some_and(|b| (b.tree)(t)))
-                && shape_of(input).is_some();
+                && shape_of(Some(d), input).is_some();
         }
     };
     // `Dialect::ALL` lists the dialects in declaration order.
@@ -111,23 +111,19 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
     }
 }
 
-/// The dialect whose whole response this event is, if it is one.
-fn shape_of(input: Input<'_>) -> Option<Dialect> {
+/// The dialect whose whole response this event is, if it is one (the named
+/// dialect's own body first).
+fn shape_of(named: Option<Dialect>, input: Input<'_>) -> Option<Dialect> {
+    let shape = |m: &Map<String, Value>| detect::body_shape_for(named, m);
     match input {
-        Input::Value(Value::Object(m)) => detect::body_shape(m),
+        Input::Value(Value::Object(m)) => shape(m),
         Input::Value(_) => None,
         Input::Tree(t) => match t.to_value().ok()? {
-            Value::Object(m) => detect::body_shape(&m),
+            Value::Object(m) => shape(&m),
             _ => None,
         },
-        Input::Json(b) => {
-            let m: Map<String, Value> = serde_json::from_slice(b).ok()?;
-            detect::body_shape(&m)
-        }
-        Input::Text(t) => {
-            let m: Map<String, Value> = serde_json::from_str(t).ok()?;
-            detect::body_shape(&m)
-        }
+        Input::Json(b) => shape(&serde_json::from_slice(b).ok()?),
+        Input::Text(t) => shape(&serde_json::from_str(t).ok()?),
     }
 }
 

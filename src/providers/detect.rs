@@ -24,8 +24,15 @@ fn by_name(name: &str) -> Option<Dialect> {
 /// its top-level shape, as each dialect's body declares it. Streamed events
 /// never match (they carry an event type, a chunk tag, or a delta).
 pub(crate) fn body_shape(obj: &Map<String, Value>) -> Option<Dialect> {
-    Dialect::ALL
+    body_shape_for(None, obj)
+}
+
+/// [`body_shape`] when a dialect is named: its own body comes first (a
+/// dialect whose bodies are another dialect's, as InvokeModel's are).
+pub(crate) fn body_shape_for(named: Option<Dialect>, obj: &Map<String, Value>) -> Option<Dialect> {
+    named
         .into_iter()
+        .chain(Dialect::ALL)
         .find(|d| d.spec().body.as_ref().is_some_and(|b| (b.shape)(obj)))
 }
 

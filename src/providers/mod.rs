@@ -43,6 +43,8 @@ dialects! {
     Cohere => cohere,
     /// Ollama's native chat API (`/api/chat`).
     Ollama => ollama,
+    /// AWS Bedrock InvokeModelWithResponseStream: Claude's and Nova's own events in `chunk` frames.
+    BedrockInvoke => bedrock_invoke,
 }
 
 use serde::de::IgnoredAny;
