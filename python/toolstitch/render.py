@@ -5,7 +5,9 @@ that provider's request format: ``messages`` (OpenAI chat, Anthropic, Bedrock
 ``converse``), ``input`` (OpenAI Responses) or ``contents`` (Gemini).
 
 Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
-``"bedrock"``, ``"gemini"``, ``"cohere"`` (v2). The turn may come from any of them:
+``"bedrock"``, ``"gemini"``, ``"cohere"`` (v2), ``"ollama"``, and ``"bedrock-invoke"``
+(InvokeModel: the model's own format, Claude's or Nova's, told by ``model=``; the
+request body around the messages is ``invoke_body``). The turn may come from any of them:
 call ids are mapped to what the target accepts (``ids=``: ``IdRule``, ``IdMap``,
 ``ID_RULES``), and what cannot travel is left out (``notes=`` says what).
 
@@ -71,6 +73,7 @@ __all__ = [
     "PROVIDERS",
     "IdMap",
     "IdRule",
+    "invoke_body",
     "render_assistant",
     "render_results",
     "render_turn",
@@ -84,6 +87,7 @@ PROVIDERS = (
     "gemini",
     "cohere",
     "ollama",
+    "bedrock-invoke",
 )
 
 Item = dict[str, Any]
@@ -96,6 +100,7 @@ def render_assistant(
     *,
     ids: IdMap | IdRule | str | None = None,
     notes: list[str] | None = None,
+    model: str | None = None,
 ) -> list[Item]:
     """The assistant turn being answered, in ``provider``'s request format.
 
@@ -105,9 +110,14 @@ def render_assistant(
     ``RenderError``. Call ids the target does not accept are mapped (``ids``: the
     target's own rule by default, a rule's name such as ``"mistral"``, an ``IdRule``,
     or an ``IdMap`` that also records the mapping); provider state the target cannot
-    take is left out, with a line in ``notes`` when a list is given.
+    take is left out, with a line in ``notes`` when a list is given. ``model`` is the
+    Bedrock model id for ``"bedrock-invoke"`` (which format the model takes).
     """
     _check(provider)
+    if provider == "bedrock-invoke":
+        target = _invoke_target(model)
+        turn = render_assistant(target, message, ids=ids, notes=notes)
+        return _invoke_json(turn) if target == "bedrock" else turn
     rule, record = _id_policy(provider, ids)
     blocks = _portable(provider, _blocks(message), notes)
     blocks = [_with_mapped_ids(b, rule, record) for b in blocks]
@@ -132,6 +142,7 @@ def render_results(
     *,
     calls: Any = None,
     ids: IdMap | IdRule | str | None = None,
+    model: str | None = None,
 ) -> list[Item]:
     """The tool results, in ``provider``'s request format.
 
@@ -142,9 +153,14 @@ def render_results(
     ``ToolResultError``; results are then rendered in call order. Gemini needs
     ``calls``: its ``functionResponse`` names the function, which a result does
     not carry. ``ids`` maps the call ids as ``render_assistant`` does (the same
-    policy gives the same ids, so results keep answering their calls).
+    policy gives the same ids, so results keep answering their calls). ``model``: as
+    for ``render_assistant``.
     """
     _check(provider)
+    if provider == "bedrock-invoke":
+        target = _invoke_target(model)
+        results_ = render_results(target, results, calls=calls, ids=ids)
+        return _invoke_json(results_) if target == "bedrock" else results_
     rule, record = _id_policy(provider, ids)
     answers = _results(results)
     names: dict[str, str] | None = None
@@ -188,16 +204,60 @@ def render_turn(
     *,
     ids: IdMap | IdRule | str | None = None,
     notes: list[str] | None = None,
+    model: str | None = None,
 ) -> list[Item]:
     """The assistant turn followed by its results, correlation checked.
 
-    The same as ``render_assistant(provider, message, ids=ids, notes=notes) +
-    render_results(provider, results, calls=message, ids=ids)``: ready to extend the
-    conversation with.
+    The same as ``render_assistant(provider, message, ids=ids, notes=notes, model=model)
+    + render_results(provider, results, calls=message, ids=ids, model=model)``: ready to
+    extend the conversation with.
     """
-    return render_assistant(provider, message, ids=ids, notes=notes) + render_results(
-        provider, results, calls=message, ids=ids
+    return render_assistant(provider, message, ids=ids, notes=notes, model=model) + render_results(
+        provider, results, calls=message, ids=ids, model=model
     )
+
+
+# ------------------------------------------------------------- InvokeModel
+
+_ANTHROPIC_VERSION = "bedrock-2023-05-31"
+"""The ``anthropic_version`` Claude takes through InvokeModel."""
+
+
+def _invoke_target(model: str | None) -> str:
+    """The dialect whose request format a Bedrock model takes through InvokeModel,
+    from its model id (``anthropic.claude-…``, ``us.amazon.nova-…``, an ARN)."""
+    name = (model or "").lower()
+    if "anthropic" in name or "claude" in name:
+        return "anthropic"
+    if "nova" in name:
+        return "bedrock"
+    raise RenderError(
+        f"bedrock-invoke renders for Anthropic Claude and Amazon Nova models: give their "
+        f"Bedrock model id as model= (got {model!r})"
+    )
+
+
+def _invoke_json(value: Any) -> Any:
+    """Converse's items as Nova's InvokeModel body takes them: it is JSON, so the
+    bytes of images and documents are base64 text."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, dict):
+        return {k: _invoke_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_invoke_json(v) for v in value]
+    return value
+
+
+def invoke_body(model: str, messages: list[Item], **fields: Any) -> Item:
+    """The InvokeModel request body of ``messages`` (rendered with ``"bedrock-invoke"``
+    and the same ``model``): for Claude, Anthropic Messages with ``anthropic_version``
+    ``"bedrock-2023-05-31"``; for Nova, its ``messages-v1`` schema. ``fields`` are the
+    body's other members in the model's own names (``max_tokens``, ``system``,
+    ``tools`` for Claude; ``system``, ``inferenceConfig``, ``toolConfig`` for Nova)."""
+    if _invoke_target(model) == "anthropic":
+        return {"anthropic_version": _ANTHROPIC_VERSION, **fields, "messages": messages}
+    return {"schemaVersion": "messages-v1", **fields, "messages": messages}
 
 
 # --------------------------------------------------------------------- ids
