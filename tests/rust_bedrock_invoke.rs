@@ -14,7 +14,10 @@ use _toolstitch::providers::{
 use serde_json::{json, Value};
 
 fn recording(name: &str) -> Vec<u8> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/bedrock_invoke/");
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/bedrock_invoke/"
+    );
     std::fs::read(format!("{path}{name}")).unwrap()
 }
 
@@ -187,7 +190,8 @@ fn an_invoke_model_body_is_the_models_own() {
     let nova = json!({"output": {"message": {"role": "assistant", "content": [{"text": "hi"}, {"toolUse": {"toolUseId": "tooluse_1", "name": "f", "input": {"a": 1}}}]}}, "stopReason": "tool_use", "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7}});
     for (body, id) in [(claude, "toolu_1"), (nova, "tooluse_1")] {
         let mut a = assembler(Some(Dialect::BedrockInvoke));
-        a.feed_json(None, body.to_string().as_bytes(), None).unwrap();
+        a.feed_json(None, body.to_string().as_bytes(), None)
+            .unwrap();
         a.close(None).unwrap();
         assert_eq!(a.dialect(), Some(Dialect::BedrockInvoke));
         let m = a.messages().remove(0);
@@ -233,7 +237,13 @@ fn a_stream_cut_short_or_doubled_is_not_complete() {
     doubled.insert(5, events[3].clone());
     let (a, e) = feed_all(None, &stream_of(&doubled));
     assert!(
-        matches!(e, Some(BytesError::Core(Error::Protocol { rule: Rule::AfterStop, .. }))),
+        matches!(
+            e,
+            Some(BytesError::Core(Error::Protocol {
+                rule: Rule::AfterStop,
+                ..
+            }))
+        ),
         "{e:?}"
     );
     assert!(!a.core().messages()[0].complete);
@@ -241,7 +251,13 @@ fn a_stream_cut_short_or_doubled_is_not_complete() {
     replayed.insert(1, events[0].clone());
     let (_, e) = feed_all(None, &stream_of(&replayed));
     assert!(
-        matches!(e, Some(BytesError::Core(Error::Protocol { rule: Rule::StartedTwice, .. }))),
+        matches!(
+            e,
+            Some(BytesError::Core(Error::Protocol {
+                rule: Rule::StartedTwice,
+                ..
+            }))
+        ),
         "{e:?}"
     );
     // Nova: content after its messageStop.
@@ -254,7 +270,13 @@ fn a_stream_cut_short_or_doubled_is_not_complete() {
     ];
     let (a, e) = feed_all(None, &stream_of(&nova));
     assert!(
-        matches!(e, Some(BytesError::Core(Error::Protocol { rule: Rule::AfterEnd, .. }))),
+        matches!(
+            e,
+            Some(BytesError::Core(Error::Protocol {
+                rule: Rule::AfterEnd,
+                ..
+            }))
+        ),
         "{e:?}"
     );
     let m = &a.core().messages()[0];
@@ -278,7 +300,12 @@ fn bytes_that_are_not_base64_json_or_an_object_are_refused() {
         );
         for stream in [f.clone(), [start.clone(), f].concat()] {
             let (a, e) = feed_all(Some(Dialect::BedrockInvoke), &stream);
-            assert_eq!(decode_kind(e), Some(kind), "{}", String::from_utf8_lossy(payload));
+            assert_eq!(
+                decode_kind(e),
+                Some(kind),
+                "{}",
+                String::from_utf8_lossy(payload)
+            );
             assert!(!a.core().messages()[0].complete);
         }
     }
@@ -291,7 +318,12 @@ fn bytes_that_are_not_base64_json_or_an_object_are_refused() {
     for (raw, kind) in inner {
         for stream in [chunk_of(raw), [start.clone(), chunk_of(raw)].concat()] {
             let (a, e) = feed_all(None, &stream);
-            assert_eq!(decode_kind(e), Some(kind), "{}", String::from_utf8_lossy(raw));
+            assert_eq!(
+                decode_kind(e),
+                Some(kind),
+                "{}",
+                String::from_utf8_lossy(raw)
+            );
             assert!(!a.core().messages()[0].complete);
         }
     }
@@ -309,8 +341,14 @@ fn bytes_that_are_not_base64_json_or_an_object_are_refused() {
 #[test]
 fn other_model_families_are_named() {
     for (event, family) in [
-        (json!({"generation": "Hi", "prompt_token_count": 3, "stop_reason": null}), "Meta Llama"),
-        (json!({"outputs": [{"text": "Hi", "stop_reason": null}]}), "Mistral"),
+        (
+            json!({"generation": "Hi", "prompt_token_count": 3, "stop_reason": null}),
+            "Meta Llama",
+        ),
+        (
+            json!({"outputs": [{"text": "Hi", "stop_reason": null}]}),
+            "Mistral",
+        ),
         (json!({"outputText": "Hi", "index": 0}), "Titan"),
         (json!({"zzz": 1}), "zzz"),
     ] {

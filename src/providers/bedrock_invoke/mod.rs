@@ -153,8 +153,34 @@ fn unwrap_bytes(b64: &str) -> R<String> {
     }
 }
 
-impl State {
-    fn apply(
+/// Records Bedrock's counts when the event carries them (one substring
+/// search for the usual event).
+fn record_metrics(s: &mut Stream, inner: Input<'_>) {
+    let text = match inner {
+        Input::Text(t) => t.as_bytes(),
+        Input::Json(b) => b,
+        Input::Value(_) | Input::Tree(_) => &[][..],
+    };
+    let may_hold = match inner {
+        Input::Value(v) => v.get(METRICS).is_some(),
+        Input::Tree(t) => t.has(METRICS),
+        Input::Text(_) | Input::Json(_) => memmem::find(text, METRICS.as_bytes()).is_some(),
+    };
+    if !may_hold {
+        return;
+    }
+    if let Ok(Metrics {
+        metrics: Some(metrics),
+    }) = inner.parse()
+    {
+        let mut usage = Map::new();
+        usage.insert(METRICS.to_owned(), metrics);
+        s.merge_usage(usage);
+    }
+}
+
+impl Adapter for State {
+    fn feed(
         &mut self,
         s: &mut Stream,
         event_name: Option<&str>,
@@ -198,44 +224,6 @@ impl State {
         .map_err(inside)?;
         record_metrics(s, inner);
         Ok(())
-    }
-}
-
-/// Records Bedrock's counts when the event carries them (one substring
-/// search for the usual event).
-fn record_metrics(s: &mut Stream, inner: Input<'_>) {
-    let text = match inner {
-        Input::Text(t) => t.as_bytes(),
-        Input::Json(b) => b,
-        Input::Value(_) | Input::Tree(_) => &[][..],
-    };
-    let may_hold = match inner {
-        Input::Value(v) => v.get(METRICS).is_some(),
-        Input::Tree(t) => t.has(METRICS),
-        Input::Text(_) | Input::Json(_) => memmem::find(text, METRICS.as_bytes()).is_some(),
-    };
-    if !may_hold {
-        return;
-    }
-    if let Ok(Metrics {
-        metrics: Some(metrics),
-    }) = inner.parse()
-    {
-        let mut usage = Map::new();
-        usage.insert(METRICS.to_owned(), metrics);
-        s.merge_usage(usage);
-    }
-}
-
-impl Adapter for State {
-    fn feed(
-        &mut self,
-        s: &mut Stream,
-        name: Option<&str>,
-        input: Input<'_>,
-        live: &mut Live<'_>,
-    ) -> R {
-        self.apply(s, name, input, live)
     }
 
     fn end_of_stream(&mut self, s: &mut Stream, live: &mut Live<'_>) -> R {
