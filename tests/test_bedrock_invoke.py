@@ -23,6 +23,16 @@ import pytest
 import toolstitch
 from http_server import Recording, RecordingServer
 from readers import eventstream_message
+from test_variations import (
+    _ascii,
+    _compact,
+    _reversed_keys,
+    _spaced,
+    _with_pings,
+    _with_unknown,
+    summary,
+)
+from test_variations import assemble as assemble_variation
 from toolstitch import (
     AssembledMessage,
     Assembler,
@@ -461,3 +471,43 @@ def test_render_needs_a_claude_or_nova_model() -> None:
             render_assistant("bedrock-invoke", m, model=model)
     with pytest.raises(RenderError, match="model="):
         invoke_body("mistral.mistral-large", [])
+
+
+# ------------------------------------------------------------------ variations
+
+
+def invoke_stream(events: list[Any], dump: Any = _compact, padding: str | None = "abc") -> bytes:
+    """``chunk`` frames of ``events``, each written with ``dump``."""
+    out = []
+    for i, e in enumerate(events):
+        payload: dict[str, Any] = {"bytes": base64.b64encode(dump(e).encode()).decode()}
+        if padding is not None:
+            payload = {"p": padding * (i % 5), **payload}
+        out.append(chunk_frame(json.dumps(payload).encode()))
+    return b"".join(out)
+
+
+def invoke_variants(events: list[Any], claude: bool) -> Iterator[tuple[str, bytes]]:
+    yield "key order", invoke_stream([_reversed_keys(e) for e in events])
+    yield "unknown fields", invoke_stream([_with_unknown(e) for e in events])
+    yield "whitespace", invoke_stream(events, _spaced)
+    yield "ascii escapes", invoke_stream(events, _ascii)
+    yield "no padding", invoke_stream(events, padding=None)
+    yield "long padding", invoke_stream(events, padding="x" * 97)
+    if claude:
+        pinged = [e for _, e in _with_pings([(None, e) for e in events])]
+        yield "pings", invoke_stream(pinged)
+
+
+VARIATIONS = [
+    pytest.param(name, label, data, id=f"{name}:{label}")
+    for name, claude in (("claude-text-then-tool-use", True), ("nova-tool-use", False))
+    for label, data in invoke_variants(decoded(f"{name}.jsonl"), claude)
+]
+
+
+@pytest.mark.parametrize(("name", "label", "data"), VARIATIONS)
+def test_a_legitimate_variation_gives_the_same_messages(name: str, label: str, data: bytes) -> None:
+    raw = (HERE / f"{name}.eventstream").read_bytes()
+    assert label and data != raw
+    assert summary(assemble_variation(data)) == summary(assemble_variation(raw))

@@ -77,7 +77,10 @@ impl Family {
         if event.get("type").is_some_and(Value::is_string) {
             return Ok(Family::Claude(anthropic::State::default()));
         }
-        if (Dialect::Bedrock.spec().hints.shape)(event) {
+        // Nova's events are wrapped in their name, beside which other
+        // members may stand (Bedrock's counts, fields this version does not know).
+        let hints = &Dialect::Bedrock.spec().hints;
+        if event.keys().any(|k| hints.names(k)) || (hints.shape)(event) {
             return Ok(Family::Nova(bedrock::State::default()));
         }
         let has = |k: &str| event.contains_key(k);
