@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import boto3
 import pytest
 import toolstitch
 from http_server import Recording, RecordingServer
-from readers import eventstream_message
+from readers import REAL, cassette_bodies, eventstream_message
 from test_variations import (
     _ascii,
     _compact,
@@ -40,6 +41,7 @@ from toolstitch import (
     ProtocolError,
     ProviderError,
     RenderError,
+    StreamConsumedError,
     StreamDecodeError,
     ToolResultBlock,
     Toolset,
@@ -155,6 +157,49 @@ def server() -> Iterator[RecordingServer]:
     }
     with RecordingServer(routes) as s:
         yield s
+
+
+@pytest.fixture
+def boto3_server() -> Iterator[RecordingServer]:
+    # botocore sends the model id's ':' escaped.
+    model = NOVA_MODEL.replace(":", "%3A")
+    converse = cassette_bodies(REAL / "bedrock_converse-stream-nova-tool-use.vcr.yaml")[0]
+    routes = {
+        f"/model/{model}/invoke-with-response-stream": Recording(NOVA, EVENTSTREAM),
+        f"/model/{model}/converse-stream": Recording(converse, EVENTSTREAM),
+    }
+    with RecordingServer(routes) as s:
+        yield s
+
+
+def boto3_client(url: str) -> Any:
+    return boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=url,
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    )
+
+
+def test_assemble_reads_a_boto3_event_stream_raw(boto3_server: RecordingServer) -> None:
+    client = boto3_client(boto3_server.url)
+    body = json.dumps({"schemaVersion": "messages-v1", "messages": []})
+    response = client.invoke_model_with_response_stream(modelId=NOVA_MODEL, body=body)
+    asm = Assembler()
+    asm.feed_all(response["body"])
+    assert asm.dialect == "bedrock-invoke"
+    check_nova(asm.message())
+    # ConverseStream's stream, the same way.
+    stream = client.converse_stream(modelId=NOVA_MODEL, messages=[])["stream"]
+    (m,) = toolstitch.assemble(stream)
+    assert m.complete and m.tool_uses[0].input == '{"city":"Paris"}'
+    # An EventStream already iterated has lost its first events.
+    response = client.invoke_model_with_response_stream(modelId=NOVA_MODEL, body=body)
+    first = next(iter(response["body"]))
+    assert first == {"chunk": {"bytes": b'{"messageStart":{"role":"assistant"}}'}}
+    with pytest.raises(StreamConsumedError):
+        toolstitch.assemble(response["body"])
 
 
 def bedrock_client(url: str) -> anthropic.AnthropicBedrock:

@@ -70,7 +70,8 @@ class Assembler(_toolstitch.Assembler):
     ``provider`` is ``"openai-chat"`` (Chat Completions and every compatible server),
     ``"openai-responses"``, ``"anthropic"``, ``"bedrock"`` (ConverseStream),
     ``"gemini"`` (Gemini API and Vertex), ``"cohere"`` (v2), ``"ollama"`` (Ollama's
-    native ``/api/chat``), or ``"auto"``: decided
+    native ``/api/chat``), ``"bedrock-invoke"`` (InvokeModelWithResponseStream: Claude's
+    or Nova's events in ``chunk`` frames), or ``"auto"``: decided
     from the first event that identifies itself. ``live=False`` makes every feed
     return ``()`` without collecting live events. The ``max_*`` limits bound calls per
     message, bytes of one call's input, bytes of the whole stream's content, bytes of
@@ -294,6 +295,9 @@ def _open(source: object, *, asynchronous: bool) -> _Opened:
             "derived events, not the provider's: pass the stream of "
             "client.chat.completions.create(..., stream=True) instead"
         )
+    raw = _botocore_raw(source)
+    if raw is not None:
+        return _Opened(raw.stream(), getattr(source, "close", None))
     if asynchronous and isinstance(source, AsyncIterable):
         return _Opened(source, None)
     if isinstance(source, Iterable):
@@ -307,6 +311,25 @@ def _open(source: object, *, asynchronous: bool) -> _Opened:
         "a source is bytes, an iterable of bytes chunks or events, an httpx response, or "
         f"an openai / anthropic stream or raw response, not {type(source).__name__}"
     )
+
+
+def _botocore_raw(source: object) -> Any:
+    """The raw response under a botocore ``EventStream`` (boto3's
+    ``invoke_model_with_response_stream(...)["body"]``, ``converse_stream(...)["stream"]``),
+    whose AWS event-stream bytes are read instead of botocore's parsed events; ``None``
+    for any other source."""
+    if type(source).__module__ != "botocore.eventstream":
+        return None
+    raw = getattr(source, "_raw_stream", None)
+    events = getattr(source, "_event_generator", None)
+    if raw is None or not hasattr(raw, "stream"):
+        return None
+    if events is not None and inspect.getgeneratorstate(events) != inspect.GEN_CREATED:
+        raise StreamConsumedError(
+            "the botocore EventStream was already iterated before it was passed here: the "
+            "events read before are gone. Pass it before reading from it"
+        )
+    return raw
 
 
 def _open_response(source: object, response: Any, asynchronous: bool) -> _Opened:
@@ -461,6 +484,9 @@ def assemble(
       so the SDK never builds an event object; a raw response (``with_streaming_response``,
       ``with_raw_response``): the bytes of its ``http_response``. That is the openai SDK's
       default ``httpx2`` client, and ``httpx`` when one was passed as ``http_client``;
+    - a botocore ``EventStream`` (boto3's ``invoke_model_with_response_stream(...)["body"]``,
+      ``converse_stream(...)["stream"]``): the AWS event-stream bytes of its raw response,
+      before botocore parses them (one already iterated raises ``StreamConsumedError``);
     - any other iterable: each bytes-like item goes to ``feed_bytes`` (transport bytes cut
       anywhere), anything else to ``feed`` (a dict, the JSON text of one event, an SDK
       event object). This is the fallback for SDK objects whose bytes are not reachable:
