@@ -75,13 +75,13 @@ impl Family {
     /// The family of a first event, or the error that names the one it is.
     fn of(event: &Map<String, Value>) -> R<Family> {
         if event.get("type").is_some_and(Value::is_string) {
-            return Ok(Family::Claude(anthropic::State::default()));
+            return Ok(Family::Claude(Default::default()));
         }
         // Nova's events are wrapped in their name, beside which other
         // members may stand (Bedrock's counts, fields this version does not know).
         let hints = &Dialect::Bedrock.spec().hints;
         if event.keys().any(|k| hints.names(k)) || (hints.shape)(event) {
-            return Ok(Family::Nova(bedrock::State::default()));
+            return Ok(Family::Nova(Default::default()));
         }
         let has = |k: &str| event.contains_key(k);
         let family = if has("generation") {
