@@ -410,3 +410,31 @@ fn a_chunk_in_another_named_dialect_is_a_mismatch() {
         "{e:?}"
     );
 }
+
+#[test]
+fn an_event_of_the_other_family_is_refused() {
+    let claude = claude_events();
+    let nova_delta =
+        json!({"contentBlockDelta": {"delta": {"text": "hi"}, "contentBlockIndex": 0}});
+    let nova_start = json!({"messageStart": {"role": "assistant"}});
+    for (stream, family) in [
+        ([chunk(&claude[0]), chunk(&nova_delta)].concat(), "Nova"),
+        ([chunk(&nova_start), chunk(&claude[1])].concat(), "Claude"),
+        ([chunk(&nova_start), chunk(&claude[2])].concat(), "Claude"),
+    ] {
+        let (a, e) = feed_all(None, &stream);
+        match e {
+            Some(BytesError::Core(Error::Decode { kind, detail, .. })) => {
+                assert_eq!(kind, DecodeKind::BadValue);
+                assert!(detail.contains(&format!("a {family} (")), "{detail}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let m = &a.core().messages()[0];
+        assert!(!m.complete);
+        assert_eq!(
+            m.text, "",
+            "nothing of the other family's event was applied"
+        );
+    }
+}

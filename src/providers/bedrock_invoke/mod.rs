@@ -116,6 +116,23 @@ pub(crate) struct State {
     family: Option<Family>,
 }
 
+/// Whether an event names its own `type` (Claude's do; Nova's never).
+#[derive(Deserialize)]
+struct Typed {
+    #[serde(rename = "type", default)]
+    kind: Option<serde::de::IgnoredAny>,
+}
+
+/// An event of one family in the stream of another.
+fn other_family(event: &str, stream: &str) -> Fail {
+    Fail::Bad {
+        kind: DecodeKind::BadValue,
+        detail: format!(
+            "{event} event inside a chunk of a {stream} stream: one stream is one model's"
+        ),
+    }
+}
+
 /// Names a decode error as the wrapped event's.
 fn inside(f: Fail) -> Fail {
     match f {
@@ -222,9 +239,23 @@ impl Adapter for State {
         s.dialect = Some(family.dialect());
         match family {
             Family::Claude(st) => st.feed(s, name, inner, live),
-            Family::Nova(st) => st.feed(s, name, inner, live),
+            Family::Nova(st) => {
+                // A Converse payload may be bare: an event of Claude's must not
+                // pass for one.
+                if inner.parse::<Typed>().is_ok_and(|t| t.kind.is_some()) {
+                    return Err(other_family("a Claude (Anthropic Messages)", "Nova"));
+                }
+                st.feed(s, name, inner, live)
+            }
         }
         .map_err(inside)?;
+        if s.unknown.is_some() && matches!(family, Family::Claude(_)) {
+            let hints = &Dialect::Bedrock.spec().hints;
+            let event: Map<String, Value> = inner.parse().unwrap_or_default();
+            if event.keys().any(|k| hints.names(k)) {
+                return Err(other_family("a Nova (Converse)", "Claude"));
+            }
+        }
         record_metrics(s, inner);
         Ok(())
     }
