@@ -390,6 +390,17 @@ def test_another_model_family_is_named(event: dict[str, Any], family: str) -> No
     assert not asm.message().complete
 
 
+def test_an_event_of_the_other_family_is_refused() -> None:
+    claude, nova = decoded("claude-text-then-tool-use.jsonl"), decoded("nova-tool-use.jsonl")
+    for first, other, family in ((claude[0], nova[1], "Nova"), (nova[0], claude[3], "Claude")):
+        asm = Assembler("auto")
+        asm.feed_bytes(chunk(first))
+        with pytest.raises(StreamDecodeError, match=f"a {family} .* event inside a chunk"):
+            asm.feed_bytes(chunk(other))
+        asm.close()
+        assert not asm.message().complete and asm.message().text == ""
+
+
 def test_an_exception_frame_is_a_provider_error() -> None:
     headers = {
         ":message-type": "exception",
