@@ -113,6 +113,9 @@ def recordings() -> dict[str, list[bytes]]:
     out["bedrock"] += vcr_bodies(REAL / "bedrock_converse-stream-nova-tool-use.vcr.yaml")
     out["openai_responses"] += vcr_bodies(REAL / "openai_responses-function-call.vcr.yaml")
     out["ollama"].append((REAL.parent / "ollama" / "chat-stream-tool-calls.jsonl").read_bytes())
+    for name in ("claude-text-then-tool-use", "nova-tool-use"):
+        invoke = REAL.parent / "bedrock_invoke" / f"{name}.eventstream"
+        out["bedrock_invoke"].append(invoke.read_bytes())
     by_prefix = {
         "anthropic": "anthropic",
         "azure": "openai_responses",
@@ -366,6 +369,7 @@ DIALECTS = [
     "gemini",
     "cohere",
     "ollama",
+    "bedrock_invoke",
 ]
 
 JSON_SEEDS = [
@@ -442,7 +446,7 @@ def main() -> None:
         seeds: list[bytes] = []
         for data in streams[dialect]:
             bodies: list[bytes | None]
-            if dialect == "bedrock" and data[:1] == b"\x00":
+            if dialect in ("bedrock", "bedrock_invoke") and data[:1] == b"\x00":
                 bodies = [cut_frames(data)]
             else:
                 sep = b"\n\n" if data[:1] in (b"e", b"d", b":") else b"\n"

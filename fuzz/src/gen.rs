@@ -121,13 +121,17 @@ pub fn events(dialect: Dialect, data: &[u8]) -> Vec<Event> {
         responses_events(&mut u, &mut out);
         return out;
     }
+    if dialect == Dialect::BedrockInvoke {
+        invoke_events(&mut u, &mut out);
+        return out;
+    }
     while !u.is_empty() && out.len() < MAX_EVENTS {
         let ok = match dialect {
             Dialect::OpenAiChat => ChatOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
             Dialect::Anthropic => AnthOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
             Dialect::Bedrock => BedOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
             Dialect::Gemini => GemOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
-            Dialect::Cohere | Dialect::OpenAiResponses => {
+            Dialect::Cohere | Dialect::OpenAiResponses | Dialect::BedrockInvoke => {
                 CohOp::arbitrary(&mut u).map(|op| op.render(&mut out))
             }
             Dialect::Ollama => OllamaOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
@@ -1399,5 +1403,89 @@ pub(crate) fn responses_events(u: &mut Unstructured<'_>, out: &mut Vec<Event>) {
             Ok(op) => op.render(out, &mut seq),
             Err(_) => break,
         }
+    }
+}
+
+// ------------------------------------------------------------ bedrock-invoke
+
+/// Standard base64 with padding.
+fn base64(raw: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] =
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(raw.len().div_ceil(3) * 4);
+    for group in raw.chunks(3) {
+        let n = group
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            let c = if i <= group.len() {
+                ALPHABET
+                    .get(((n >> (18 - 6 * i)) & 63) as usize)
+                    .copied()
+                    .unwrap_or(b'A')
+            } else {
+                b'='
+            };
+            out.push(char::from(c));
+        }
+    }
+    out
+}
+
+/// How one wrapped event reaches the stream.
+#[derive(Arbitrary, Debug)]
+enum Wrap {
+    /// `{"bytes": …, "p": …}` in a `chunk` frame, as Bedrock sends it.
+    Chunk,
+    /// boto3's `{"chunk": {"bytes": …}}`, unnamed.
+    Boto3,
+    /// The model's event itself.
+    Decoded,
+    /// `bytes` that is not base64.
+    NotBase64(String),
+    /// `bytes` whose base64 holds this text instead of the event.
+    Garbage(String),
+}
+
+/// Claude's (anthropic) or Nova's (bedrock) events, each wrapped as
+/// InvokeModelWithResponseStream carries it.
+pub(crate) fn invoke_events(u: &mut Unstructured<'_>, out: &mut Vec<Event>) {
+    let nova = bool::arbitrary(u).unwrap_or(false);
+    let mut inner = Vec::new();
+    while !u.is_empty() && inner.len() < MAX_EVENTS {
+        let ok = if nova {
+            BedOp::arbitrary(u).map(|op| op.render(&mut inner))
+        } else {
+            AnthOp::arbitrary(u).map(|op| op.render(&mut inner))
+        };
+        if ok.is_err() {
+            break;
+        }
+    }
+    for e in inner {
+        if e.exception {
+            out.push(e);
+            continue;
+        }
+        let text = match (nova, &e.name, &e.body) {
+            // Nova's events name themselves inside: wrapped in their name.
+            (true, Some(n), Body::Json(v)) => json!({ n.as_str(): v }).to_string(),
+            _ => e.text(),
+        };
+        let wrap = Wrap::arbitrary(u).unwrap_or(Wrap::Chunk);
+        out.push(match wrap {
+            Wrap::Chunk => ev(
+                Some("chunk"),
+                json!({"bytes": base64(text.as_bytes()), "p": "abcdefgh"}),
+            ),
+            Wrap::Boto3 => ev(None, json!({"chunk": {"bytes": base64(text.as_bytes())}})),
+            Wrap::Decoded => match serde_json::from_str::<Value>(&text) {
+                Ok(v) => ev(None, v),
+                Err(_) => raw(None, &text),
+            },
+            Wrap::NotBase64(s) => ev(Some("chunk"), json!({ "bytes": s })),
+            Wrap::Garbage(s) => ev(Some("chunk"), json!({"bytes": base64(s.as_bytes())})),
+        });
     }
 }

@@ -93,7 +93,7 @@ pub fn assembler(dialect: Option<Dialect>, data: &[u8]) {
         };
         let list = gen::events(d, body);
         let bytes = match (d, h.transport) {
-            (Dialect::Bedrock, 0..=2) => render::event_stream(&list),
+            (Dialect::Bedrock | Dialect::BedrockInvoke, 0..=2) => render::event_stream(&list),
             (_, 3) | (Dialect::Gemini | Dialect::Cohere | Dialect::Ollama, 1) => {
                 render::jsonl(&list)
             }
