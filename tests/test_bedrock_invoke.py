@@ -532,14 +532,20 @@ def test_render_needs_a_claude_or_nova_model() -> None:
 # ------------------------------------------------------------------ variations
 
 
-def invoke_stream(events: list[Any], dump: Any = _compact, padding: str | None = "abc") -> bytes:
-    """``chunk`` frames of ``events``, each written with ``dump``."""
+def invoke_stream(
+    events: list[Any],
+    dump: Any = _compact,
+    padding: str | None = "abc",
+    outer: Any = json.dumps,
+) -> bytes:
+    """``chunk`` frames of ``events``, each written with ``dump``, their payloads with
+    ``outer``."""
     out = []
     for i, e in enumerate(events):
         payload: dict[str, Any] = {"bytes": base64.b64encode(dump(e).encode()).decode()}
         if padding is not None:
             payload = {"p": padding * (i % 5), **payload}
-        out.append(chunk_frame(json.dumps(payload).encode()))
+        out.append(chunk_frame(outer(payload).encode()))
     return b"".join(out)
 
 
@@ -550,6 +556,14 @@ def invoke_variants(events: list[Any], claude: bool) -> Iterator[tuple[str, byte
     yield "ascii escapes", invoke_stream(events, _ascii)
     yield "no padding", invoke_stream(events, padding=None)
     yield "long padding", invoke_stream(events, padding="x" * 97)
+    yield (
+        "payload: unknown field",
+        invoke_stream(events, outer=lambda p: _compact(_with_unknown(p))),
+    )
+    yield (
+        "payload: key order and whitespace",
+        invoke_stream(events, outer=lambda p: _spaced(_reversed_keys(p))),
+    )
     if claude:
         pinged = [e for _, e in _with_pings([(None, e) for e in events])]
         yield "pings", invoke_stream(pinged)
