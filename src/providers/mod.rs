@@ -43,6 +43,8 @@ dialects! {
     Cohere => cohere,
     /// Ollama's native chat API (`/api/chat`).
     Ollama => ollama,
+    /// The Gemini Interactions API (`/v1beta/interactions`).
+    GeminiInteractions => gemini_interactions,
 }
 
 use serde::de::IgnoredAny;
