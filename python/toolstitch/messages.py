@@ -60,6 +60,7 @@ Provider: TypeAlias = Literal[
     "gemini",
     "cohere",
     "ollama",
+    "gemini-interactions",
 ]
 """The names ``Assembler`` takes: a wire dialect, or ``"auto"`` (decided from the first
 event that identifies itself)."""

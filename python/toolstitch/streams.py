@@ -70,7 +70,8 @@ class Assembler(_toolstitch.Assembler):
     ``provider`` is ``"openai-chat"`` (Chat Completions and every compatible server),
     ``"openai-responses"``, ``"anthropic"``, ``"bedrock"`` (ConverseStream),
     ``"gemini"`` (Gemini API and Vertex), ``"cohere"`` (v2), ``"ollama"`` (Ollama's
-    native ``/api/chat``), or ``"auto"``: decided
+    native ``/api/chat``), ``"gemini-interactions"`` (the Gemini Interactions API), or
+    ``"auto"``: decided
     from the first event that identifies itself. ``live=False`` makes every feed
     return ``()`` without collecting live events. The ``max_*`` limits bound calls per
     message, bytes of one call's input, bytes of the whole stream's content, bytes of

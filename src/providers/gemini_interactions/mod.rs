@@ -386,7 +386,9 @@ impl State {
         live: &mut Live<'_>,
     ) -> R<Kind> {
         let signature = text(&step.signature);
-        let state = (!signature.is_empty()).then(|| json_string(signature));
+        // A built-in call always has state (its signature, maybe `""`): it says
+        // which provider ran the call.
+        let state = (server_side || !signature.is_empty()).then(|| json_string(signature));
         // A built-in call is named by its tool (`google_search`), or by its
         // own name (an MCP server's tool).
         let name = match text(&step.name) {
