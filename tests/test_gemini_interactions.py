@@ -562,3 +562,38 @@ def test_httpx_streams_the_interaction(server: RecordingServer) -> None:
         asm = Assembler(D)
         (search,) = asm.feed_all(response)
     assert search.complete and [t.name for t in search.tool_uses] == ["google_search"]
+
+
+@pytest.mark.parametrize(
+    "recording",
+    [
+        "anthropic_messages-text-then-tool-use.sse",
+        "openai_chat-completions-parallel-two-tools.sse",
+        "google_vertex-stream-function-call-args-4-calls.jsonl",
+        "vercel-ai/cohere-tool-call.chunks.txt",
+        "vercel-ai/azure-tool-call.1.chunks.txt",
+    ],
+)
+def test_other_dialects_turns_render_as_interactions_steps_and_read_back(recording: str) -> None:
+    asm = Assembler()
+    data = (REAL / recording).read_bytes()
+    if recording.startswith("vercel-ai/"):
+        for line in data.decode().splitlines():
+            if line.strip():
+                asm.feed(line)
+    else:
+        asm.feed_bytes(data)
+    asm.close()
+    m = asm.message()
+    assert m.complete and m.tool_uses
+    results = [ToolResultBlock.text(c.id, f"result {n}") for n, c in enumerate(m.tool_uses)]
+    *steps, answers = render_turn(D, m, list(reversed(results)))
+    assert [r["call_id"] for r in answers["content"]] == [c.id for c in m.tool_uses]
+    back = Assembler(D)
+    back.feed({"object": "interaction", "status": "requires_action", "steps": steps})
+    back.close()
+    again = back.message()
+    assert again.complete
+    assert [(c.id, c.name, json.loads(c.input or "{}")) for c in again.tool_uses] == [
+        (c.id, c.name, json.loads(c.input or "{}")) for c in m.tool_uses
+    ]
