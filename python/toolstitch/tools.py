@@ -2,7 +2,8 @@
 
 ``Toolset`` takes the tool definitions you already send to the provider (OpenAI
 chat, OpenAI Responses, Anthropic, Gemini, Bedrock, the Gemini Interactions API (whose
-function tools have the Responses form), or a plain ``{name: json_schema}`` dict), compiles each schema once, and checks calls strictly:
+function tools have the Responses form), or a plain ``{name: json_schema}`` dict),
+compiles each schema once, and checks calls strictly:
 
 - the tool name must be declared (``UnknownToolError``);
 - the raw input must be exactly one JSON value (``ToolInputError`` with the byte
