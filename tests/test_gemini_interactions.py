@@ -12,6 +12,7 @@ streamed path is also read over real HTTP with ``httpx`` from the local server."
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
@@ -597,3 +598,21 @@ def test_other_dialects_turns_render_as_interactions_steps_and_read_back(recordi
     assert [(c.id, c.name, json.loads(c.input or "{}")) for c in again.tool_uses] == [
         (c.id, c.name, json.loads(c.input or "{}")) for c in m.tool_uses
     ]
+
+
+def test_an_assembler_pickled_mid_step_goes_on_where_it_stopped() -> None:
+    data = sse(lines("google-search"))
+    # Inside the search result's one delta, after it (the result held until its stop),
+    # and inside the end.
+    after_result = data.rindex(b'data: {"index":3,"event_type":"step.stop"}')
+    for at in (len(data) // 2, after_result, len(data) - 40):
+        asm = Assembler(D)
+        asm.feed_bytes(data[:at])
+        moved: Assembler = pickle.loads(pickle.dumps(asm))
+        moved.feed_bytes(data[at:])
+        moved.close()
+        m = moved.message()
+        assert m.complete and [t.id for t in m.tool_uses] == ["7xveqyd2"]
+        assert [b.kind for b in m.blocks if isinstance(b, ToolResultBlock)] == [
+            "google_search_result"
+        ]
