@@ -616,3 +616,19 @@ def test_an_assembler_pickled_mid_step_goes_on_where_it_stopped() -> None:
         assert [b.kind for b in m.blocks if isinstance(b, ToolResultBlock)] == [
             "google_search_result"
         ]
+
+
+def test_a_built_in_call_keeps_its_signature_and_has_state_without_one() -> None:
+    search = lines("google-search")
+    (at,) = [i for i, e in enumerate(search) if '"type":"google_search_call","arguments"' in e]
+    delta = json.loads(search[at])
+    delta["delta"]["signature"] = "c2VhcmNo"
+    signed, errors = fed([*search[:at], json.dumps(delta), *search[at + 1 :]])
+    assert errors == [] and signed.complete
+    assert (signed.tool_uses[0].provider_state, signed.tool_uses[0].provider_state_format) == (
+        '"c2VhcmNo"',
+        D,
+    )
+    assert render_assistant(D, signed)[2]["signature"] == "c2VhcmNo"
+    unsigned = fed(search)[0].tool_uses[0]
+    assert (unsigned.provider_state, unsigned.provider_state_format) == ('""', D)

@@ -492,7 +492,9 @@ impl State {
                     Some(TextOrObject::Text(t)) => t.0.as_ref(),
                     None => "",
                 };
-                s.add_to_call(C, key, text(&d.id), "", args, None, live)?;
+                let sig = json_string(text(&d.signature));
+                let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
+                s.add_to_call(C, key, text(&d.id), "", args, state, live)?;
             }
             k if SERVER_RESULTS.contains(&k) => {
                 let Some(pending) = self.results.get_mut(&i) else {
