@@ -455,6 +455,7 @@ def test_an_interactions_event_is_not_native_gemini_and_neighbours_stay_detected
     for first, dialect in (
         (STEP1[0], D),
         (STEP1[2], D),
+        ('{"event_type":"interaction.heartbeat"}', D),  # a later event of its own
         ('{"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}', "gemini"),
         ('{"type":"response.created","response":{},"sequence_number":0}', "openai-responses"),
         ('{"type":"message_start","message":{"usage":{}}}', "anthropic"),

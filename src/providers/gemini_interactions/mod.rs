@@ -676,10 +676,16 @@ impl Adapter for State {
     }
 }
 
+/// An event of this dialect: its `event_type` (a key no other dialect uses) is
+/// one of its events, a later `interaction.*` / `step.*` one, or `error` with
+/// its error.
 fn is_event(obj: &Map<String, Value>) -> bool {
-    obj.get("event_type")
-        .and_then(Value::as_str)
-        .is_some_and(|t| EVENTS.contains(&t) || (t == "error" && obj.contains_key("error")))
+    obj.get("event_type").and_then(Value::as_str).is_some_and(|t| {
+        EVENTS.contains(&t)
+            || t.starts_with("interaction.")
+            || t.starts_with("step.")
+            || (t == "error" && obj.contains_key("error"))
+    })
 }
 
 pub(crate) const SPEC: Spec = Spec {
