@@ -131,7 +131,10 @@ def recordings() -> dict[str, list[bytes]]:
         data = path.read_bytes()
         if path.suffix == ".gz":
             data = gzip.decompress(data)
-        dialect = by_prefix[path.name.split("-")[0]]
+        if path.name.startswith("google-interactions-"):
+            dialect = "gemini_interactions"
+        else:
+            dialect = by_prefix[path.name.split("-")[0]]
         out[dialect].append(data)
         out[dialect].append(sse_of_lines(data))
     return out
@@ -370,6 +373,7 @@ DIALECTS = [
     "cohere",
     "ollama",
     "bedrock_invoke",
+    "gemini_interactions",
 ]
 
 JSON_SEEDS = [

@@ -22,7 +22,7 @@ ALL=(
     framing_sse framing_jsonl framing_eventstream
     assembler_openai_chat assembler_openai_responses assembler_anthropic
     assembler_bedrock assembler_gemini assembler_cohere assembler_ollama
-    assembler_bedrock_invoke assembler_auto
+    assembler_bedrock_invoke assembler_gemini_interactions assembler_auto
     wire_roundtrip partial_vs_strict schema_compile
 )
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${ALL[@]}"); fi

@@ -41,6 +41,7 @@ def test_the_registry_lists_every_dialect_once() -> None:
         "cohere",
         "ollama",
         "bedrock-invoke",
+        "gemini-interactions",
     )
     assert core.AUTO == "auto"
     for table in (core.STATE_FORMATS, core.CLIENT_ITEMS, core.SERVER_ITEMS):

@@ -135,6 +135,9 @@ pub fn events(dialect: Dialect, data: &[u8]) -> Vec<Event> {
                 CohOp::arbitrary(&mut u).map(|op| op.render(&mut out))
             }
             Dialect::Ollama => OllamaOp::arbitrary(&mut u).map(|op| op.render(&mut out)),
+            Dialect::GeminiInteractions => {
+                GiOp::arbitrary(&mut u).map(|op| op.render(&mut out))
+            }
         };
         if ok.is_err() {
             break;
@@ -1392,6 +1395,161 @@ impl OllamaOp {
             }
         };
         out.push(ev(None, line));
+    }
+}
+
+// ------------------------------------------------------ gemini-interactions
+
+const GI_STATUS: &[&str] = &[
+    "completed",
+    "requires_action",
+    "incomplete",
+    "failed",
+    "cancelled",
+    "in_progress",
+];
+const GI_STEPS: &[&str] = &[
+    "thought",
+    "model_output",
+    "function_call",
+    "google_search_call",
+    "google_search_result",
+    "code_execution_call",
+    "mcp_server_tool_call",
+    "user_input",
+    "video_output",
+];
+const GI_DELTAS: &[&str] = &[
+    "text",
+    "thought_signature",
+    "thought_summary",
+    "arguments_delta",
+    "google_search_call",
+    "google_search_result",
+    "text_annotation_delta",
+    "image",
+];
+
+#[derive(Arbitrary, Debug)]
+struct GiOp {
+    kind: GiKind,
+    /// The type as the SSE event name too.
+    named: bool,
+}
+
+#[derive(Arbitrary, Debug)]
+enum GiKind {
+    Created,
+    Status(Txt),
+    Start {
+        index: Ix,
+        step: Txt,
+        id: Option<Txt>,
+        name: Option<Txt>,
+        signature: Option<Txt>,
+        args: Option<Txt>,
+    },
+    Delta {
+        index: Ix,
+        delta: Txt,
+        text: Option<Txt>,
+        signature: Option<Txt>,
+        /// Arguments as an object (a built-in call's delta) or as text.
+        object: bool,
+    },
+    Stop(Ix),
+    Completed {
+        status: Option<Txt>,
+        usage: bool,
+    },
+    Error(Txt),
+    Raw(String),
+}
+
+impl GiOp {
+    fn render(self, out: &mut Vec<Event>) {
+        let (name, mut v) = match self.kind {
+            GiKind::Created => (
+                "interaction.created",
+                json!({"interaction": {"id": "v1_x", "status": "in_progress", "object": "interaction"}}),
+            ),
+            GiKind::Status(t) => (
+                "interaction.status_update",
+                json!({"interaction_id": "v1_x", "status": t.of(GI_STATUS)}),
+            ),
+            GiKind::Start {
+                index,
+                step,
+                id,
+                name,
+                signature,
+                args,
+            } => {
+                let mut st = Map::new();
+                st.insert("type".into(), json!(step.of(GI_STEPS)));
+                put(&mut st, "id", opt(&id, IDS));
+                put(&mut st, "call_id", opt(&id, IDS));
+                put(&mut st, "name", opt(&name, NAMES));
+                put(&mut st, "signature", opt(&signature, SIGS));
+                if let Some(a) = args {
+                    let t = a.of(ARGS);
+                    st.insert(
+                        "arguments".into(),
+                        serde_json::from_str::<Value>(&t).unwrap_or(json!({})),
+                    );
+                }
+                ("step.start", json!({"index": index.value(), "step": st}))
+            }
+            GiKind::Delta {
+                index,
+                delta,
+                text,
+                signature,
+                object,
+            } => {
+                let kind = delta.of(GI_DELTAS);
+                let mut d = Map::new();
+                d.insert("type".into(), json!(kind));
+                let t = text.as_ref().map(|t| t.of(if kind == "text" { TEXTS } else { ARGS }));
+                match kind.as_str() {
+                    "text" => put(&mut d, "text", t.map(Value::String)),
+                    "thought_summary" => {
+                        put(&mut d, "content", t.map(|t| json!({"type": "text", "text": t})));
+                    }
+                    "google_search_result" => put(&mut d, "result", t.map(|t| json!([{"url": t}]))),
+                    _ if object => put(
+                        &mut d,
+                        "arguments",
+                        t.map(|t| serde_json::from_str::<Value>(&t).unwrap_or(json!({"q": t}))),
+                    ),
+                    _ => put(&mut d, "arguments", t.map(Value::String)),
+                }
+                put(&mut d, "signature", opt(&signature, SIGS));
+                ("step.delta", json!({"index": index.value(), "delta": d}))
+            }
+            GiKind::Stop(index) => ("step.stop", json!({"index": index.value()})),
+            GiKind::Completed { status, usage } => {
+                let mut it = Map::new();
+                put(&mut it, "status", opt(&status, GI_STATUS));
+                if usage {
+                    it.insert(
+                        "usage".into(),
+                        json!({"total_input_tokens": 3, "total_output_tokens": 5, "total_tokens": 8}),
+                    );
+                }
+                ("interaction.completed", json!({ "interaction": it }))
+            }
+            GiKind::Error(t) => (
+                "error",
+                json!({"error": {"code": "INTERNAL", "message": t.of(TEXTS)}}),
+            ),
+            GiKind::Raw(s) => {
+                out.push(raw(self.named.then_some("step.delta"), &s));
+                return;
+            }
+        };
+        v["event_type"] = json!(name);
+        out.push(ev(self.named.then_some(name), v));
     }
 }
 

@@ -12,7 +12,8 @@ nothing changed), so callers that ignore it pay for no objects.
 Dialects: ``"openai-chat"`` (Chat Completions and every compatible server),
 ``"openai-responses"``, ``"anthropic"``, ``"bedrock"`` (ConverseStream),
 ``"gemini"`` (Gemini API and Vertex), ``"cohere"`` (v2), ``"ollama"``,
-``"bedrock-invoke"`` (InvokeModelWithResponseStream), or ``"auto"`` (decided from
+``"bedrock-invoke"`` (InvokeModelWithResponseStream), ``"gemini-interactions"`` (the
+Gemini Interactions API), or ``"auto"`` (decided from
 the first event that identifies itself). Each survives the provider quirks the
 project numbers Q1-Q35: missing, repeated, sparse or string indexes; ids sent
 late, empty or never (minted ``call_<choice>_<n>``); names after the arguments;

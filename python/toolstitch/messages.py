@@ -61,6 +61,7 @@ Provider: TypeAlias = Literal[
     "cohere",
     "ollama",
     "bedrock-invoke",
+    "gemini-interactions",
 ]
 """The names ``Assembler`` takes: a wire dialect, or ``"auto"`` (decided from the first
 event that identifies itself)."""

@@ -88,6 +88,7 @@ PROVIDERS = (
     "cohere",
     "ollama",
     "bedrock-invoke",
+    "gemini-interactions",
 )
 
 Item = dict[str, Any]
@@ -133,6 +134,8 @@ def render_assistant(
         return [_cohere_assistant(blocks)]
     if provider == "ollama":
         return [_ollama_assistant(blocks)]
+    if provider == "gemini-interactions":
+        return _interactions_steps(blocks)
     return [{"role": "model", "parts": _gemini_assistant(blocks)}]
 
 
@@ -189,6 +192,9 @@ def render_results(
         return [_cohere_result(r) for r in answers]
     if provider == "ollama":
         return [_ollama_result(r, names) for r in answers]
+    if provider == "gemini-interactions":
+        content = [_interactions_result(r, names) for r in answers]
+        return [{"type": "user_input", "content": content}] if content else []
     if names is None:
         raise RenderError(
             "gemini results need calls= (the assistant turn being answered): a "
@@ -310,6 +316,8 @@ ID_RULES: dict[str, IdRule] = {
     "cohere": IdRule("cohere", r"(?s:.*)"),
     # Ollama's native chat: calls are matched to results by order and tool name.
     "ollama": IdRule("ollama", r"(?s:.*)"),
+    # The Interactions API's function_call.id / function_result.call_id: any string.
+    "gemini-interactions": IdRule("gemini-interactions", r"(?s:.*)"),
     # Mistral (an openai-chat server): exactly 9 letters and digits.
     "mistral": IdRule("mistral", r"[A-Za-z0-9]{9}", 9, "", 9),
     # Ids sent exactly as they are, whatever the target.
@@ -412,6 +420,7 @@ _TAKES: dict[str, frozenset[str]] = {
     "gemini": frozenset({"gemini"}),
     "cohere": frozenset(),
     "ollama": frozenset(),
+    "gemini-interactions": frozenset({"gemini-interactions"}),
 }
 
 
@@ -456,7 +465,12 @@ def _portable(provider: str, blocks: list[Block], notes: list[str] | None) -> li
 
 
 def _note_thinking(provider: str, b: ThinkingBlock, note: Any) -> None:
-    own = {"anthropic": "anthropic", "bedrock": "bedrock", "gemini": "gemini"}.get(provider)
+    own = {
+        "anthropic": "anthropic",
+        "bedrock": "bedrock",
+        "gemini": "gemini",
+        "gemini-interactions": "gemini-interactions",
+    }.get(provider)
     signed = bool(b.signature)
     if provider == "openai-chat" and (b.thinking or signed):
         note("reasoning left out: openai-chat takes none back")
@@ -466,7 +480,11 @@ def _note_thinking(provider: str, b: ThinkingBlock, note: Any) -> None:
         redacted = _state(b, f"{provider}-redacted")
         if redacted is None and not (signed and b.signature_format in (own, "")):
             note(f"reasoning left out: {provider} takes back only thinking it signed")
-    elif provider in ("gemini", "cohere") and signed and b.signature_format not in (own, ""):
+    elif (
+        provider in ("gemini", "gemini-interactions", "cohere")
+        and signed
+        and b.signature_format not in (own, "")
+    ):
         note(
             f"the {b.signature_format} signature of a reasoning block does not travel to {provider}"
         )
@@ -1109,4 +1127,109 @@ def _ollama_result(r: Result, names: dict[str, str] | None) -> Item:
     out: Item = {"role": "tool", "content": _text_of(r, "ollama")}
     if names is not None and r.tool_use_id in names:
         out["tool_name"] = names[r.tool_use_id]
+    return out
+
+
+# ---------------------------------------------------- gemini-interactions
+
+# The built-in tools' call steps (the provider runs them) and their result steps.
+_INTERACTIONS_SERVER_STEPS = frozenset(
+    {
+        "google_search_call",
+        "code_execution_call",
+        "url_context_call",
+        "file_search_call",
+        "google_maps_call",
+        "mcp_server_tool_call",
+    }
+)
+
+
+def _interactions_signed(step: Item, block: ToolUseBlock) -> Item:
+    """The step with the call's own signature, when it carries one."""
+    state = _state(block, "gemini-interactions")
+    if isinstance(state, str) and state:
+        step["signature"] = state
+    return step
+
+
+def _interactions_steps(blocks: list[Block]) -> list[Item]:
+    """The model's turn as Interactions API steps, in stream order: ``thought`` (its
+    signature and summary), ``model_output`` (consecutive text in one step),
+    ``function_call`` (the arguments object, the call's signature), and the built-in
+    tools' call and result steps as they came."""
+    steps: list[Item] = []
+    text: list[str] = []
+
+    def flush() -> None:
+        if text:
+            steps.append(
+                {"type": "model_output", "content": [{"type": "text", "text": "".join(text)}]}
+            )
+            text.clear()
+
+    for b in blocks:
+        if isinstance(b, (TextBlock, RefusalBlock)):
+            if b.text:
+                text.append(b.text)
+            continue
+        flush()
+        if isinstance(b, ThinkingBlock):
+            thought: Item = {"type": "thought"}
+            if b.signature and b.signature_format in ("gemini-interactions", ""):
+                thought["signature"] = b.signature
+            if b.thinking:
+                thought["summary"] = [{"type": "text", "text": b.thinking}]
+            if len(thought) > 1:
+                steps.append(thought)
+        elif isinstance(b, ToolUseBlock) and b.kind in _INTERACTIONS_SERVER_STEPS:
+            step: Item = {"type": b.kind, "id": b.id, "arguments": _arguments(b)}
+            if b.kind == "mcp_server_tool_call":
+                step["name"] = b.name
+            steps.append(_interactions_signed(step, b))
+        elif isinstance(b, ToolUseBlock) and b.server_side:
+            continue  # no step for a call another provider ran itself
+        elif isinstance(b, ToolUseBlock) and b.kind == "function":
+            call: Item = {"type": "function_call", "id": b.id, "name": b.name}
+            call["arguments"] = _arguments(b)
+            steps.append(_interactions_signed(call, b))
+        elif isinstance(b, ToolResultBlock) and b.kind.endswith("_result"):
+            result: Item = {"type": b.kind, "call_id": b.tool_use_id}
+            result["result"] = _state(b, "gemini-interactions")
+            if b.is_error:
+                result["is_error"] = True
+            steps.append(result)
+        else:
+            raise _unsupported("gemini-interactions", b, "a model turn")
+    flush()
+    return steps
+
+
+def _interactions_result(r: Result, names: dict[str, str] | None) -> Item:
+    """A ``function_result`` content block: its text as ``result`` (text and images as
+    a list of content blocks), ``name`` when the calls are known (``calls=``)."""
+    out: Item = {"type": "function_result", "call_id": r.tool_use_id}
+    if names is not None and r.tool_use_id in names:
+        out["name"] = names[r.tool_use_id]
+    parts: list[Item] = []
+    for b in _content(r):
+        if isinstance(b, TextBlock):
+            parts.append({"type": "text", "text": b.text})
+        elif isinstance(b, ImageBlock):
+            image: Item = {"type": "image"}
+            if b.url:
+                image["uri"] = b.url
+            else:
+                image["data"] = b.data
+            if b.media_type:
+                image["mime_type"] = b.media_type
+            parts.append(image)
+        else:
+            raise _unsupported("gemini-interactions", b, f"the result of call {r.tool_use_id!r}")
+    if all(p["type"] == "text" for p in parts):
+        out["result"] = "".join(p["text"] for p in parts)
+    else:
+        out["result"] = parts
+    if r.is_error:
+        out["is_error"] = True
     return out

@@ -71,7 +71,8 @@ class Assembler(_toolstitch.Assembler):
     ``"openai-responses"``, ``"anthropic"``, ``"bedrock"`` (ConverseStream),
     ``"gemini"`` (Gemini API and Vertex), ``"cohere"`` (v2), ``"ollama"`` (Ollama's
     native ``/api/chat``), ``"bedrock-invoke"`` (InvokeModelWithResponseStream: Claude's
-    or Nova's events in ``chunk`` frames), or ``"auto"``: decided
+    or Nova's events in ``chunk`` frames), ``"gemini-interactions"`` (the Gemini
+    Interactions API), or ``"auto"``: decided
     from the first event that identifies itself. ``live=False`` makes every feed
     return ``()`` without collecting live events. The ``max_*`` limits bound calls per
     message, bytes of one call's input, bytes of the whole stream's content, bytes of

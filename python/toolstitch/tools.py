@@ -1,8 +1,9 @@
 """The tool-loop boundary: validate a call before executing it.
 
 ``Toolset`` takes the tool definitions you already send to the provider (OpenAI
-chat, OpenAI Responses, Anthropic, Gemini, Bedrock, or a plain ``{name:
-json_schema}`` dict), compiles each schema once, and checks calls strictly:
+chat, OpenAI Responses, Anthropic, Gemini, Bedrock, the Gemini Interactions API (whose
+function tools have the Responses form), or a plain ``{name: json_schema}`` dict),
+compiles each schema once, and checks calls strictly:
 
 - the tool name must be declared (``UnknownToolError``);
 - the raw input must be exactly one JSON value (``ToolInputError`` with the byte
@@ -569,6 +570,11 @@ _HOSTED_TYPES = frozenset(
         "programmatic_tool_calling",
         "web_fetch",
         "code_execution",
+        # The Gemini Interactions API's built-in tools.
+        "google_search",
+        "url_context",
+        "google_maps",
+        "mcp_server",
     }
 )
 # Anthropic client tools defined by type (the client runs them; their calls are

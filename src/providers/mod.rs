@@ -45,6 +45,8 @@ dialects! {
     Ollama => ollama,
     /// AWS Bedrock InvokeModelWithResponseStream: Claude's and Nova's own events in `chunk` frames.
     BedrockInvoke => bedrock_invoke,
+    /// The Gemini Interactions API (`/v1beta/interactions`).
+    GeminiInteractions => gemini_interactions,
 }
 
 use serde::de::IgnoredAny;

@@ -50,9 +50,16 @@ impl Finish {
             "completed",
             "eos",
         ];
-        const TOOLS: [&str; 4] = ["tool_calls", "function_call", "tool_use", "tool_call"];
-        const LENGTH: [&str; 6] = [
+        const TOOLS: [&str; 5] = [
+            "tool_calls",
+            "function_call",
+            "tool_use",
+            "tool_call",
+            "requires_action",
+        ];
+        const LENGTH: [&str; 7] = [
             "length",
+            "incomplete",
             "max_tokens",
             "max_output_tokens",
             "model_context_window_exceeded",

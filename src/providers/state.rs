@@ -461,7 +461,7 @@ impl Choice {
 
 /// Is this finish / stop reason a normal end (the model finished, or stopped to call tools)?
 pub(crate) fn is_normal_reason(reason: &str) -> bool {
-    const NORMAL: [&str; 10] = [
+    const NORMAL: [&str; 11] = [
         "stop",
         "tool_calls",
         "function_call",
@@ -472,6 +472,7 @@ pub(crate) fn is_normal_reason(reason: &str) -> bool {
         "completed",
         "tool_call",
         "eos",
+        "requires_action",
     ];
     NORMAL.iter().any(|n| n.eq_ignore_ascii_case(reason))
 }
