@@ -602,3 +602,123 @@ fn ollama_native_fails_closed() {
     assert!(matches!(errors.as_slice(), [Error::Provider { .. }]));
     assert!(!m.complete);
 }
+
+/// The two `executed_tools` entries of Groq's compound web search (the shape of
+/// `tests/fixtures/long_tail/groq_compound-web-search-stream.vcr.yaml`).
+fn groq_search(output: Option<&str>) -> Value {
+    let mut entry = json!({
+        "index": 0,
+        "type": "search",
+        "arguments": "{\"query\": \"What is the weather in San Francisco today?\"}",
+        "search_results": {"results": []},
+    });
+    if let Some(o) = output {
+        entry["output"] = json!(o);
+    }
+    chunk(json!({"executed_tools": [entry]}), None)
+}
+
+#[test]
+fn q50_executed_tools_are_server_side_calls_with_minted_ids_and_results() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            chunk(json!({"reasoning": "<think>search</think>"}), None),
+            groq_search(None),
+            groq_search(Some("Title: Weather in San Francisco")),
+            chunk(json!({"content": "It is 17 °C."}), None),
+            chunk(json!({}), Some("stop")),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+    assert_eq!(m.tool_uses.len(), 1);
+    let t = &m.tool_uses[0];
+    assert!(t.server_side && t.block.server_side && t.id_minted && t.finished);
+    assert_eq!(t.block.name, "search");
+    assert_eq!(t.block.kind, "executed_tool");
+    assert_eq!(
+        t.block.input,
+        r#"{"query": "What is the weather in San Francisco today?"}"#
+    );
+    let result = m
+        .blocks
+        .iter()
+        .find_map(|b| match b {
+            _toolstitch::blocks::Block::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .expect("a result block");
+    assert_eq!(result.tool_use_id, t.block.id);
+    assert_eq!(result.kind, "executed_tool");
+    assert_eq!(
+        result.content,
+        [_toolstitch::blocks::Block::Text(
+            "Title: Weather in San Francisco".into()
+        )]
+    );
+    let state: Value = serde_json::from_str(result.provider_state.as_deref().unwrap()).unwrap();
+    assert_eq!(state["search_results"], json!({"results": []}));
+    assert_eq!(m.text, "It is 17 °C.");
+}
+
+#[test]
+fn q50_an_index_less_client_fragment_never_continues_an_executed_tool() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            groq_search(None),
+            chunk(
+                json!({"tool_calls": [{"id": "call_a", "function": {"name": "f", "arguments": "{}"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"function": {"arguments": ""}}]}),
+                None,
+            ),
+            groq_search(Some("done")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let client: Vec<_> = m.tool_uses.iter().filter(|t| !t.server_side).collect();
+    assert_eq!(client.len(), 1);
+    assert_eq!(client[0].block.id, "call_a");
+    assert_eq!(m.tool_uses.len(), 2);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q50_twin_other_arguments_or_a_second_output_for_one_entry_are_refused() {
+    let mut other = groq_search(None);
+    other["choices"][0]["delta"]["executed_tools"][0]["arguments"] = json!("{\"query\": \"B\"}");
+    let (m, errors) = run(&mut chat(), &[groq_search(None), other, end()]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].to_string().contains("other arguments"),
+        "{}",
+        errors[0]
+    );
+    assert!(!m.complete);
+
+    let (m, errors) = run(
+        &mut chat(),
+        &[groq_search(Some("one")), groq_search(Some("two")), end()],
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(!m.complete);
+
+    let mut no_index = groq_search(None);
+    no_index["choices"][0]["delta"]["executed_tools"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("index");
+    let (m, errors) = run(&mut chat(), &[no_index, end()]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].to_string().contains("executed_tools[0].index"),
+        "{}",
+        errors[0]
+    );
+    assert!(!m.complete);
+}

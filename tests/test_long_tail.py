@@ -5,13 +5,18 @@ attack shape, still refused. The Rust side is tests/rust_long_tail.rs."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
+import yaml
+from http_server import Recording, RecordingServer
 from toolstitch import (
     AssembledMessage,
     Assembler,
     Note,
+    TextBlock,
     ToolResultBlock,
     Toolset,
     ToolstitchError,
@@ -364,3 +369,59 @@ def test_q37_twin_a_call_without_extra_content_renders_without_it() -> None:
     rendered = render_turn("openai-chat", m, [result])
     (assistant,) = [r for r in rendered if r.get("role") == "assistant"]
     assert "extra_content" not in assistant["tool_calls"][0]
+
+
+LONG_TAIL = Path(__file__).resolve().parent / "fixtures" / "long_tail"
+"""Recordings for these rows (provenance and licences in its README.md)."""
+
+
+def groq_compound_stream() -> bytes:
+    """The SSE body of pydantic-ai's Groq compound web-search cassette."""
+    cassette = yaml.safe_load((LONG_TAIL / "groq_compound-web-search-stream.vcr.yaml").read_text())
+    body: str = cassette["interactions"][0]["response"]["body"]["string"]
+    return body.encode()
+
+
+def check_groq_search(m: AssembledMessage) -> None:
+    assert m.complete and m.problems == () and m.finish == "stop"
+    (search,) = m.tool_uses
+    assert search.server_side and search.kind == "executed_tool" and search.name == "search"
+    assert search.id in m.minted_ids and search.id in m.server_side_ids
+    assert json.loads(search.input) == {"query": "What is the weather in San Francisco today?"}
+    (result,) = [b for b in m.blocks if isinstance(b, ToolResultBlock)]
+    assert result.tool_use_id == search.id and result.kind == "executed_tool"
+    (output,) = result.content
+    assert isinstance(output, TextBlock) and "Weather in San Francisco" in output.text
+    assert "search_results" in json.loads(result.provider_state or "{}")
+    assert m.validated(TOOLS) == []  # nothing for the client to run
+
+
+def test_q50_groq_executed_tools_are_server_side_calls_with_results() -> None:
+    asm = Assembler("openai-chat")
+    asm.feed_bytes(groq_compound_stream())
+    asm.close()
+    check_groq_search(asm.message())
+
+
+def test_q50_groq_executed_tools_through_the_openai_client() -> None:
+    routes = {"/v1/chat/completions": Recording(groq_compound_stream())}
+    with RecordingServer(routes) as server:
+        client = openai.OpenAI(
+            base_url=f"{server.url}/v1", api_key="test", max_retries=0, timeout=10
+        )
+        with client:
+            stream = client.chat.completions.create(
+                model="compound-beta",
+                messages=[{"role": "user", "content": "weather?"}],
+                stream=True,
+            )
+            (m,) = Assembler("openai-chat").feed_all(stream)
+    check_groq_search(m)
+
+
+def test_q50_twin_an_executed_tool_with_other_arguments_is_refused() -> None:
+    entry = {"index": 0, "type": "search", "arguments": '{"query": "A"}'}
+    other = {**entry, "arguments": '{"query": "B"}'}
+    m, errors = run(chunk({"executed_tools": [entry]}), chunk({"executed_tools": [other]}), END)
+    assert len(errors) == 1 and "other arguments" in str(errors[0])
+    assert not m.complete
