@@ -722,3 +722,199 @@ fn q50_twin_other_arguments_or_a_second_output_for_one_entry_are_refused() {
     );
     assert!(!m.complete);
 }
+
+fn responses() -> Assembler {
+    Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default())
+}
+
+fn ev(kind: &str, mut fields: Value) -> Value {
+    fields["type"] = json!(kind);
+    fields
+}
+
+fn added(args: &str) -> Value {
+    ev(
+        "response.output_item.added",
+        json!({"output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": args}}),
+    )
+}
+
+fn args_delta(delta: &str) -> Value {
+    ev(
+        "response.function_call_arguments.delta",
+        json!({"output_index": 0, "item_id": "fc_1", "delta": delta}),
+    )
+}
+
+fn args_done(args: &str) -> Value {
+    ev(
+        "response.function_call_arguments.done",
+        json!({"output_index": 0, "item_id": "fc_1", "arguments": args}),
+    )
+}
+
+fn item_done(args: &str) -> Value {
+    ev(
+        "response.output_item.done",
+        json!({"output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": args}}),
+    )
+}
+
+fn completed() -> Value {
+    ev(
+        "response.completed",
+        json!({"response": {"status": "completed"}}),
+    )
+}
+
+const PARIS: &str = r#"{"city":"Paris"}"#;
+
+#[test]
+fn q44_arguments_done_before_the_item_was_added_give_the_call_as_done_says() {
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            args_done(PARIS),
+            added(""),
+            item_done(PARIS),
+            completed(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+    assert_eq!(inputs(&m), [PARIS]);
+    assert_eq!(m.tool_uses[0].block.id, "call_1");
+    assert_eq!(m.tool_uses[0].block.name, "get_weather");
+    assert_eq!(notes(&m), [NoteKind::ArgumentsDoneEarly]);
+}
+
+#[test]
+fn q44_deltas_after_done_that_replay_its_text_are_skipped_with_a_note() {
+    // Before the item was announced, and after it; and the ordinary order with
+    // the last delta sent again after `done`.
+    for events in [
+        vec![
+            args_done(PARIS),
+            added(""),
+            args_delta(r#"{"city":"#),
+            args_delta(r#""Paris"}"#),
+            item_done(PARIS),
+        ],
+        vec![
+            args_done(PARIS),
+            args_delta(r#"{"city""#),
+            added(""),
+            args_delta(r#":"Paris"}"#),
+        ],
+        vec![
+            added(""),
+            args_delta(r#"{"city":"#),
+            args_delta(r#""Paris"}"#),
+            args_done(PARIS),
+            args_delta(PARIS),
+            item_done(PARIS),
+        ],
+    ] {
+        let mut all = vec![ev("response.created", json!({}))];
+        all.extend(events);
+        all.push(completed());
+        let (m, errors) = run(&mut responses(), &all);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+        assert_eq!(inputs(&m), [PARIS]);
+        assert!(
+            notes(&m).contains(&NoteKind::StaleDeltaSkipped),
+            "{:?}",
+            m.notes
+        );
+        assert_eq!(
+            m.notes
+                .iter()
+                .filter(|n| n.kind == NoteKind::StaleDeltaSkipped)
+                .count(),
+            1
+        );
+    }
+}
+
+#[test]
+fn q44_twin_a_delta_with_new_text_after_done_is_refused() {
+    for late in [r#"{"city":"Rome"}"#, "}", r#"{"city":"Paris"}{"#] {
+        let (m, errors) = run(
+            &mut responses(),
+            &[
+                ev("response.created", json!({})),
+                added(""),
+                args_delta(PARIS),
+                args_done(PARIS),
+                args_delta(late),
+                item_done(PARIS),
+                completed(),
+            ],
+        );
+        assert_eq!(errors.len(), 1, "{late}: {errors:?}");
+        assert!(
+            matches!(
+                &errors[0],
+                Error::Protocol {
+                    rule: Rule::AfterStop,
+                    ..
+                }
+            ),
+            "{:?}",
+            errors[0]
+        );
+        assert!(!m.complete, "{late}");
+        assert_eq!(inputs(&m), [PARIS]);
+    }
+}
+
+#[test]
+fn q44_twin_a_delta_after_output_item_done_stays_refused() {
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            args_done(PARIS),
+            added(""),
+            item_done(PARIS),
+            args_delta(r#"{"city":"#),
+            completed(),
+        ],
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        matches!(
+            &errors[0],
+            Error::Protocol {
+                rule: Rule::AfterStop,
+                ..
+            }
+        ),
+        "{:?}",
+        errors[0]
+    );
+    assert!(!m.complete);
+}
+
+#[test]
+fn q44_twin_an_added_item_with_other_arguments_than_the_early_done_is_refused() {
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            args_done(PARIS),
+            added(r#"{"city":"Rome"}"#),
+            item_done(PARIS),
+            completed(),
+        ],
+    );
+    assert!(!errors.is_empty());
+    assert!(
+        errors[0].to_string().contains("other arguments"),
+        "{}",
+        errors[0]
+    );
+    assert!(!m.complete);
+}

@@ -425,3 +425,88 @@ def test_q50_twin_an_executed_tool_with_other_arguments_is_refused() -> None:
     m, errors = run(chunk({"executed_tools": [entry]}), chunk({"executed_tools": [other]}), END)
     assert len(errors) == 1 and "other arguments" in str(errors[0])
     assert not m.complete
+
+
+PARIS = '{"city":"Paris"}'
+FC = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather"}
+
+
+def responses_events(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Responses events, numbered, between ``response.created`` and ``response.completed``."""
+    out = [{"type": "response.created"}]
+    out += [{"type": kind, **fields} for kind, fields in events]
+    out.append({"type": "response.completed", "response": {"status": "completed"}})
+    return [{**e, "sequence_number": n} for n, e in enumerate(out)]
+
+
+def added(args: str = "") -> tuple[str, dict[str, Any]]:
+    return "response.output_item.added", {"output_index": 0, "item": {**FC, "arguments": args}}
+
+
+def item_done() -> tuple[str, dict[str, Any]]:
+    return "response.output_item.done", {"output_index": 0, "item": {**FC, "arguments": PARIS}}
+
+
+def args_delta(delta: str) -> tuple[str, dict[str, Any]]:
+    return "response.function_call_arguments.delta", {
+        "output_index": 0,
+        "item_id": "fc_1",
+        "delta": delta,
+    }
+
+
+def args_done() -> tuple[str, dict[str, Any]]:
+    return "response.function_call_arguments.done", {
+        "output_index": 0,
+        "item_id": "fc_1",
+        "arguments": PARIS,
+    }
+
+
+def run_responses(
+    events: list[dict[str, Any]], *, as_text: bool = False
+) -> tuple[AssembledMessage, list[Exception]]:
+    asm = Assembler("openai-responses")
+    errors: list[Exception] = []
+    for e in events:
+        try:
+            if as_text:
+                asm.feed_bytes(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode())
+            else:
+                asm.feed(e)
+        except ToolstitchError as err:
+            errors.append(err)
+    asm.close()
+    return asm.message(), errors
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_q44_arguments_done_before_the_item_and_stale_deltas_give_the_done_call(
+    as_text: bool,
+) -> None:
+    events = responses_events(
+        args_done(), added(), args_delta('{"city":'), args_delta('"Paris"}'), item_done()
+    )
+    m, errors = run_responses(events, as_text=as_text)
+    assert errors == [] and m.complete and m.problems == ()
+    (call,) = m.tool_uses
+    assert (call.id, call.name, call.input) == ("call_1", "get_weather", PARIS)
+    assert kinds(m) == ["arguments-done-early", "stale-delta-skipped"]
+    assert all(n.call_id == "call_1" for n in m.notes)
+    assert [v.arguments for v in m.validated(TOOLS)] == [{"city": "Paris"}]
+
+
+def test_q44_twin_new_text_after_done_or_a_delta_after_the_item_is_refused() -> None:
+    for late in ['{"city":"Rome"}', "}"]:
+        events = responses_events(
+            added(), args_delta(PARIS), args_done(), args_delta(late), item_done()
+        )
+        m, errors = run_responses(events)
+        assert len(errors) == 1 and "done arguments do not have" in str(errors[0])
+        assert not m.complete
+        with pytest.raises(ToolstitchError):
+            m.validated(TOOLS)
+    # After output_item.done a delta is a delta after the block stopped (Q25).
+    m, errors = run_responses(responses_events(args_done(), added(), item_done(), args_delta("{")))
+    assert len(errors) == 1 and "after the call's block stopped" in str(errors[0])
+    assert not m.complete

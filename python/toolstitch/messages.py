@@ -255,8 +255,9 @@ class Note(NamedTuple):
 
     ``kind`` is one of ``"arguments-restated"`` (Q36), ``"empty-arguments-replaced"``
     (Q41), ``"arguments-object"`` (Q42), ``"later-finish-reason-ignored"`` (Q39),
-    ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43) and
-    ``"content-parts"`` (Q49); ``call_id`` is the call concerned (``None`` for the
+    ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43),
+    ``"content-parts"`` (Q49), ``"arguments-done-early"`` and ``"stale-delta-skipped"``
+    (Q44); ``call_id`` is the call concerned (``None`` for the
     message), ``event`` the 1-based ordinal of the event interpreted."""
 
     kind: str

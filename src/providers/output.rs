@@ -117,6 +117,12 @@ pub enum NoteKind {
     FragmentRerouted,
     /// `content` sent as an array of typed parts (Mistral): read part by part (Q49).
     ContentParts,
+    /// Responses `function_call_arguments.done` came before the call's
+    /// `output_item.added`: the call is as the done text says (Q44).
+    ArgumentsDoneEarly,
+    /// Responses argument deltas after `function_call_arguments.done` that only
+    /// replay the done text from its start, in order: skipped (Q44).
+    StaleDeltaSkipped,
 }
 
 impl NoteKind {
@@ -130,6 +136,8 @@ impl NoteKind {
             Self::DuplicateIdRenamed => "duplicate-id-renamed",
             Self::FragmentRerouted => "fragment-rerouted",
             Self::ContentParts => "content-parts",
+            Self::ArgumentsDoneEarly => "arguments-done-early",
+            Self::StaleDeltaSkipped => "stale-delta-skipped",
         }
     }
 }

@@ -25,13 +25,13 @@ use serde_json::{Map, Value};
 
 use super::json::{json_string, text, Loose};
 use super::outcome::{count, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, BlockPhase, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
 use super::state::{
-    provider_error, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING, NS_REFUSAL, NS_TEXT,
-    NS_TOOL, R,
+    provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING,
+    NS_REFUSAL, NS_TEXT, NS_TOOL, R,
 };
-use super::{Input, ProblemKind};
+use super::{Input, NoteKind, ProblemKind, Rule};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock, CUSTOM};
 
@@ -132,6 +132,13 @@ pub(crate) struct State {
     last_seq: Option<u64>,
     /// Sequence numbers skipped over by a gap, not seen yet.
     missing: BTreeSet<u64>,
+    /// Output index → how many bytes of the call's `done` arguments the deltas
+    /// after that `done` have replayed (Q44); until the item's own end.
+    #[serde(default)]
+    args_done: BTreeMap<i64, usize>,
+    /// Output indexes whose arguments were done before `output_item.added` (Q44).
+    #[serde(default)]
+    done_early: BTreeSet<i64>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -218,6 +225,48 @@ impl State {
                 s.new_call(C, opening, live)
             }
         }
+    }
+
+    /// Q44: `true` when an argument delta for output item `oi`, after that
+    /// call's `function_call_arguments.done` and before its item's end, only
+    /// replays the done text: every such delta, joined in arrival order, must
+    /// spell the done text from its start. It is skipped, with a note (once per
+    /// call). Any other delta there is refused: new text after the done one.
+    fn stale_delta(&mut self, s: &mut Stream, oi: Option<i64>, key: i64, delta: &str) -> R<bool> {
+        let oi = oi.unwrap_or(-1);
+        let Some(&at) = self.args_done.get(&oi) else {
+            return Ok(false);
+        };
+        if delta.is_empty() {
+            return Ok(true);
+        }
+        let ch = s.choice(C)?;
+        let done = ch.tools.get(key).map_or("", |b| b.input.as_str());
+        let replays = done.get(at..).is_some_and(|rest| rest.starts_with(delta));
+        if !replays {
+            return Err(violation(
+                Rule::AfterStop,
+                Some(ch.call_label(C, key)),
+                "an argument delta after function_call_arguments.done brings text the done \
+                 arguments do not have at that place (new text after the call's end)",
+            ));
+        }
+        let noted = ch
+            .notes
+            .iter()
+            .any(|n| n.kind == NoteKind::StaleDeltaSkipped && n.call == Some(key));
+        self.args_done.insert(oi, at.saturating_add(delta.len()));
+        if !noted {
+            s.note(
+                C,
+                NoteKind::StaleDeltaSkipped,
+                Some(key),
+                "argument deltas came after function_call_arguments.done that only replay the \
+                 done text from its start, in order: they were skipped"
+                    .to_owned(),
+            );
+        }
+        Ok(true)
     }
 
     /// Q33: `true` when the event is to be applied; a resent one is
@@ -307,7 +356,11 @@ impl State {
                     false,
                     live,
                 )?;
-                s.add_to_call(C, key, "", "", text(&ev.delta), None, live)?;
+                let delta = text(&ev.delta);
+                if self.stale_delta(s, oi, key, delta)? {
+                    return Ok(());
+                }
+                s.add_to_call(C, key, "", "", delta, None, live)?;
             }
             "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
                 let custom = kind.starts_with("response.custom");
@@ -324,9 +377,27 @@ impl State {
                 if let Some(args) = restated {
                     s.replace_input(C, key, args, live)?;
                 }
-                // The arguments' own end stops the call's block as well as
-                // the item's end does.
-                s.item_done(C, key, live);
+                let oi_key = oi.unwrap_or(-1);
+                self.args_done.entry(oi_key).or_insert(0);
+                if implicit(s, key) {
+                    // Q44: done before the item was announced; the item's
+                    // `added` completes the call.
+                    if self.done_early.insert(oi_key) {
+                        s.note(
+                            C,
+                            NoteKind::ArgumentsDoneEarly,
+                            Some(key),
+                            format!(
+                                "{kind} came before output_item.added for output item \
+                                 {oi_key}: the call is as its done text says"
+                            ),
+                        );
+                    }
+                } else {
+                    // The arguments' own end stops the call's block as well as
+                    // the item's end does.
+                    s.item_done(C, key, live);
+                }
             }
             "response.output_text.delta" => {
                 let src = (NS_TEXT, oi.unwrap_or(-1), ci);
@@ -442,7 +513,7 @@ impl State {
                     live,
                 )?;
                 let given = if custom { &item.input } else { &item.arguments };
-                let given = match given {
+                let given: Option<&str> = match given {
                     Some(Loose::Str(t)) => Some(t.as_ref()),
                     Some(Loose::Json(_)) => {
                         return Err(Fail::Bad {
@@ -456,9 +527,30 @@ impl State {
                     }
                     None => None,
                 };
+                let oi_key = oi.unwrap_or(-1);
                 if done {
                     if let Some(args) = given {
                         s.replace_input(C, key, args, live)?;
+                    }
+                    s.item_done(C, key, live);
+                    // After the item's end a delta is Q25's, whatever it says.
+                    self.args_done.remove(&oi_key);
+                    self.done_early.remove(&oi_key);
+                } else if self.done_early.remove(&oi_key) {
+                    // Q44: the item announced after its arguments were done
+                    // brings no arguments of its own, or the same ones.
+                    let ch = s.choice(C)?;
+                    let held = ch.tools.get(key).map_or("", |b| b.input.as_str());
+                    if given.is_some_and(|g| !g.is_empty() && g != held) {
+                        return Err(Fail::Bad {
+                            kind: super::DecodeKind::BadValue,
+                            detail: format!(
+                                "output_item.added for {} brings other arguments than its \
+                                 function_call_arguments.done, which came first; which ones \
+                                 the model meant cannot be told",
+                                ch.call_label(C, key)
+                            ),
+                        });
                     }
                     s.item_done(C, key, live);
                 } else if let Some(args) = given {
@@ -586,6 +678,15 @@ impl State {
         }
         Ok(())
     }
+}
+
+/// True while a call was opened by its fragments and its item not announced yet.
+fn implicit(s: &mut Stream, key: i64) -> bool {
+    s.existing(C).is_some_and(|ch| {
+        ch.meta(key)
+            .and_then(|m| ch.segments.get(m.seg))
+            .is_some_and(|seg| seg.phase == BlockPhase::Implicit)
+    })
 }
 
 /// The token counts of this dialect's usage object.
