@@ -918,3 +918,91 @@ fn q44_twin_an_added_item_with_other_arguments_than_the_early_done_is_refused() 
     );
     assert!(!m.complete);
 }
+
+fn long_tail_fixture(name: &str) -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/long_tail/");
+    std::fs::read_to_string(format!("{path}{name}")).unwrap()
+}
+
+fn xai_stream(model: &str) -> Vec<Value> {
+    long_tail_fixture("xai-x-search-tool.chunks.txt")
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["response"]["model"].is_string() {
+                v["response"]["model"] = json!(model);
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn q47_xai_server_tools_sent_as_custom_tool_calls_are_server_side() {
+    let (m, errors) = run(&mut responses(), &xai_stream("grok-4-fast-reasoning"));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+    let custom: Vec<_> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.block.kind == "custom_tool_call")
+        .collect();
+    let names: Vec<&str> = custom.iter().map(|t| t.block.name.as_str()).collect();
+    assert_eq!(names, ["x_keyword_search", "view_x_video"]);
+    assert!(custom.iter().all(|t| t.server_side && t.block.server_side));
+    assert_eq!(
+        custom[0].block.input,
+        r#"{"query":"from:xai filter:media","limit":20,"mode":"Latest"}"#
+    );
+    assert_eq!(custom[0].block.id, "xs_call_24148162");
+    // Nothing is left for the client to run.
+    assert!(m.tool_uses.iter().all(|t| t.server_side));
+    assert_eq!(
+        notes(&m),
+        [NoteKind::XaiServerTool, NoteKind::XaiServerTool]
+    );
+}
+
+#[test]
+fn q47_twin_the_same_items_from_another_model_or_another_name_stay_client_calls() {
+    let (m, errors) = run(&mut responses(), &xai_stream("gpt-5"));
+    assert!(errors.is_empty(), "{errors:?}");
+    let client: Vec<_> = m.tool_uses.iter().filter(|t| !t.server_side).collect();
+    assert_eq!(client.len(), 2);
+    assert!(m.notes.is_empty());
+
+    // A grok model's custom tool of the client's own stays the client's.
+    let mut events = xai_stream("grok-4");
+    for e in &mut events {
+        if e["item"]["name"] == "view_x_video" {
+            e["item"]["name"] = json!("my_grammar_tool");
+        }
+    }
+    let (m, errors) = run(&mut responses(), &events);
+    assert!(errors.is_empty(), "{errors:?}");
+    let client: Vec<&str> = m
+        .tool_uses
+        .iter()
+        .filter(|t| !t.server_side)
+        .map(|t| t.block.name.as_str())
+        .collect();
+    assert_eq!(client, ["my_grammar_tool"]);
+}
+
+#[test]
+fn q47_xai_search_call_items_of_a_whole_response_are_server_side() {
+    let body = long_tail_fixture("xai-x-search-tool.1.json");
+    let mut a = responses();
+    a.feed_json(None, body.as_bytes(), None).unwrap();
+    a.close(None).unwrap();
+    let m = a.messages().remove(0);
+    assert!(m.complete, "{:?}", m.problems);
+    let search: Vec<_> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.block.kind == "x_search_call")
+        .collect();
+    assert!(!search.is_empty());
+    assert!(search.iter().all(|t| t.server_side));
+    assert!(m.tool_uses.iter().all(|t| t.server_side));
+}

@@ -510,3 +510,47 @@ def test_q44_twin_new_text_after_done_or_a_delta_after_the_item_is_refused() -> 
     m, errors = run_responses(responses_events(args_done(), added(), item_done(), args_delta("{")))
     assert len(errors) == 1 and "after the call's block stopped" in str(errors[0])
     assert not m.complete
+
+
+def xai_sse(model: str = "grok-4-fast-reasoning", rename: dict[str, str] | None = None) -> bytes:
+    """vercel/ai's xAI x_search recording as the SSE stream xAI sends."""
+    out = []
+    for line in (LONG_TAIL / "xai-x-search-tool.chunks.txt").read_text().splitlines():
+        e = json.loads(line)
+        if isinstance(e.get("response"), dict):
+            e["response"]["model"] = model
+        item = e.get("item")
+        if isinstance(item, dict) and (rename or {}).get(item.get("name", "")):
+            item["name"] = (rename or {})[item["name"]]
+        out.append(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n")
+    return "".join(out).encode()
+
+
+def xai_message(body: bytes) -> AssembledMessage:
+    with RecordingServer({"/v1/responses": Recording(body)}) as server:
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="test", max_retries=0)
+        with client:
+            stream = client.responses.create(model="grok-4", input="xAI media?", stream=True)
+            (m,) = Assembler("openai-responses").feed_all(stream)
+    return m
+
+
+def test_q47_xai_server_tools_as_custom_tool_calls_are_never_client_calls() -> None:
+    m = xai_message(xai_sse())
+    assert m.complete and m.problems == ()
+    custom = [t for t in m.tool_uses if t.kind == "custom_tool_call"]
+    assert [t.name for t in custom] == ["x_keyword_search", "view_x_video"]
+    assert all(t.server_side and t.id in m.server_side_ids for t in custom)
+    assert kinds(m) == ["xai-server-tool", "xai-server-tool"]
+    assert m.validated(Toolset({})) == []  # nothing for the client to run
+
+
+def test_q47_twin_another_models_or_the_clients_own_custom_tools_stay_client_calls() -> None:
+    m = xai_message(xai_sse(model="gpt-5"))
+    assert sorted(t.name for t in m.tool_uses if not t.server_side) == [
+        "view_x_video",
+        "x_keyword_search",
+    ]
+    assert m.notes == ()
+    m = xai_message(xai_sse(rename={"view_x_video": "my_grammar_tool"}))
+    assert [t.name for t in m.tool_uses if not t.server_side] == ["my_grammar_tool"]

@@ -123,6 +123,9 @@ pub enum NoteKind {
     /// Responses argument deltas after `function_call_arguments.done` that only
     /// replay the done text from its start, in order: skipped (Q44).
     StaleDeltaSkipped,
+    /// A Responses `custom_tool_call` of an xAI model named after one of xAI's
+    /// own tools (`x_keyword_search`, `view_x_video`, …): a server-side call (Q47).
+    XaiServerTool,
 }
 
 impl NoteKind {
@@ -138,6 +141,7 @@ impl NoteKind {
             Self::ContentParts => "content-parts",
             Self::ArgumentsDoneEarly => "arguments-done-early",
             Self::StaleDeltaSkipped => "stale-delta-skipped",
+            Self::XaiServerTool => "xai-server-tool",
         }
     }
 }

@@ -98,8 +98,32 @@ const CLIENT_ITEMS: [&str; 6] = [
     CUSTOM,
 ];
 
-/// Built-in tools the provider runs itself (Q27), by item type.
-const SERVER_ITEMS: [&str; 9] = [
+/// The tools xAI runs itself and streams as `custom_tool_call` items (Q47), by
+/// name: the sub-tools of its `x_search`, `web_search` and `code_execution`
+/// tools, as vercel/ai's xAI provider lists them.
+pub(crate) const XAI_SERVER_TOOLS: [&str; 10] = [
+    "x_user_search",
+    "x_keyword_search",
+    "x_semantic_search",
+    "x_thread_fetch",
+    "view_x_video",
+    "view_image",
+    "web_search",
+    "web_search_with_snippets",
+    "browse_page",
+    "code_execution",
+];
+
+/// Whether a response's model is one of xAI's (Grok), whose `custom_tool_call`
+/// items with a name of [`XAI_SERVER_TOOLS`] the server ran (Q47).
+fn is_xai_model(model: &str) -> bool {
+    let m = model.rsplit('/').next().unwrap_or(model);
+    m.starts_with("grok-") || m == "grok"
+}
+
+/// Built-in tools the provider runs itself (Q27), by item type; the last four
+/// are xAI's item types for its own tools.
+const SERVER_ITEMS: [&str; 13] = [
     "web_search_call",
     "file_search_call",
     "code_interpreter_call",
@@ -109,6 +133,10 @@ const SERVER_ITEMS: [&str; 9] = [
     "tool_search_call",
     "program",
     "web_fetch_call",
+    "x_search_call",
+    "code_execution_call",
+    "view_image_call",
+    "view_x_video_call",
 ];
 
 /// Item fields that are the call's result rather than its input.
@@ -139,6 +167,9 @@ pub(crate) struct State {
     /// Output indexes whose arguments were done before `output_item.added` (Q44).
     #[serde(default)]
     done_early: BTreeSet<i64>,
+    /// The response's model, from `response.created` (Q47).
+    #[serde(default)]
+    model: Option<String>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -269,6 +300,40 @@ impl State {
         Ok(true)
     }
 
+    fn remember_model(&mut self, response: Option<&Response>) {
+        if let Some(m) = response.and_then(|r| r.model.as_deref()) {
+            if self.model.is_none() {
+                self.model = Some(m.to_owned());
+            }
+        }
+    }
+
+    /// Q47: a `custom_tool_call` of an xAI model whose name is one of xAI's own
+    /// tools ([`XAI_SERVER_TOOLS`]) is a call the server ran, not the client's.
+    fn xai_server_tool(&self, s: &mut Stream, key: i64, name: &str) {
+        let xai = self.model.as_deref().is_some_and(is_xai_model);
+        if !xai || !XAI_SERVER_TOOLS.contains(&name) {
+            return;
+        }
+        let Some(ch) = s.existing(C) else {
+            return;
+        };
+        match ch.meta_mut(key) {
+            Some(m) if !m.server_side => m.server_side = true,
+            _ => return,
+        }
+        let model = self.model.clone().unwrap_or_default();
+        s.note(
+            C,
+            NoteKind::XaiServerTool,
+            Some(key),
+            format!(
+                "a custom_tool_call named {name:?} from the xAI model {model:?}: one of xAI's own \
+                 tools, which its server ran; not a call for the client"
+            ),
+        );
+    }
+
     /// Q33: `true` when the event is to be applied; a resent one is
     /// skipped, a gap or a late arrival leaves a problem.
     fn in_sequence(&mut self, s: &mut Stream, kind: &str, n: u64) -> bool {
@@ -335,9 +400,13 @@ impl State {
         let oi = self.output_index(&ev);
         let ci = ev.content_index.map_or(0, |i| i.0);
         match kind {
-            "response.created" => s.start(C)?,
+            "response.created" => {
+                s.start(C)?;
+                self.remember_model(ev.response.as_ref());
+            }
             "response.in_progress" | "response.queued" => {
                 s.choice(C)?;
+                self.remember_model(ev.response.as_ref());
             }
             "response.output_item.added" | "response.output_item.done" => {
                 let Some(item) = ev.item else {
@@ -513,6 +582,9 @@ impl State {
                     live,
                 )?;
                 let given = if custom { &item.input } else { &item.arguments };
+                if custom {
+                    self.xai_server_tool(s, key, text(&item.name));
+                }
                 let given: Option<&str> = match given {
                     Some(Loose::Str(t)) => Some(t.as_ref()),
                     Some(Loose::Json(_)) => {
