@@ -1006,3 +1006,93 @@ fn q47_xai_search_call_items_of_a_whole_response_are_server_side() {
     assert!(search.iter().all(|t| t.server_side));
     assert!(m.tool_uses.iter().all(|t| t.server_side));
 }
+
+fn split_chat() -> Assembler {
+    Assembler::new(
+        Some(Dialect::OpenAiChat),
+        AssemblerLimits {
+            split_concatenated: true,
+            ..AssemblerLimits::default()
+        },
+    )
+}
+
+#[test]
+fn q40_split_concatenated_gives_one_call_per_object_with_derived_ids() {
+    let (m, errors) = run(
+        &mut split_chat(),
+        &[
+            call(0, Some("call_a"), Some("search"), json!(r#"{"query":"A"}"#)),
+            call(0, None, None, json!(r#"{"query":"B"}"#)),
+            call(1, Some("call_b"), Some("search"), json!(r#"{"query":"C"}"#)),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+    let calls: Vec<(&str, &str, &str)> = m
+        .tool_uses
+        .iter()
+        .map(|t| {
+            (
+                t.block.id.as_str(),
+                t.block.name.as_str(),
+                t.block.input.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("call_a_1", "search", r#"{"query":"A"}"#),
+            ("call_a_2", "search", r#"{"query":"B"}"#),
+            ("call_b", "search", r#"{"query":"C"}"#),
+        ]
+    );
+    assert!(m.tool_uses[0].id_minted && m.tool_uses[1].id_minted && !m.tool_uses[2].id_minted);
+    assert_eq!(m.tool_uses[0].sent_id.as_deref(), Some("call_a"));
+    assert_eq!(notes(&m), [NoteKind::ConcatenatedSplit]);
+    assert!(m.notes[0].message.contains("call_a_1, call_a_2"));
+    let in_blocks = m
+        .blocks
+        .iter()
+        .filter(|b| matches!(b, _toolstitch::blocks::Block::ToolUse(_)))
+        .count();
+    assert_eq!(in_blocks, 3);
+}
+
+#[test]
+fn q40_twin_without_the_option_or_with_a_piece_that_is_no_object_nothing_is_split() {
+    let whole = r#"{"query":"A"}{"query":"B"}"#;
+    let (m, _) = run(
+        &mut chat(),
+        &[call(0, Some("call_a"), Some("f"), json!(whole)), end()],
+    );
+    assert_eq!(inputs(&m), [whole]);
+    assert!(m.notes.is_empty());
+    for input in [
+        r#"{"query":"A"}[1]"#,
+        r#"{"query":"A"} x"#,
+        r#"{"query":"A"}"#,
+    ] {
+        let (m, _) = run(
+            &mut split_chat(),
+            &[call(0, Some("call_a"), Some("f"), json!(input)), end()],
+        );
+        assert_eq!(inputs(&m), [input], "{input}");
+        assert_eq!(m.tool_uses[0].block.id, "call_a");
+        assert!(m.notes.is_empty());
+    }
+    // A call still open (the stream cut) is not split: it is not finished.
+    let mut a = split_chat();
+    a.feed_json(
+        None,
+        call(0, Some("call_a"), Some("f"), json!(whole))
+            .to_string()
+            .as_bytes(),
+        None,
+    )
+    .unwrap();
+    let m = a.messages().remove(0);
+    assert_eq!(inputs(&m), [whole]);
+}

@@ -554,3 +554,42 @@ def test_q47_twin_another_models_or_the_clients_own_custom_tools_stay_client_cal
     assert m.notes == ()
     m = xai_message(xai_sse(rename={"view_x_video": "my_grammar_tool"}))
     assert [t.name for t in m.tool_uses if not t.server_side] == ["my_grammar_tool"]
+
+
+def test_q40_split_concatenated_gives_one_call_per_object() -> None:
+    import toolstitch
+
+    events = [
+        call(0, '{"city": "Paris"}{"city": "Rome"}', "call_a", "get_weather"),
+        call(1, '{"city": "Oslo"}', "call_b", "get_weather"),
+        END,
+    ]
+    asm = Assembler("openai-chat", split_concatenated=True)
+    for e in events:
+        asm.feed(e)
+    asm.close()
+    (via_assemble,) = toolstitch.assemble(events, "openai-chat", split_concatenated=True)
+    for m in (asm.message(), via_assemble):
+        assert m.complete and m.problems == ()
+        assert [(c.id, c.input) for c in m.tool_uses] == [
+            ("call_a_1", '{"city": "Paris"}'),
+            ("call_a_2", '{"city": "Rome"}'),
+            ("call_b", '{"city": "Oslo"}'),
+        ]
+        assert m.minted_ids == {"call_a_1", "call_a_2"}
+        assert kinds(m) == ["concatenated-split"] and m.notes[0].call_id == "call_a_1"
+        assert [v.arguments["city"] for v in m.validated(TOOLS)] == ["Paris", "Rome", "Oslo"]
+
+
+def test_q40_twin_split_leaves_a_non_object_piece_as_the_q40_problem() -> None:
+    from toolstitch import ToolValidationError
+
+    asm = Assembler("openai-chat", split_concatenated=True)
+    for e in (call(0, '{"city": "Paris"}[1]', "call_a", "get_weather"), END):
+        asm.feed(e)
+    asm.close()
+    m = asm.message()
+    assert [c.id for c in m.tool_uses] == ["call_a"] and m.notes == ()
+    with pytest.raises(ToolValidationError) as refused:
+        m.validated(TOOLS)
+    assert "2 JSON values in one input" in str(refused.value.errors[0])

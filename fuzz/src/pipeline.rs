@@ -57,6 +57,7 @@ pub fn small_limits() -> (AssemblerLimits, FramingLimits) {
             max_blocks: 5,
             max_arg_nodes: 12,
             max_output_tokens: None,
+            split_concatenated: false,
         },
         FramingLimits {
             max_line_bytes: 200,

@@ -67,7 +67,8 @@ event that identifies itself)."""
 
 class AssemblerLimits(TypedDict, total=False):
     """The limit keywords of ``Assembler`` (and of ``assemble`` and friends, which pass
-    them on). Going over one raises ``LimitError`` naming it."""
+    them on). Going over one raises ``LimitError`` naming it. ``split_concatenated`` is
+    passed on the same way: an option, not a limit (see ``Assembler``)."""
 
     max_calls: int
     max_input_bytes: int
@@ -76,6 +77,7 @@ class AssemblerLimits(TypedDict, total=False):
     max_choices: int
     max_line_bytes: int
     max_output_tokens: int | None
+    split_concatenated: bool
 
 
 # ------------------------------------------------------------------ live events
@@ -257,7 +259,8 @@ class Note(NamedTuple):
     (Q41), ``"arguments-object"`` (Q42), ``"later-finish-reason-ignored"`` (Q39),
     ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43),
     ``"content-parts"`` (Q49), ``"arguments-done-early"`` and ``"stale-delta-skipped"``
-    (Q44); ``call_id`` is the call concerned (``None`` for the
+    (Q44), ``"xai-server-tool"`` (Q47) and ``"concatenated-split"`` (Q40, with
+    ``split_concatenated``); ``call_id`` is the call concerned (``None`` for the
     message), ``event`` the 1-based ordinal of the event interpreted."""
 
     kind: str

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::outcome::{finish_of, tokens_of};
+use super::split::split_call;
 use super::state::{mint_id, Choice, Segment, Stream, MAX_NOTES};
 use super::{AssembledMessage, Finish, Note, NoteKind, Problem, ProblemKind, ToolUse};
 use crate::blocks::{Block, ThinkingBlock};
@@ -74,6 +75,16 @@ impl Stream {
                 server_side: meta.server_side,
             })
         };
+        // Q40's opt-in: a call of several objects is one call per object.
+        let mut notes = ch.notes.clone();
+        let split = self.limits.split_concatenated;
+        let calls = |key: i64, notes: &mut Vec<Note>| -> Vec<ToolUse> {
+            match tool(key) {
+                Some(t) if split => split_call(ch, c, t, self.ordinal, notes),
+                Some(t) => vec![t],
+                None => Vec::new(),
+            }
+        };
         let mut text = String::new();
         let mut blocks = Vec::with_capacity(ch.segments.len());
         for seg in &ch.segments {
@@ -92,7 +103,8 @@ impl Stream {
                     }
                 }
                 Segment::Tool(k) => {
-                    if let Some(t) = tool(*k) {
+                    let mut ignored = Vec::new();
+                    for t in calls(*k, &mut ignored) {
                         blocks.push(Block::ToolUse(t.block));
                     }
                 }
@@ -104,7 +116,11 @@ impl Stream {
                 Segment::Empty => {}
             }
         }
-        let mut tool_uses: Vec<ToolUse> = ch.tools.iter().filter_map(|(k, _)| tool(k)).collect();
+        let mut tool_uses: Vec<ToolUse> = ch
+            .tools
+            .iter()
+            .flat_map(|(k, _)| calls(k, &mut notes))
+            .collect();
         // Q3: ascending provider index (ties, and calls without one, in arrival order).
         tool_uses.sort_by_key(|t| (t.provider_index.unwrap_or(i64::MAX), t.index));
 
@@ -208,7 +224,7 @@ impl Stream {
             complete,
             problems,
             skipped: self.skipped.clone(),
-            notes: ch.notes.clone(),
+            notes,
         }
     }
 }

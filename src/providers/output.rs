@@ -126,6 +126,9 @@ pub enum NoteKind {
     /// A Responses `custom_tool_call` of an xAI model named after one of xAI's
     /// own tools (`x_keyword_search`, `view_x_video`, …): a server-side call (Q47).
     XaiServerTool,
+    /// Several complete JSON objects under one call, split into one call per
+    /// object (`split_concatenated`, Q40).
+    ConcatenatedSplit,
 }
 
 impl NoteKind {
@@ -142,6 +145,7 @@ impl NoteKind {
             Self::ArgumentsDoneEarly => "arguments-done-early",
             Self::StaleDeltaSkipped => "stale-delta-skipped",
             Self::XaiServerTool => "xai-server-tool",
+            Self::ConcatenatedSplit => "concatenated-split",
         }
     }
 }
