@@ -75,9 +75,10 @@ impl Stream {
                 server_side: meta.server_side,
             })
         };
-        // Q40's opt-in: a call of several objects is one call per object.
+        // Q40's opt-in: a call of several objects is one call per object, once
+        // the message ended normally (what it holds can no longer change).
         let mut notes = ch.notes.clone();
-        let split = self.limits.split_concatenated;
+        let split = self.limits.split_concatenated && ch.phase.normal();
         let calls = |key: i64, notes: &mut Vec<Note>| -> Vec<ToolUse> {
             match tool(key) {
                 Some(t) if split => split_call(ch, c, t, self.ordinal, notes),

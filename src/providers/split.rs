@@ -33,8 +33,8 @@ pub(crate) fn concatenated_objects(input: &str) -> Option<Vec<&str>> {
     Some(pieces)
 }
 
-/// The calls `t` stands for: itself, or (split on, a finished client JSON
-/// call holding several objects) one call per object, each with an id derived
+/// The calls `t` stands for: itself, or (split on, in a message that ended
+/// normally, a finished client JSON call holding several objects) one call per object, each with an id derived
 /// from the one sent (`<id>_1`, `<id>_2`, … skipping ids the choice has),
 /// minted and naming the sent one, with a note saying so.
 pub(crate) fn split_call(
