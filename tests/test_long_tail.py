@@ -433,7 +433,7 @@ FC = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_w
 
 def responses_events(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
     """Responses events, numbered, between ``response.created`` and ``response.completed``."""
-    out = [{"type": "response.created"}]
+    out: list[dict[str, Any]] = [{"type": "response.created"}]
     out += [{"type": kind, **fields} for kind, fields in events]
     out.append({"type": "response.completed", "response": {"status": "completed"}})
     return [{**e, "sequence_number": n} for n, e in enumerate(out)]
