@@ -24,7 +24,6 @@ mod protocol;
 #[macro_use]
 mod registry;
 mod scan;
-mod split;
 mod state;
 mod tree;
 
