@@ -1096,3 +1096,26 @@ fn q40_twin_without_the_option_or_with_a_piece_that_is_no_object_nothing_is_spli
     let m = a.messages().remove(0);
     assert_eq!(inputs(&m), [whole]);
 }
+
+#[test]
+fn q47_a_whole_xai_response_with_custom_tool_calls_gives_server_side_calls() {
+    // The recording's final `response`, fed as a non-streamed body (Q31).
+    let body = xai_stream("grok-4-fast-reasoning").pop().unwrap()["response"].clone();
+    let mut a = responses();
+    a.feed_json(None, body.to_string().as_bytes(), None)
+        .unwrap();
+    a.close(None).unwrap();
+    let m = a.messages().remove(0);
+    assert!(m.complete, "{:?}", m.problems);
+    let custom: Vec<_> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.block.kind == "custom_tool_call")
+        .collect();
+    assert_eq!(custom.len(), 2);
+    assert!(m.tool_uses.iter().all(|t| t.server_side));
+    assert_eq!(
+        notes(&m),
+        [NoteKind::XaiServerTool, NoteKind::XaiServerTool]
+    );
+}
