@@ -769,6 +769,20 @@ fn completed() -> Value {
 
 const PARIS: &str = r#"{"city":"Paris"}"#;
 
+/// The error is Q25's: content for a call after its block stopped.
+fn assert_after_stop(e: &Error) {
+    assert!(
+        matches!(
+            e,
+            Error::Protocol {
+                rule: Rule::AfterStop,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn q44_arguments_done_before_the_item_was_added_give_the_call_as_done_says() {
     let (m, errors) = run(
@@ -854,17 +868,7 @@ fn q44_twin_a_delta_with_new_text_after_done_is_refused() {
             ],
         );
         assert_eq!(errors.len(), 1, "{late}: {errors:?}");
-        assert!(
-            matches!(
-                &errors[0],
-                Error::Protocol {
-                    rule: Rule::AfterStop,
-                    ..
-                }
-            ),
-            "{:?}",
-            errors[0]
-        );
+        assert_after_stop(&errors[0]);
         assert!(!m.complete, "{late}");
         assert_eq!(inputs(&m), [PARIS]);
     }
@@ -884,17 +888,7 @@ fn q44_twin_a_delta_after_output_item_done_stays_refused() {
         ],
     );
     assert_eq!(errors.len(), 1, "{errors:?}");
-    assert!(
-        matches!(
-            &errors[0],
-            Error::Protocol {
-                rule: Rule::AfterStop,
-                ..
-            }
-        ),
-        "{:?}",
-        errors[0]
-    );
+    assert_after_stop(&errors[0]);
     assert!(!m.complete);
 }
 

@@ -16,6 +16,7 @@ from toolstitch import (
     AssembledMessage,
     Assembler,
     Note,
+    Provider,
     TextBlock,
     ToolResultBlock,
     Toolset,
@@ -49,14 +50,18 @@ TOOLS = Toolset(
 )
 
 
-def run(*events: Any, as_text: bool = False) -> tuple[AssembledMessage, list[Exception]]:
-    """Feeds each event (as a dict, or as SSE bytes), closes, returns choice 0 and the errors."""
-    asm = Assembler("openai-chat")
+def run(
+    *events: Any, as_text: bool = False, provider: Provider = "openai-chat"
+) -> tuple[AssembledMessage, list[Exception]]:
+    """Feeds each event (as a dict, or as SSE bytes named by its ``type`` when it has
+    one), closes, returns choice 0 and the errors."""
+    asm = Assembler(provider)
     errors: list[Exception] = []
     for e in events:
         try:
             if as_text:
-                asm.feed_bytes(f"data: {json.dumps(e)}\n\n".encode())
+                name = f"event: {e['type']}\n" if "type" in e else ""
+                asm.feed_bytes(f"{name}data: {json.dumps(e)}\n\n".encode())
             else:
                 asm.feed(e)
         except ToolstitchError as err:
@@ -466,18 +471,7 @@ def args_done() -> tuple[str, dict[str, Any]]:
 def run_responses(
     events: list[dict[str, Any]], *, as_text: bool = False
 ) -> tuple[AssembledMessage, list[Exception]]:
-    asm = Assembler("openai-responses")
-    errors: list[Exception] = []
-    for e in events:
-        try:
-            if as_text:
-                asm.feed_bytes(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode())
-            else:
-                asm.feed(e)
-        except ToolstitchError as err:
-            errors.append(err)
-    asm.close()
-    return asm.message(), errors
+    return run(*events, as_text=as_text, provider="openai-responses")
 
 
 @pytest.mark.parametrize("as_text", [False, True])
