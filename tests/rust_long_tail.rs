@@ -602,3 +602,514 @@ fn ollama_native_fails_closed() {
     assert!(matches!(errors.as_slice(), [Error::Provider { .. }]));
     assert!(!m.complete);
 }
+
+/// The two `executed_tools` entries of Groq's compound web search (the shape of
+/// `tests/fixtures/long_tail/groq_compound-web-search-stream.vcr.yaml`).
+fn groq_search(output: Option<&str>) -> Value {
+    let mut entry = json!({
+        "index": 0,
+        "type": "search",
+        "arguments": "{\"query\": \"What is the weather in San Francisco today?\"}",
+        "search_results": {"results": []},
+    });
+    if let Some(o) = output {
+        entry["output"] = json!(o);
+    }
+    chunk(json!({"executed_tools": [entry]}), None)
+}
+
+#[test]
+fn q50_executed_tools_are_server_side_calls_with_minted_ids_and_results() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            chunk(json!({"reasoning": "<think>search</think>"}), None),
+            groq_search(None),
+            groq_search(Some("Title: Weather in San Francisco")),
+            chunk(json!({"content": "It is 17 °C."}), None),
+            chunk(json!({}), Some("stop")),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+    assert_eq!(m.tool_uses.len(), 1);
+    let t = &m.tool_uses[0];
+    assert!(t.server_side && t.block.server_side && t.id_minted && t.finished);
+    assert_eq!(t.block.name, "search");
+    assert_eq!(t.block.kind, "executed_tool");
+    assert_eq!(
+        t.block.input,
+        r#"{"query": "What is the weather in San Francisco today?"}"#
+    );
+    let result = m
+        .blocks
+        .iter()
+        .find_map(|b| match b {
+            _toolstitch::blocks::Block::ToolResult(r) => Some(r),
+            _ => None,
+        })
+        .expect("a result block");
+    assert_eq!(result.tool_use_id, t.block.id);
+    assert_eq!(result.kind, "executed_tool");
+    assert_eq!(
+        result.content,
+        [_toolstitch::blocks::Block::Text(
+            "Title: Weather in San Francisco".into()
+        )]
+    );
+    let state: Value = serde_json::from_str(result.provider_state.as_deref().unwrap()).unwrap();
+    assert_eq!(state["search_results"], json!({"results": []}));
+    assert_eq!(m.text, "It is 17 °C.");
+}
+
+#[test]
+fn q50_an_index_less_client_fragment_never_continues_an_executed_tool() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            groq_search(None),
+            chunk(
+                json!({"tool_calls": [{"id": "call_a", "function": {"name": "f", "arguments": "{}"}}]}),
+                None,
+            ),
+            chunk(
+                json!({"tool_calls": [{"function": {"arguments": ""}}]}),
+                None,
+            ),
+            groq_search(Some("done")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let client: Vec<_> = m.tool_uses.iter().filter(|t| !t.server_side).collect();
+    assert_eq!(client.len(), 1);
+    assert_eq!(client[0].block.id, "call_a");
+    assert_eq!(m.tool_uses.len(), 2);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q50_twin_other_arguments_or_a_second_output_for_one_entry_are_refused() {
+    let mut other = groq_search(None);
+    other["choices"][0]["delta"]["executed_tools"][0]["arguments"] = json!("{\"query\": \"B\"}");
+    let (m, errors) = run(&mut chat(), &[groq_search(None), other, end()]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].to_string().contains("other arguments"),
+        "{}",
+        errors[0]
+    );
+    assert!(!m.complete);
+
+    let (m, errors) = run(
+        &mut chat(),
+        &[groq_search(Some("one")), groq_search(Some("two")), end()],
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(!m.complete);
+
+    let mut no_index = groq_search(None);
+    no_index["choices"][0]["delta"]["executed_tools"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("index");
+    let (m, errors) = run(&mut chat(), &[no_index, end()]);
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].to_string().contains("executed_tools[0].index"),
+        "{}",
+        errors[0]
+    );
+    assert!(!m.complete);
+}
+
+fn responses() -> Assembler {
+    Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default())
+}
+
+fn ev(kind: &str, mut fields: Value) -> Value {
+    fields["type"] = json!(kind);
+    fields
+}
+
+fn added(args: &str) -> Value {
+    ev(
+        "response.output_item.added",
+        json!({"output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": args}}),
+    )
+}
+
+fn args_delta(delta: &str) -> Value {
+    ev(
+        "response.function_call_arguments.delta",
+        json!({"output_index": 0, "item_id": "fc_1", "delta": delta}),
+    )
+}
+
+fn args_done(args: &str) -> Value {
+    ev(
+        "response.function_call_arguments.done",
+        json!({"output_index": 0, "item_id": "fc_1", "arguments": args}),
+    )
+}
+
+fn item_done(args: &str) -> Value {
+    ev(
+        "response.output_item.done",
+        json!({"output_index": 0, "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather", "arguments": args}}),
+    )
+}
+
+fn completed() -> Value {
+    ev(
+        "response.completed",
+        json!({"response": {"status": "completed"}}),
+    )
+}
+
+const PARIS: &str = r#"{"city":"Paris"}"#;
+
+/// The error is Q25's: content for a call after its block stopped.
+fn assert_after_stop(e: &Error) {
+    assert!(
+        matches!(
+            e,
+            Error::Protocol {
+                rule: Rule::AfterStop,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn q44_arguments_done_before_the_item_was_added_give_the_call_as_done_says() {
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            args_done(PARIS),
+            added(""),
+            item_done(PARIS),
+            completed(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+    assert_eq!(inputs(&m), [PARIS]);
+    assert_eq!(m.tool_uses[0].block.id, "call_1");
+    assert_eq!(m.tool_uses[0].block.name, "get_weather");
+    assert_eq!(notes(&m), [NoteKind::ArgumentsDoneEarly]);
+}
+
+#[test]
+fn q44_deltas_after_done_that_replay_its_text_are_skipped_with_a_note() {
+    // Before the item was announced, and after it; and the ordinary order with
+    // the last delta sent again after `done`.
+    for events in [
+        vec![
+            args_done(PARIS),
+            added(""),
+            args_delta(r#"{"city":"#),
+            args_delta(r#""Paris"}"#),
+            item_done(PARIS),
+        ],
+        vec![
+            args_done(PARIS),
+            args_delta(r#"{"city""#),
+            added(""),
+            args_delta(r#":"Paris"}"#),
+        ],
+        vec![
+            added(""),
+            args_delta(r#"{"city":"#),
+            args_delta(r#""Paris"}"#),
+            args_done(PARIS),
+            args_delta(PARIS),
+            item_done(PARIS),
+        ],
+    ] {
+        let mut all = vec![ev("response.created", json!({}))];
+        all.extend(events);
+        all.push(completed());
+        let (m, errors) = run(&mut responses(), &all);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+        assert_eq!(inputs(&m), [PARIS]);
+        assert!(
+            notes(&m).contains(&NoteKind::StaleDeltaSkipped),
+            "{:?}",
+            m.notes
+        );
+        assert_eq!(
+            m.notes
+                .iter()
+                .filter(|n| n.kind == NoteKind::StaleDeltaSkipped)
+                .count(),
+            1
+        );
+    }
+}
+
+#[test]
+fn q44_twin_a_delta_with_new_text_after_done_is_refused() {
+    for late in [r#"{"city":"Rome"}"#, "}", r#"{"city":"Paris"}{"#] {
+        let (m, errors) = run(
+            &mut responses(),
+            &[
+                ev("response.created", json!({})),
+                added(""),
+                args_delta(PARIS),
+                args_done(PARIS),
+                args_delta(late),
+                item_done(PARIS),
+                completed(),
+            ],
+        );
+        assert_eq!(errors.len(), 1, "{late}: {errors:?}");
+        assert_after_stop(&errors[0]);
+        assert!(!m.complete, "{late}");
+        assert_eq!(inputs(&m), [PARIS]);
+    }
+}
+
+#[test]
+fn q44_twin_a_delta_after_output_item_done_stays_refused() {
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            args_done(PARIS),
+            added(""),
+            item_done(PARIS),
+            args_delta(r#"{"city":"#),
+            completed(),
+        ],
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_after_stop(&errors[0]);
+    assert!(!m.complete);
+}
+
+#[test]
+fn q44_twin_an_added_item_with_other_arguments_than_the_early_done_is_refused() {
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            args_done(PARIS),
+            added(r#"{"city":"Rome"}"#),
+            item_done(PARIS),
+            completed(),
+        ],
+    );
+    assert!(!errors.is_empty());
+    assert!(
+        errors[0].to_string().contains("other arguments"),
+        "{}",
+        errors[0]
+    );
+    assert!(!m.complete);
+}
+
+fn long_tail_fixture(name: &str) -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/long_tail/");
+    std::fs::read_to_string(format!("{path}{name}")).unwrap()
+}
+
+fn xai_stream(model: &str) -> Vec<Value> {
+    long_tail_fixture("xai-x-search-tool.chunks.txt")
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["response"]["model"].is_string() {
+                v["response"]["model"] = json!(model);
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn q47_xai_server_tools_sent_as_custom_tool_calls_are_server_side() {
+    let (m, errors) = run(&mut responses(), &xai_stream("grok-4-fast-reasoning"));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+    let custom: Vec<_> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.block.kind == "custom_tool_call")
+        .collect();
+    let names: Vec<&str> = custom.iter().map(|t| t.block.name.as_str()).collect();
+    assert_eq!(names, ["x_keyword_search", "view_x_video"]);
+    assert!(custom.iter().all(|t| t.server_side && t.block.server_side));
+    assert_eq!(
+        custom[0].block.input,
+        r#"{"query":"from:xai filter:media","limit":20,"mode":"Latest"}"#
+    );
+    assert_eq!(custom[0].block.id, "xs_call_24148162");
+    // Nothing is left for the client to run.
+    assert!(m.tool_uses.iter().all(|t| t.server_side));
+    assert_eq!(
+        notes(&m),
+        [NoteKind::XaiServerTool, NoteKind::XaiServerTool]
+    );
+}
+
+#[test]
+fn q47_twin_the_same_items_from_another_model_or_another_name_stay_client_calls() {
+    let (m, errors) = run(&mut responses(), &xai_stream("gpt-5"));
+    assert!(errors.is_empty(), "{errors:?}");
+    let client: Vec<_> = m.tool_uses.iter().filter(|t| !t.server_side).collect();
+    assert_eq!(client.len(), 2);
+    assert!(m.notes.is_empty());
+
+    // A grok model's custom tool of the client's own stays the client's.
+    let mut events = xai_stream("grok-4");
+    for e in &mut events {
+        if e["item"]["name"] == "view_x_video" {
+            e["item"]["name"] = json!("my_grammar_tool");
+        }
+    }
+    let (m, errors) = run(&mut responses(), &events);
+    assert!(errors.is_empty(), "{errors:?}");
+    let client: Vec<&str> = m
+        .tool_uses
+        .iter()
+        .filter(|t| !t.server_side)
+        .map(|t| t.block.name.as_str())
+        .collect();
+    assert_eq!(client, ["my_grammar_tool"]);
+}
+
+#[test]
+fn q47_xai_search_call_items_of_a_whole_response_are_server_side() {
+    let body = long_tail_fixture("xai-x-search-tool.1.json");
+    let mut a = responses();
+    a.feed_json(None, body.as_bytes(), None).unwrap();
+    a.close(None).unwrap();
+    let m = a.messages().remove(0);
+    assert!(m.complete, "{:?}", m.problems);
+    let search: Vec<_> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.block.kind == "x_search_call")
+        .collect();
+    assert!(!search.is_empty());
+    assert!(search.iter().all(|t| t.server_side));
+    assert!(m.tool_uses.iter().all(|t| t.server_side));
+}
+
+fn split_chat() -> Assembler {
+    Assembler::new(
+        Some(Dialect::OpenAiChat),
+        AssemblerLimits {
+            split_concatenated: true,
+            ..AssemblerLimits::default()
+        },
+    )
+}
+
+#[test]
+fn q40_split_concatenated_gives_one_call_per_object_with_derived_ids() {
+    let (m, errors) = run(
+        &mut split_chat(),
+        &[
+            call(0, Some("call_a"), Some("search"), json!(r#"{"query":"A"}"#)),
+            call(0, None, None, json!(r#"{"query":"B"}"#)),
+            call(1, Some("call_b"), Some("search"), json!(r#"{"query":"C"}"#)),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete && m.problems.is_empty(), "{:?}", m.problems);
+    let calls: Vec<(&str, &str, &str)> = m
+        .tool_uses
+        .iter()
+        .map(|t| {
+            (
+                t.block.id.as_str(),
+                t.block.name.as_str(),
+                t.block.input.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("call_a_1", "search", r#"{"query":"A"}"#),
+            ("call_a_2", "search", r#"{"query":"B"}"#),
+            ("call_b", "search", r#"{"query":"C"}"#),
+        ]
+    );
+    assert!(m.tool_uses[0].id_minted && m.tool_uses[1].id_minted && !m.tool_uses[2].id_minted);
+    assert_eq!(m.tool_uses[0].sent_id.as_deref(), Some("call_a"));
+    assert_eq!(notes(&m), [NoteKind::ConcatenatedSplit]);
+    assert!(m.notes[0].message.contains("call_a_1, call_a_2"));
+    let in_blocks = m
+        .blocks
+        .iter()
+        .filter(|b| matches!(b, _toolstitch::blocks::Block::ToolUse(_)))
+        .count();
+    assert_eq!(in_blocks, 3);
+}
+
+#[test]
+fn q40_twin_without_the_option_or_with_a_piece_that_is_no_object_nothing_is_split() {
+    let whole = r#"{"query":"A"}{"query":"B"}"#;
+    let (m, _) = run(
+        &mut chat(),
+        &[call(0, Some("call_a"), Some("f"), json!(whole)), end()],
+    );
+    assert_eq!(inputs(&m), [whole]);
+    assert!(m.notes.is_empty());
+    for input in [
+        r#"{"query":"A"}[1]"#,
+        r#"{"query":"A"} x"#,
+        r#"{"query":"A"}"#,
+    ] {
+        let (m, _) = run(
+            &mut split_chat(),
+            &[call(0, Some("call_a"), Some("f"), json!(input)), end()],
+        );
+        assert_eq!(inputs(&m), [input], "{input}");
+        assert_eq!(m.tool_uses[0].block.id, "call_a");
+        assert!(m.notes.is_empty());
+    }
+    // A call still open (the stream cut) is not split: it is not finished.
+    let mut a = split_chat();
+    a.feed_json(
+        None,
+        call(0, Some("call_a"), Some("f"), json!(whole))
+            .to_string()
+            .as_bytes(),
+        None,
+    )
+    .unwrap();
+    let m = a.messages().remove(0);
+    assert_eq!(inputs(&m), [whole]);
+}
+
+#[test]
+fn q47_a_whole_xai_response_with_custom_tool_calls_gives_server_side_calls() {
+    // The recording's final `response`, fed as a non-streamed body (Q31).
+    let body = xai_stream("grok-4-fast-reasoning").pop().unwrap()["response"].clone();
+    let mut a = responses();
+    a.feed_json(None, body.to_string().as_bytes(), None)
+        .unwrap();
+    a.close(None).unwrap();
+    let m = a.messages().remove(0);
+    assert!(m.complete, "{:?}", m.problems);
+    let custom: Vec<_> = m
+        .tool_uses
+        .iter()
+        .filter(|t| t.block.kind == "custom_tool_call")
+        .collect();
+    assert_eq!(custom.len(), 2);
+    assert!(m.tool_uses.iter().all(|t| t.server_side));
+    assert_eq!(
+        notes(&m),
+        [NoteKind::XaiServerTool, NoteKind::XaiServerTool]
+    );
+}

@@ -5,13 +5,19 @@ attack shape, still refused. The Rust side is tests/rust_long_tail.rs."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
+import yaml
+from http_server import Recording, RecordingServer
 from toolstitch import (
     AssembledMessage,
     Assembler,
     Note,
+    Provider,
+    TextBlock,
     ToolResultBlock,
     Toolset,
     ToolstitchError,
@@ -44,14 +50,18 @@ TOOLS = Toolset(
 )
 
 
-def run(*events: Any, as_text: bool = False) -> tuple[AssembledMessage, list[Exception]]:
-    """Feeds each event (as a dict, or as SSE bytes), closes, returns choice 0 and the errors."""
-    asm = Assembler("openai-chat")
+def run(
+    *events: Any, as_text: bool = False, provider: Provider = "openai-chat"
+) -> tuple[AssembledMessage, list[Exception]]:
+    """Feeds each event (as a dict, or as SSE bytes named by its ``type`` when it has
+    one), closes, returns choice 0 and the errors."""
+    asm = Assembler(provider)
     errors: list[Exception] = []
     for e in events:
         try:
             if as_text:
-                asm.feed_bytes(f"data: {json.dumps(e)}\n\n".encode())
+                name = f"event: {e['type']}\n" if "type" in e else ""
+                asm.feed_bytes(f"{name}data: {json.dumps(e)}\n\n".encode())
             else:
                 asm.feed(e)
         except ToolstitchError as err:
@@ -364,3 +374,216 @@ def test_q37_twin_a_call_without_extra_content_renders_without_it() -> None:
     rendered = render_turn("openai-chat", m, [result])
     (assistant,) = [r for r in rendered if r.get("role") == "assistant"]
     assert "extra_content" not in assistant["tool_calls"][0]
+
+
+LONG_TAIL = Path(__file__).resolve().parent / "fixtures" / "long_tail"
+"""Recordings for these rows (provenance and licences in its README.md)."""
+
+
+def groq_compound_stream() -> bytes:
+    """The SSE body of pydantic-ai's Groq compound web-search cassette."""
+    cassette = yaml.safe_load((LONG_TAIL / "groq_compound-web-search-stream.vcr.yaml").read_text())
+    body: str = cassette["interactions"][0]["response"]["body"]["string"]
+    return body.encode()
+
+
+def check_groq_search(m: AssembledMessage) -> None:
+    assert m.complete and m.problems == () and m.finish == "stop"
+    (search,) = m.tool_uses
+    assert search.server_side and search.kind == "executed_tool" and search.name == "search"
+    assert search.id in m.minted_ids and search.id in m.server_side_ids
+    assert json.loads(search.input) == {"query": "What is the weather in San Francisco today?"}
+    (result,) = [b for b in m.blocks if isinstance(b, ToolResultBlock)]
+    assert result.tool_use_id == search.id and result.kind == "executed_tool"
+    (output,) = result.content
+    assert isinstance(output, TextBlock) and "Weather in San Francisco" in output.text
+    assert "search_results" in json.loads(result.provider_state or "{}")
+    assert m.validated(TOOLS) == []  # nothing for the client to run
+
+
+def test_q50_groq_executed_tools_are_server_side_calls_with_results() -> None:
+    asm = Assembler("openai-chat")
+    asm.feed_bytes(groq_compound_stream())
+    asm.close()
+    check_groq_search(asm.message())
+
+
+def test_q50_groq_executed_tools_through_the_openai_client() -> None:
+    routes = {"/v1/chat/completions": Recording(groq_compound_stream())}
+    with RecordingServer(routes) as server:
+        client = openai.OpenAI(
+            base_url=f"{server.url}/v1", api_key="test", max_retries=0, timeout=10
+        )
+        with client:
+            stream = client.chat.completions.create(
+                model="compound-beta",
+                messages=[{"role": "user", "content": "weather?"}],
+                stream=True,
+            )
+            (m,) = Assembler("openai-chat").feed_all(stream)
+    check_groq_search(m)
+
+
+def test_q50_twin_an_executed_tool_with_other_arguments_is_refused() -> None:
+    entry = {"index": 0, "type": "search", "arguments": '{"query": "A"}'}
+    other = {**entry, "arguments": '{"query": "B"}'}
+    m, errors = run(chunk({"executed_tools": [entry]}), chunk({"executed_tools": [other]}), END)
+    assert len(errors) == 1 and "other arguments" in str(errors[0])
+    assert not m.complete
+
+
+PARIS = '{"city":"Paris"}'
+FC = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather"}
+
+
+def responses_events(*events: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """Responses events, numbered, between ``response.created`` and ``response.completed``."""
+    out: list[dict[str, Any]] = [{"type": "response.created"}]
+    out += [{"type": kind, **fields} for kind, fields in events]
+    out.append({"type": "response.completed", "response": {"status": "completed"}})
+    return [{**e, "sequence_number": n} for n, e in enumerate(out)]
+
+
+def added(args: str = "") -> tuple[str, dict[str, Any]]:
+    return "response.output_item.added", {"output_index": 0, "item": {**FC, "arguments": args}}
+
+
+def item_done() -> tuple[str, dict[str, Any]]:
+    return "response.output_item.done", {"output_index": 0, "item": {**FC, "arguments": PARIS}}
+
+
+def args_delta(delta: str) -> tuple[str, dict[str, Any]]:
+    return "response.function_call_arguments.delta", {
+        "output_index": 0,
+        "item_id": "fc_1",
+        "delta": delta,
+    }
+
+
+def args_done() -> tuple[str, dict[str, Any]]:
+    return "response.function_call_arguments.done", {
+        "output_index": 0,
+        "item_id": "fc_1",
+        "arguments": PARIS,
+    }
+
+
+def run_responses(
+    events: list[dict[str, Any]], *, as_text: bool = False
+) -> tuple[AssembledMessage, list[Exception]]:
+    return run(*events, as_text=as_text, provider="openai-responses")
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_q44_arguments_done_before_the_item_and_stale_deltas_give_the_done_call(
+    as_text: bool,
+) -> None:
+    events = responses_events(
+        args_done(), added(), args_delta('{"city":'), args_delta('"Paris"}'), item_done()
+    )
+    m, errors = run_responses(events, as_text=as_text)
+    assert errors == [] and m.complete and m.problems == ()
+    (call,) = m.tool_uses
+    assert (call.id, call.name, call.input) == ("call_1", "get_weather", PARIS)
+    assert kinds(m) == ["arguments-done-early", "stale-delta-skipped"]
+    assert all(n.call_id == "call_1" for n in m.notes)
+    assert [v.arguments for v in m.validated(TOOLS)] == [{"city": "Paris"}]
+
+
+def test_q44_twin_new_text_after_done_or_a_delta_after_the_item_is_refused() -> None:
+    for late in ['{"city":"Rome"}', "}"]:
+        events = responses_events(
+            added(), args_delta(PARIS), args_done(), args_delta(late), item_done()
+        )
+        m, errors = run_responses(events)
+        assert len(errors) == 1 and "done arguments do not have" in str(errors[0])
+        assert not m.complete
+        with pytest.raises(ToolstitchError):
+            m.validated(TOOLS)
+    # After output_item.done a delta is a delta after the block stopped (Q25).
+    m, errors = run_responses(responses_events(args_done(), added(), item_done(), args_delta("{")))
+    assert len(errors) == 1 and "after the call's block stopped" in str(errors[0])
+    assert not m.complete
+
+
+def xai_sse(model: str = "grok-4-fast-reasoning", rename: dict[str, str] | None = None) -> bytes:
+    """vercel/ai's xAI x_search recording as the SSE stream xAI sends."""
+    out = []
+    for line in (LONG_TAIL / "xai-x-search-tool.chunks.txt").read_text().splitlines():
+        e = json.loads(line)
+        if isinstance(e.get("response"), dict):
+            e["response"]["model"] = model
+        item = e.get("item")
+        if isinstance(item, dict) and (rename or {}).get(item.get("name", "")):
+            item["name"] = (rename or {})[item["name"]]
+        out.append(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n")
+    return "".join(out).encode()
+
+
+def xai_message(body: bytes) -> AssembledMessage:
+    with RecordingServer({"/v1/responses": Recording(body)}) as server:
+        client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="test", max_retries=0)
+        with client:
+            stream = client.responses.create(model="grok-4", input="xAI media?", stream=True)
+            (m,) = Assembler("openai-responses").feed_all(stream)
+    return m
+
+
+def test_q47_xai_server_tools_as_custom_tool_calls_are_never_client_calls() -> None:
+    m = xai_message(xai_sse())
+    assert m.complete and m.problems == ()
+    custom = [t for t in m.tool_uses if t.kind == "custom_tool_call"]
+    assert [t.name for t in custom] == ["x_keyword_search", "view_x_video"]
+    assert all(t.server_side and t.id in m.server_side_ids for t in custom)
+    assert kinds(m) == ["xai-server-tool", "xai-server-tool"]
+    assert m.validated(Toolset({})) == []  # nothing for the client to run
+
+
+def test_q47_twin_another_models_or_the_clients_own_custom_tools_stay_client_calls() -> None:
+    m = xai_message(xai_sse(model="gpt-5"))
+    assert sorted(t.name for t in m.tool_uses if not t.server_side) == [
+        "view_x_video",
+        "x_keyword_search",
+    ]
+    assert m.notes == ()
+    m = xai_message(xai_sse(rename={"view_x_video": "my_grammar_tool"}))
+    assert [t.name for t in m.tool_uses if not t.server_side] == ["my_grammar_tool"]
+
+
+def test_q40_split_concatenated_gives_one_call_per_object() -> None:
+    import toolstitch
+
+    events = [
+        call(0, '{"city": "Paris"}{"city": "Rome"}', "call_a", "get_weather"),
+        call(1, '{"city": "Oslo"}', "call_b", "get_weather"),
+        END,
+    ]
+    asm = Assembler("openai-chat", split_concatenated=True)
+    for e in events:
+        asm.feed(e)
+    asm.close()
+    (via_assemble,) = toolstitch.assemble(events, "openai-chat", split_concatenated=True)
+    for m in (asm.message(), via_assemble):
+        assert m.complete and m.problems == ()
+        assert [(c.id, c.input) for c in m.tool_uses] == [
+            ("call_a_1", '{"city": "Paris"}'),
+            ("call_a_2", '{"city": "Rome"}'),
+            ("call_b", '{"city": "Oslo"}'),
+        ]
+        assert m.minted_ids == {"call_a_1", "call_a_2"}
+        assert kinds(m) == ["concatenated-split"] and m.notes[0].call_id == "call_a_1"
+        assert [v.arguments["city"] for v in m.validated(TOOLS)] == ["Paris", "Rome", "Oslo"]
+
+
+def test_q40_twin_split_leaves_a_non_object_piece_as_the_q40_problem() -> None:
+    from toolstitch import ToolValidationError
+
+    asm = Assembler("openai-chat", split_concatenated=True)
+    for e in (call(0, '{"city": "Paris"}[1]', "call_a", "get_weather"), END):
+        asm.feed(e)
+    asm.close()
+    m = asm.message()
+    assert [c.id for c in m.tool_uses] == ["call_a"] and m.notes == ()
+    with pytest.raises(ToolValidationError) as refused:
+        m.validated(TOOLS)
+    assert "2 JSON values in one input" in str(refused.value.errors[0])

@@ -218,7 +218,13 @@ def test_signature_shows_the_real_defaults() -> None:
         "max_choices": 128,
         "max_line_bytes": 16 * 1024 * 1024,
     }
-    assert set(toolstitch.AssemblerLimits.__annotations__) == {*limits, "max_output_tokens"}
+    # split_concatenated is an option, not a limit (Q40's opt-in), passed on the same way.
+    assert params["split_concatenated"].default is False
+    assert set(toolstitch.AssemblerLimits.__annotations__) == {
+        *limits,
+        "max_output_tokens",
+        "split_concatenated",
+    }
 
 
 def test_help_shows_the_signature_and_says_what_it_does() -> None:

@@ -18,7 +18,16 @@ const MAX_ITEMS: usize = 4;
 const IDS: &[&str] = &[
     "call_a", "call_b", "toolu_1", "fc_1", "", "call_0_0", "call_0_1", "x",
 ];
-const NAMES: &[&str] = &["get_weather", "lookup", "", "f", "web_search"];
+const NAMES: &[&str] = &[
+    "get_weather",
+    "lookup",
+    "",
+    "f",
+    "web_search",
+    "x_keyword_search",
+];
+/// Models of `response.created`: xAI's tell its own tools apart (Q47).
+const MODELS: &[&str] = &["grok-4", "gpt-5", "xai/grok-4-fast-reasoning", ""];
 const ARGS: &[&str] = &[
     "{",
     "}",
@@ -169,6 +178,224 @@ enum ChatOp {
     ErrorEvent(Txt),
     GroqUsage,
     Raw(String),
+    /// A long-tail shape whole, so that its rule's branches are reached.
+    Shape(ChatShape),
+}
+
+/// The long-tail shapes of compatible servers (docs/quirks.md Q36 onward), each
+/// a few chunks of choice 0, with the neighbouring attack shapes beside them.
+#[derive(Arbitrary, Debug)]
+enum ChatShape {
+    /// Q36: a prefix of the arguments, then the whole value again.
+    Restated { index: Ix, cut: u8, whole: Txt },
+    /// Q38: two parallel calls with one id; `same` repeats the first call's
+    /// name and arguments (the twin: a repeated segment).
+    SameId { a: Ix, b: Ix, args: Txt, same: bool },
+    /// Q39: the end with `tool_calls`, then a chunk with another reason alone
+    /// (or, the twin, with content).
+    LaterFinish { reason: Txt, content: Option<Txt> },
+    /// Q43: an opener at one index, its arguments at another with neither id
+    /// nor name; `named` names a call at the rerouted index afterwards (the twin).
+    Rerouted {
+        opener: Ix,
+        at: Ix,
+        args: Txt,
+        named: Option<Txt>,
+    },
+    /// Q50: a tool the server ran, in `executed_tools`, announced then with
+    /// its output (`twice`), or at once; `other` changes its arguments.
+    Executed {
+        index: Option<Ix>,
+        kind: Txt,
+        args: Txt,
+        output: Option<Txt>,
+        twice: bool,
+        other: Option<Txt>,
+    },
+    /// Q40: several complete objects under one call, sent in pieces (split
+    /// into calls with `split_concatenated`).
+    Concatenated {
+        index: Ix,
+        pieces: u8,
+        tail: Option<Txt>,
+    },
+}
+
+fn chat_call(index: Option<Ix>, id: Option<&str>, name: Option<&str>, args: &str) -> Value {
+    let mut call = Map::new();
+    put(&mut call, "index", index.map(Ix::value));
+    put(&mut call, "id", id.map(|i| json!(i)));
+    let mut f = Map::new();
+    put(&mut f, "name", name.map(|n| json!(n)));
+    f.insert("arguments".into(), json!(args));
+    call.insert("function".into(), Value::Object(f));
+    Value::Object(call)
+}
+
+fn chat_chunk(delta: Value, finish: Option<&str>) -> Event {
+    ev(
+        None,
+        json!({"object": "chat.completion.chunk",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}),
+    )
+}
+
+fn calls_chunk(calls: Vec<Value>) -> Event {
+    chat_chunk(json!({ "tool_calls": calls }), None)
+}
+
+impl ChatShape {
+    #[allow(clippy::too_many_lines)]
+    fn render(self, out: &mut Vec<Event>) {
+        match self {
+            ChatShape::Restated { index, cut, whole } => {
+                let whole = whole.of(ARGS);
+                let at = usize::from(cut) % whole.len().max(1);
+                let at = (0..=at)
+                    .rev()
+                    .find(|&i| whole.is_char_boundary(i))
+                    .unwrap_or(0);
+                let head = whole.get(..at).unwrap_or_default();
+                out.push(calls_chunk(vec![chat_call(
+                    Some(index),
+                    Some("call_a"),
+                    Some("f"),
+                    head,
+                )]));
+                out.push(calls_chunk(vec![chat_call(
+                    Some(index),
+                    None,
+                    None,
+                    &whole,
+                )]));
+            }
+            ChatShape::SameId { a, b, args, same } => {
+                let args = args.of(ARGS);
+                out.push(calls_chunk(vec![chat_call(
+                    Some(a),
+                    Some("call_a"),
+                    Some("f"),
+                    &args,
+                )]));
+                let (name, second) = if same {
+                    ("f", args.clone())
+                } else {
+                    ("lookup", "{}".to_owned())
+                };
+                out.push(calls_chunk(vec![chat_call(
+                    Some(b),
+                    Some("call_a"),
+                    Some(name),
+                    &second,
+                )]));
+                out.push(calls_chunk(vec![chat_call(
+                    Some(b),
+                    Some("call_a"),
+                    None,
+                    "",
+                )]));
+            }
+            ChatShape::LaterFinish { reason, content } => {
+                out.push(chat_chunk(json!({}), Some("tool_calls")));
+                let mut delta = Map::new();
+                put(&mut delta, "content", opt(&content, TEXTS));
+                out.push(chat_chunk(
+                    Value::Object(delta),
+                    Some(&reason.of(CHAT_REASONS)),
+                ));
+            }
+            ChatShape::Rerouted {
+                opener,
+                at,
+                args,
+                named,
+            } => {
+                out.push(calls_chunk(vec![chat_call(
+                    Some(opener),
+                    Some("call_b"),
+                    Some("lookup"),
+                    "",
+                )]));
+                out.push(calls_chunk(vec![chat_call(
+                    Some(at),
+                    None,
+                    None,
+                    &args.of(ARGS),
+                )]));
+                if let Some(n) = named {
+                    let n = n.of(NAMES);
+                    out.push(calls_chunk(vec![chat_call(
+                        Some(at),
+                        Some("call_c"),
+                        Some(&n),
+                        "{}",
+                    )]));
+                }
+            }
+            ChatShape::Executed {
+                index,
+                kind,
+                args,
+                output,
+                twice,
+                other,
+            } => {
+                let entry = |args: &str, output: Option<&Txt>| {
+                    let mut e = Map::new();
+                    put(&mut e, "index", index.map(Ix::value));
+                    e.insert(
+                        "type".into(),
+                        json!(kind.of(&["search", "python", "visit", ""])),
+                    );
+                    e.insert("arguments".into(), json!(args));
+                    put(&mut e, "output", output.map(|o| json!(o.of(TEXTS))));
+                    e.insert("search_results".into(), json!({"results": []}));
+                    Value::Object(e)
+                };
+                let args = args.of(ARGS);
+                if twice {
+                    out.push(chat_chunk(
+                        json!({"executed_tools": [entry(&args, None)]}),
+                        None,
+                    ));
+                }
+                let again = other.map_or(args, |o| o.of(ARGS));
+                out.push(chat_chunk(
+                    json!({"executed_tools": [entry(&again, output.as_ref())]}),
+                    None,
+                ));
+            }
+            ChatShape::Concatenated {
+                index,
+                pieces,
+                tail,
+            } => {
+                let whole = format!(
+                    "{{\"query\":\"A\"}}{{\"query\":\"B\"}}{}",
+                    tail.map_or(String::new(), |t| t.of(ARGS))
+                );
+                let n = usize::from(pieces % 4) + 1;
+                let size = whole.len().div_ceil(n).max(1);
+                let mut first = true;
+                let mut rest = whole.as_str();
+                while !rest.is_empty() {
+                    let mut at = size.min(rest.len());
+                    while !rest.is_char_boundary(at) {
+                        at += 1;
+                    }
+                    let (piece, next) = rest.split_at(at);
+                    let (id, name) = if first {
+                        (Some("call_q"), Some("search"))
+                    } else {
+                        (None, None)
+                    };
+                    out.push(calls_chunk(vec![chat_call(Some(index), id, name, piece)]));
+                    first = false;
+                    rest = next;
+                }
+            }
+        }
+    }
 }
 
 #[derive(Arbitrary, Debug)]
@@ -229,6 +456,7 @@ impl ChatOp {
             ChatOp::ErrorEvent(t) => out.push(ev(Some("error"), json!({"message": t.of(TEXTS)}))),
             ChatOp::GroqUsage => out.push(ev(None, json!({"x_groq": {"usage": usage()}}))),
             ChatOp::Raw(s) => out.push(raw(None, &s)),
+            ChatOp::Shape(shape) => shape.render(out),
         }
     }
 }
@@ -694,6 +922,19 @@ enum Seq {
 #[derive(Arbitrary, Debug)]
 enum RespKind {
     Created,
+    /// `response.created` naming a model (Q47: xAI's own tools).
+    CreatedBy(Txt),
+    /// Q44: `function_call_arguments.done` before the item's `added`, then
+    /// `replay` deltas replaying the done text from its start, and maybe one
+    /// with other text (the twin); `item_done` ends the item between them.
+    DoneEarly {
+        oi: Ix,
+        args: Txt,
+        replay: u8,
+        extra: Option<Txt>,
+        item_done: bool,
+        custom: bool,
+    },
     InProgress,
     ItemAdded {
         oi: Option<Ix>,
@@ -788,6 +1029,76 @@ struct SeqState {
     last: u64,
 }
 
+/// Q44's events: the arguments done first, the item added, deltas that
+/// replay the done text (`replay` pieces of it), maybe one with `extra` text,
+/// the item's end before them when `item_done`.
+fn done_early(
+    oi: Ix,
+    args: &str,
+    replay: u8,
+    extra: Option<&Txt>,
+    item_done: bool,
+    custom: bool,
+) -> Vec<(&'static str, Value)> {
+    let (kind, field, delta_name, done_name) = if custom {
+        (
+            "custom_tool_call",
+            "input",
+            "response.custom_tool_call_input.delta",
+            "response.custom_tool_call_input.done",
+        )
+    } else {
+        (
+            "function_call",
+            "arguments",
+            "response.function_call_arguments.delta",
+            "response.function_call_arguments.done",
+        )
+    };
+    let item = |with: &str| {
+        json!({"output_index": oi.value(), "item": {"type": kind, "id": "fc_1",
+               "call_id": "call_a", "name": "x_keyword_search", field: with}})
+    };
+    let mut list = vec![
+        (
+            done_name,
+            json!({"output_index": oi.value(), "item_id": "fc_1", field: args}),
+        ),
+        ("response.output_item.added", item("")),
+    ];
+    if item_done {
+        list.push(("response.output_item.done", item(args)));
+    }
+    let n = usize::from(replay % 4);
+    let size = args.len().div_ceil(n.max(1)).max(1);
+    let mut rest = args;
+    for _ in 0..n {
+        if rest.is_empty() {
+            break;
+        }
+        let mut at = size.min(rest.len());
+        while !rest.is_char_boundary(at) {
+            at += 1;
+        }
+        let (piece, next) = rest.split_at(at);
+        list.push((
+            delta_name,
+            json!({"output_index": oi.value(), "item_id": "fc_1", "delta": piece}),
+        ));
+        rest = next;
+    }
+    if let Some(x) = extra {
+        list.push((
+            delta_name,
+            json!({"output_index": oi.value(), "item_id": "fc_1", "delta": x.of(ARGS)}),
+        ));
+    }
+    if !item_done {
+        list.push(("response.output_item.done", item(args)));
+    }
+    list
+}
+
 impl RespOp {
     fn render(self, out: &mut Vec<Event>, seq: &mut SeqState) {
         let (name, mut v) = match self.kind {
@@ -795,6 +1106,36 @@ impl RespOp {
                 "response.created",
                 json!({"response": {"id": "resp_1", "status": "in_progress"}}),
             ),
+            RespKind::CreatedBy(model) => (
+                "response.created",
+                json!({"response": {"id": "resp_1", "status": "in_progress", "model": model.of(MODELS)}}),
+            ),
+            RespKind::DoneEarly {
+                oi,
+                args,
+                replay,
+                extra,
+                item_done,
+                custom,
+            } => {
+                let list = done_early(
+                    oi,
+                    &args.of(ARGS),
+                    replay,
+                    extra.as_ref(),
+                    item_done,
+                    custom,
+                );
+                for (name, mut v) in list {
+                    v["type"] = json!(name);
+                    if !matches!(self.seq, Seq::None) {
+                        seq.last += 1;
+                        v["sequence_number"] = json!(seq.last);
+                    }
+                    out.push(ev(self.named.then_some(name), v));
+                }
+                return;
+            }
             RespKind::InProgress => (
                 "response.in_progress",
                 json!({"response": {"id": "resp_1"}}),

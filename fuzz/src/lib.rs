@@ -17,7 +17,8 @@ pub mod render;
 /// - `flags` (byte 0): bit 0 picks the structured interpretation of the body
 ///   (an event sequence built from the dialect's vocabulary) over raw
 ///   transport bytes; bit 1 runs with small limits, so that every limit error
-///   is reached; bits 2-3 pick the transport of structured events.
+///   is reached; bits 2-3 pick the transport of structured events; bit 4
+///   turns `split_concatenated` on (Q40's opt-in).
 /// - `cuts` (byte 1) and `seed` (bytes 2-3): how the transport bytes are cut
 ///   (see [`cuts::pieces`]).
 #[derive(Debug, Clone, Copy)]
@@ -25,6 +26,7 @@ pub struct Header {
     pub structured: bool,
     pub small_limits: bool,
     pub transport: u8,
+    pub split: bool,
     pub cuts: u8,
     pub seed: u16,
 }
@@ -39,6 +41,7 @@ impl Header {
             structured: byte(0) & 1 == 1,
             small_limits: byte(0) & 2 == 2,
             transport: (byte(0) >> 2) & 3,
+            split: byte(0) & 16 == 16,
             cuts: byte(1),
             seed: u16::from_le_bytes([byte(2), byte(3)]),
         };
@@ -80,7 +83,8 @@ const BYTEWISE_MAX: usize = 256;
 /// fed as JSON text and as values give the same messages and error kinds.
 pub fn assembler(dialect: Option<Dialect>, data: &[u8]) {
     let (h, body) = Header::split(data);
-    let limits = pipeline::limits(h.small_limits);
+    let mut limits = pipeline::limits(h.small_limits);
+    limits.0.split_concatenated = h.split;
     let mut events = None;
     let bytes = if h.structured {
         let (d, body) = match dialect {

@@ -8,7 +8,7 @@ use _toolstitch::blocks::Block;
 use _toolstitch::framing::{self, Decoder, EventStreamMessage, Frame, FramingLimits, Transport};
 use _toolstitch::providers::{
     exception_frame, AssembledMessage, Assembler, AssemblerLimits, BytesAssembler, BytesError,
-    Dialect, Error, Finish, LiveEvent, ProblemKind,
+    Dialect, Error, Finish, LiveEvent, NoteKind, ProblemKind,
 };
 use serde_json::Value;
 
@@ -57,6 +57,7 @@ pub fn small_limits() -> (AssemblerLimits, FramingLimits) {
             max_blocks: 5,
             max_arg_nodes: 12,
             max_output_tokens: None,
+            split_concatenated: false,
         },
         FramingLimits {
             max_line_bytes: 200,
@@ -377,8 +378,26 @@ pub fn check_message(m: &AssembledMessage) {
         })
         .collect();
     assert_eq!(m.text, text, "text is its text blocks");
-    let keys: BTreeSet<i64> = m.tool_uses.iter().map(|t| t.index).collect();
-    assert_eq!(keys.len(), m.tool_uses.len(), "call keys are unique");
+    // Call keys are unique, but for a call split into one call per object
+    // (split_concatenated, Q40): its parts share its key, and a note says so.
+    let mut per_key: BTreeMap<i64, usize> = BTreeMap::new();
+    for t in &m.tool_uses {
+        *per_key.entry(t.index).or_default() += 1;
+    }
+    for (k, n) in per_key.iter().filter(|(_, n)| **n > 1) {
+        let noted = m
+            .notes
+            .iter()
+            .any(|note| note.kind == NoteKind::ConcatenatedSplit && note.call == Some(*k));
+        assert!(
+            noted,
+            "call key {k} given {n} times without a split: {m:#?}"
+        );
+        assert!(
+            m.finish.is_some(),
+            "a call is split only once its message ended"
+        );
+    }
     let order: Vec<(i64, i64)> = m
         .tool_uses
         .iter()

@@ -350,6 +350,7 @@ class Assembler:
         max_choices: int = 128,
         max_line_bytes: int = 16777216,
         max_output_tokens: int | None = None,
+        split_concatenated: bool = False,
     ) -> Self: ...
     def feed(self, event: object, *, event_type: str | None = None) -> LiveEvents | tuple[()]: ...
     def feed_many(

@@ -69,7 +69,8 @@ event that identifies itself)."""
 
 class AssemblerLimits(TypedDict, total=False):
     """The limit keywords of ``Assembler`` (and of ``assemble`` and friends, which pass
-    them on). Going over one raises ``LimitError`` naming it."""
+    them on). Going over one raises ``LimitError`` naming it. ``split_concatenated`` is
+    passed on the same way: an option, not a limit (see ``Assembler``)."""
 
     max_calls: int
     max_input_bytes: int
@@ -78,6 +79,7 @@ class AssemblerLimits(TypedDict, total=False):
     max_choices: int
     max_line_bytes: int
     max_output_tokens: int | None
+    split_concatenated: bool
 
 
 # ------------------------------------------------------------------ live events
@@ -257,8 +259,10 @@ class Note(NamedTuple):
 
     ``kind`` is one of ``"arguments-restated"`` (Q36), ``"empty-arguments-replaced"``
     (Q41), ``"arguments-object"`` (Q42), ``"later-finish-reason-ignored"`` (Q39),
-    ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43) and
-    ``"content-parts"`` (Q49); ``call_id`` is the call concerned (``None`` for the
+    ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43),
+    ``"content-parts"`` (Q49), ``"arguments-done-early"`` and ``"stale-delta-skipped"``
+    (Q44), ``"xai-server-tool"`` (Q47) and ``"concatenated-split"`` (Q40, with
+    ``split_concatenated``); ``call_id`` is the call concerned (``None`` for the
     message), ``event`` the 1-based ordinal of the event interpreted."""
 
     kind: str

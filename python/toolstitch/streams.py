@@ -82,6 +82,11 @@ class Assembler(_toolstitch.Assembler):
     knows it: a message whose reported output tokens reach it was cut there, and is not
     complete whatever its finish reason says (a problem of kind ``"cut"``; some servers
     report such a cut as ``finish_reason: "tool_calls"``).
+    ``split_concatenated=True`` gives a finished call whose input is two or more
+    complete JSON objects one after another (``{"q":"A"}{"q":"B"}``, sent by some
+    Gemini-compatible endpoints) as one call per object, with ids derived from the one
+    sent (``<id>_1``, ``<id>_2``, listed in ``minted_ids``) and a note of kind
+    ``"concatenated-split"``; without it such a call is kept whole and never validates.
 
     Feed it decoded events (``feed``: a dict, JSON text, or a provider SDK object) or
     raw transport bytes cut anywhere (``feed_bytes``: SSE, JSON lines or AWS
@@ -114,6 +119,7 @@ class Assembler(_toolstitch.Assembler):
         max_choices: int = _DEFAULTS["max_choices"],
         max_line_bytes: int = _DEFAULTS["max_line_bytes"],
         max_output_tokens: int | None = None,
+        split_concatenated: bool = False,
     ) -> Self:
         """A new assembler for one stream (the arguments are described on the class)."""
         return super().__new__(
@@ -127,6 +133,7 @@ class Assembler(_toolstitch.Assembler):
             max_choices=max_choices,
             max_line_bytes=max_line_bytes,
             max_output_tokens=max_output_tokens,
+            split_concatenated=split_concatenated,
         )
 
     def __enter__(self) -> Self:

@@ -1,12 +1,16 @@
 //! Building the messages a stream has assembled so far: blocks in stream
-//! order, calls in provider order (Q3), problems, finish and token counts.
+//! order, calls in provider order (Q3), problems, finish and token counts;
+//! the opt-in split of several complete JSON objects under one call (Q40,
+//! `AssemblerLimits::split_concatenated`).
 
 use std::collections::BTreeMap;
+
+use serde::de::IgnoredAny;
 
 use super::outcome::{finish_of, tokens_of};
 use super::state::{mint_id, Choice, Segment, Stream, MAX_NOTES};
 use super::{AssembledMessage, Finish, Note, NoteKind, Problem, ProblemKind, ToolUse};
-use crate::blocks::{Block, ThinkingBlock};
+use crate::blocks::{Block, ThinkingBlock, FUNCTION};
 
 impl Stream {
     /// Records what a narrow rule interpreted in choice `c` (Q36 onward).
@@ -74,6 +78,17 @@ impl Stream {
                 server_side: meta.server_side,
             })
         };
+        // Q40's opt-in: a call of several objects is one call per object, once
+        // the message ended normally (what it holds can no longer change).
+        let mut notes = ch.notes.clone();
+        let split = self.limits.split_concatenated && ch.phase.normal();
+        let calls = |key: i64, notes: &mut Vec<Note>| -> Vec<ToolUse> {
+            match tool(key) {
+                Some(t) if split => split_call(ch, c, t, self.ordinal, notes),
+                Some(t) => vec![t],
+                None => Vec::new(),
+            }
+        };
         let mut text = String::new();
         let mut blocks = Vec::with_capacity(ch.segments.len());
         for seg in &ch.segments {
@@ -92,7 +107,8 @@ impl Stream {
                     }
                 }
                 Segment::Tool(k) => {
-                    if let Some(t) = tool(*k) {
+                    let mut ignored = Vec::new();
+                    for t in calls(*k, &mut ignored) {
                         blocks.push(Block::ToolUse(t.block));
                     }
                 }
@@ -104,7 +120,11 @@ impl Stream {
                 Segment::Empty => {}
             }
         }
-        let mut tool_uses: Vec<ToolUse> = ch.tools.iter().filter_map(|(k, _)| tool(k)).collect();
+        let mut tool_uses: Vec<ToolUse> = ch
+            .tools
+            .iter()
+            .flat_map(|(k, _)| calls(k, &mut notes))
+            .collect();
         // Q3: ascending provider index (ties, and calls without one, in arrival order).
         tool_uses.sort_by_key(|t| (t.provider_index.unwrap_or(i64::MAX), t.index));
 
@@ -208,13 +228,96 @@ impl Stream {
             complete,
             problems,
             skipped: self.skipped.clone(),
-            notes: ch.notes.clone(),
+            notes,
         }
     }
 }
 
+// ----------------------------------------------- Q40: split_concatenated
+
+/// The objects of `input` when it is two or more complete JSON objects, one
+/// after another (whitespace between and around them allowed), each as its
+/// text; `None` for anything else (one value, a value that is not an object,
+/// trailing text, a cut value).
+pub(crate) fn concatenated_objects(input: &str) -> Option<Vec<&str>> {
+    let mut values = serde_json::Deserializer::from_str(input).into_iter::<IgnoredAny>();
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    while let Some(next) = values.next() {
+        next.ok()?;
+        let end = values.byte_offset();
+        let piece = input.get(start..end)?.trim();
+        if !piece.starts_with('{') {
+            return None;
+        }
+        pieces.push(piece);
+        start = end;
+    }
+    // The stream stops at the end of the input only when every byte was read.
+    if !input.get(start..)?.trim().is_empty() || pieces.len() < 2 {
+        return None;
+    }
+    Some(pieces)
+}
+
+/// The calls `t` stands for: itself, or (split on, in a message that ended
+/// normally, a finished client JSON call holding several objects) one call per object, each with an id derived
+/// from the one sent (`<id>_1`, `<id>_2`, … skipping ids the choice has),
+/// minted and naming the sent one, with a note saying so.
+pub(crate) fn split_call(
+    ch: &Choice,
+    c: i64,
+    t: ToolUse,
+    event: u64,
+    notes: &mut Vec<Note>,
+) -> Vec<ToolUse> {
+    let splittable = t.finished && !t.server_side && t.block.kind == FUNCTION;
+    let Some(pieces) = splittable
+        .then(|| concatenated_objects(&t.block.input))
+        .flatten()
+    else {
+        return vec![t];
+    };
+    let sent = t.block.id.clone();
+    let mut n = 0_usize;
+    let mut ids = Vec::with_capacity(pieces.len());
+    let calls = pieces
+        .iter()
+        .map(|piece| {
+            let id = loop {
+                n += 1;
+                let candidate = format!("{sent}_{n}");
+                if !ch.by_id.contains_key(&candidate) {
+                    break candidate;
+                }
+            };
+            ids.push(id.clone());
+            let mut part = t.clone();
+            part.block.id = id;
+            (*piece).clone_into(&mut part.block.input);
+            part.id_minted = true;
+            part.sent_id = Some(sent.clone());
+            part
+        })
+        .collect();
+    notes.push(Note {
+        kind: NoteKind::ConcatenatedSplit,
+        choice: c,
+        call: Some(t.index),
+        event,
+        message: format!(
+            "call {sent} held {} complete JSON objects one after another; split into the calls \
+             {} (split_concatenated)",
+            ids.len(),
+            ids.join(", ")
+        ),
+    });
+    calls
+}
+
 #[cfg(test)]
 mod tests {
+    use super::concatenated_objects;
     use crate::providers::state::{Live, Opening, Stream};
     use crate::providers::{AssemblerLimits, ProblemKind};
 
@@ -239,5 +342,28 @@ mod tests {
             |p| p.kind == ProblemKind::Protocol && p.message.contains("share the id call_0_1")
         ));
         assert!(!m.complete && m.finish.is_none());
+    }
+
+    #[test]
+    fn only_two_or_more_whole_objects_are_split() {
+        assert_eq!(
+            concatenated_objects(r#"{"q":"A"}{"q":"B"}"#),
+            Some(vec![r#"{"q":"A"}"#, r#"{"q":"B"}"#])
+        );
+        assert_eq!(
+            concatenated_objects(" {\"q\":1}\n {\"q\":[2]} "),
+            Some(vec![r#"{"q":1}"#, r#"{"q":[2]}"#])
+        );
+        for other in [
+            r#"{"q":"A"}"#,
+            r#"{"q":"A"}[1]"#,
+            r#"{"q":"A"} x"#,
+            r#"{"q":"A"}{"q":"#,
+            "",
+            "1 2",
+            r#"{"q":"A"}}"#,
+        ] {
+            assert_eq!(concatenated_objects(other), None, "{other}");
+        }
     }
 }

@@ -88,6 +88,11 @@ pub struct AssemblerLimits {
     /// reason says (Q46), and is not complete.
     #[serde(default)]
     pub max_output_tokens: Option<u64>,
+    /// An option rather than a limit: a finished call whose input is two or
+    /// more complete JSON objects one after another is given as one call per
+    /// object, each with an id derived from the one sent (Q40's opt-in).
+    #[serde(default)]
+    pub split_concatenated: bool,
 }
 
 impl Default for AssemblerLimits {
@@ -101,6 +106,7 @@ impl Default for AssemblerLimits {
             max_blocks: 16 * 1024,
             max_arg_nodes: 100_000,
             max_output_tokens: None,
+            split_concatenated: false,
         }
     }
 }

@@ -117,6 +117,18 @@ pub enum NoteKind {
     FragmentRerouted,
     /// `content` sent as an array of typed parts (Mistral): read part by part (Q49).
     ContentParts,
+    /// Responses `function_call_arguments.done` came before the call's
+    /// `output_item.added`: the call is as the done text says (Q44).
+    ArgumentsDoneEarly,
+    /// Responses argument deltas after `function_call_arguments.done` that only
+    /// replay the done text from its start, in order: skipped (Q44).
+    StaleDeltaSkipped,
+    /// A Responses `custom_tool_call` of an xAI model named after one of xAI's
+    /// own tools (`x_keyword_search`, `view_x_video`, …): a server-side call (Q47).
+    XaiServerTool,
+    /// Several complete JSON objects under one call, split into one call per
+    /// object (`split_concatenated`, Q40).
+    ConcatenatedSplit,
 }
 
 impl NoteKind {
@@ -130,6 +142,10 @@ impl NoteKind {
             Self::DuplicateIdRenamed => "duplicate-id-renamed",
             Self::FragmentRerouted => "fragment-rerouted",
             Self::ContentParts => "content-parts",
+            Self::ArgumentsDoneEarly => "arguments-done-early",
+            Self::StaleDeltaSkipped => "stale-delta-skipped",
+            Self::XaiServerTool => "xai-server-tool",
+            Self::ConcatenatedSplit => "concatenated-split",
         }
     }
 }

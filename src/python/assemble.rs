@@ -103,7 +103,8 @@ impl PyAssembler {
         max_choices = DEFAULT_MAX_CHOICES,
         max_line_bytes = framing::DEFAULT_MAX_LINE_BYTES,
         max_output_tokens = None,
-    ), text_signature = "(provider='auto', *, live=True, max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864, max_event_bytes=16777216, max_choices=128, max_line_bytes=16777216, max_output_tokens=None)")]
+        split_concatenated = false,
+    ), text_signature = "(provider='auto', *, live=True, max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864, max_event_bytes=16777216, max_choices=128, max_line_bytes=16777216, max_output_tokens=None, split_concatenated=False)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -116,6 +117,7 @@ impl PyAssembler {
         max_choices: usize,
         max_line_bytes: usize,
         max_output_tokens: Option<u64>,
+        split_concatenated: bool,
     ) -> PyResult<Self> {
         let dialect = Dialect::parse_provider(provider).map_err(|e| from_providers(py, &e))?;
         let limits = AssemblerLimits {
@@ -125,6 +127,7 @@ impl PyAssembler {
             max_event_bytes,
             max_choices,
             max_output_tokens,
+            split_concatenated,
             ..AssemblerLimits::default()
         };
         let framing_limits = FramingLimits {

@@ -33,6 +33,15 @@ pub(super) fn chat_delta(r: &mut Rng) -> J {
         let v = vec![(50, "name", str_field(r)), (50, "arguments", str_field(r))];
         members(r, v)
     });
+    let executed = obj_field(r, |r| {
+        let v = vec![
+            (90, "index", index(r)),
+            (90, "type", J::Str("search".to_owned())),
+            (90, "arguments", str_field(r)),
+            (50, "output", str_field(r)),
+        ];
+        J::Arr(vec![members(r, v)])
+    });
     let v = vec![
         (20, "role", J::Str("assistant".to_owned())),
         (50, "content", str_field(r)),
@@ -41,6 +50,7 @@ pub(super) fn chat_delta(r: &mut Rng) -> J {
         (10, "reasoning", str_field(r)),
         (50, "tool_calls", calls),
         (5, "function_call", function_call),
+        (5, "executed_tools", executed),
     ];
     members(r, v)
 }

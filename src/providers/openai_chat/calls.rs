@@ -2,11 +2,18 @@
 //! Q1, Q2, Q20, and the narrow rules for compatible servers' shapes (Q36–Q43,
 //! Q49), each leaving a note on the message.
 
-use super::{ChatChoice, Content, Part};
+use serde_json::{Map, Value};
+
+use super::{ChatChoice, Content, Part, FORMAT};
 use crate::accumulate::ThinkingFragment;
+use crate::blocks::{Block, ToolResultBlock};
 use crate::providers::json::{is_complete_json, is_json_prefix, starts_value, text, TextOrObject};
-use crate::providers::state::{violation, Fail, Live, Opening, Stream, TextKind, R};
+use crate::providers::state::{violation, Fail, Live, Opening, Src, Stream, TextKind, NS_TOOL, R};
 use crate::providers::{DecodeKind, NoteKind, Rule};
+
+/// The kind of a call the server ran and reported in `delta.executed_tools`
+/// (Q50); its name is the entry's `type` (`search`, `python`, `visit`, …).
+pub(crate) const EXECUTED: &str = "executed_tool";
 
 /// What one tool-call fragment brings besides its index.
 #[derive(Debug, Clone, Copy)]
@@ -61,6 +68,7 @@ pub(super) fn restated_finish(s: &mut Stream, c: i64, choice: &ChatChoice<'_>) -
                     .as_ref()
                     .is_none_or(|t| t.iter().next().is_none())
                 && d.function_call.is_none()
+                && d.executed_tools.as_ref().is_none_or(Vec::is_empty)
         });
     let Some(first) = s
         .existing(c)
@@ -265,7 +273,7 @@ fn rerouted(s: &mut Stream, c: i64, index: i64, args: &str) -> Option<i64> {
             .tools
             .iter()
             .map(|(k, _)| k)
-            .filter(|&k| !ch.call_closed(k));
+            .filter(|&k| !ch.call_closed(k) && !ch.meta(k).is_some_and(|m| m.server_side));
         match (open.next(), open.next()) {
             (Some(only), None) => only,
             _ => return None,
@@ -384,3 +392,106 @@ fn restatement(held: &str, piece: &str) -> Option<NoteKind> {
     (!is_json_prefix(&joined)).then_some(NoteKind::ArgumentsRestated)
 }
 
+
+/// Q50: the tools a Groq compound model ran, reported in
+/// `delta.executed_tools[]`. An entry is keyed by its `index` (its own
+/// numbering, apart from `tool_calls`' indexes); the first one for an index
+/// opens a server-side call with a minted id, named by its `type`, its input the
+/// `arguments` text; the entry that brings `output` ends the call and gives its
+/// result (the entry's other fields, such as `search_results`, as the result's
+/// provider state). An entry that changes the arguments, or an output after the
+/// call's result, is refused. Such a call never becomes the latest call, so an
+/// index-less client fragment never continues it (Q1).
+pub(super) fn executed_tools(
+    s: &mut Stream,
+    c: i64,
+    tools: &[Map<String, Value>],
+    live: &mut Live<'_>,
+) -> R {
+    for (pos, tool) in tools.iter().enumerate() {
+        let field = |k: &str| -> R<&str> {
+            match tool.get(k) {
+                None | Some(Value::Null) => Ok(""),
+                Some(Value::String(t)) => Ok(t),
+                Some(_) => Err(Fail::Bad {
+                    kind: DecodeKind::WrongType,
+                    detail: format!("field `executed_tools[{pos}].{k}` must be a string"),
+                }),
+            }
+        };
+        let Some(index) = tool.get("index").and_then(Value::as_i64) else {
+            return Err(Fail::Bad {
+                kind: DecodeKind::WrongType,
+                detail: format!(
+                    "field `executed_tools[{pos}].index` must be an integer: without it, which \
+                     tool the entry reports cannot be told"
+                ),
+            });
+        };
+        let (name, args) = (field("type")?, field("arguments")?);
+        let output = tool.get("output").filter(|o| !o.is_null());
+        let src: Src = (NS_TOOL, index, 0);
+        let key = match s.choice(c)?.call_at(src) {
+            Some(k) => {
+                let ch = s.choice(c)?;
+                let held = ch.tools.get(k).map_or("", |b| b.input.as_str());
+                if !args.is_empty() && args != held {
+                    return Err(Fail::Bad {
+                        kind: DecodeKind::BadValue,
+                        detail: format!(
+                            "executed_tools entry {index} came again with other arguments than \
+                             {}'s; which ones the server ran cannot be told",
+                            ch.call_label(c, k)
+                        ),
+                    });
+                }
+                if output.is_some() && ch.call_closed(k) {
+                    return Err(violation(
+                        Rule::AfterStop,
+                        Some(ch.call_label(c, k)),
+                        "a second output came for an executed tool that already had its result",
+                    ));
+                }
+                s.add_to_call(c, k, "", name, "", None, live)?;
+                k
+            }
+            None => {
+                let latest = s.choice(c)?.latest;
+                let opening = Opening {
+                    src: Some(src),
+                    name,
+                    input: args,
+                    kind: Some(EXECUTED),
+                    server_side: true,
+                    ..Opening::default()
+                };
+                let k = s.new_call(c, opening, live)?;
+                s.choice(c)?.latest = latest;
+                k
+            }
+        };
+        let Some(output) = output else {
+            continue;
+        };
+        s.item_done(c, key, live);
+        let rest: Map<String, Value> = tool
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "index" | "type" | "arguments"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let content = match output {
+            Value::String(t) => vec![Block::Text(t.clone())],
+            other => vec![Block::Text(other.to_string())],
+        };
+        let block = ToolResultBlock {
+            tool_use_id: s.call_id(c, key),
+            content,
+            is_error: false,
+            kind: EXECUTED.to_owned(),
+            provider_state: Some(Value::Object(rest).to_string()),
+            provider_state_format: FORMAT.to_owned(),
+        };
+        s.tool_result(c, None, block)?;
+    }
+    Ok(())
+}

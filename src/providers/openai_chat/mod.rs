@@ -7,7 +7,7 @@
 mod body;
 mod calls;
 
-use calls::{content_parts, fragment, restated_finish, Args, Piece};
+use calls::{content_parts, executed_tools, fragment, restated_finish, Args, Piece, EXECUTED};
 
 use std::fmt;
 
@@ -78,6 +78,10 @@ struct Delta<'a> {
     /// The legacy single-function delta.
     #[serde(borrow, default)]
     function_call: Option<Function<'a>>,
+    /// Tools the server ran (Groq compound models, Q50): each a `type`, an
+    /// `index`, `arguments` as JSON text and, once it ran, its `output`.
+    #[serde(default)]
+    executed_tools: Option<Vec<Map<String, Value>>>,
 }
 
 #[derive(Debug, Default, PartialEq, Deserialize)]
@@ -240,6 +244,11 @@ fn scan_delta<'a>(p: &mut Scan<'a>, delta: &mut Delta<'a>) -> Option<()> {
             }
             "function_call" => {
                 seen.once(5)?;
+                return p.null()?.then_some(());
+            }
+            // Tools the server ran (Q50) are for the general path.
+            "executed_tools" => {
+                seen.once(6)?;
                 return p.null()?.then_some(());
             }
             _ => return p.skip(),
@@ -407,6 +416,9 @@ pub(crate) fn apply(
                 };
                 fragment(s, c, None, piece, None, live)?;
             }
+            if let Some(tools) = &delta.executed_tools {
+                executed_tools(s, c, tools, live)?;
+            }
         }
         if let Some(reason) = &choice.finish_reason {
             s.set_finish_reason(c, reason)?;
@@ -499,5 +511,5 @@ pub(crate) const SPEC: Spec = Spec {
     },
     state_formats: &[FORMAT],
     client_items: &[CUSTOM],
-    server_items: &[],
+    server_items: &[EXECUTED],
 };

@@ -25,13 +25,13 @@ use serde_json::{Map, Value};
 
 use super::json::{json_string, text, Loose};
 use super::outcome::{count, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, BlockPhase, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
 use super::state::{
-    provider_error, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING, NS_REFUSAL, NS_TEXT,
-    NS_TOOL, R,
+    provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING,
+    NS_REFUSAL, NS_TEXT, NS_TOOL, R,
 };
-use super::{Input, ProblemKind};
+use super::{Input, NoteKind, ProblemKind, Rule};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock, CUSTOM};
 
@@ -98,8 +98,32 @@ const CLIENT_ITEMS: [&str; 6] = [
     CUSTOM,
 ];
 
-/// Built-in tools the provider runs itself (Q27), by item type.
-const SERVER_ITEMS: [&str; 9] = [
+/// The tools xAI runs itself and streams as `custom_tool_call` items (Q47), by
+/// name: the sub-tools of its `x_search`, `web_search` and `code_execution`
+/// tools, as vercel/ai's xAI provider lists them.
+pub(crate) const XAI_SERVER_TOOLS: [&str; 10] = [
+    "x_user_search",
+    "x_keyword_search",
+    "x_semantic_search",
+    "x_thread_fetch",
+    "view_x_video",
+    "view_image",
+    "web_search",
+    "web_search_with_snippets",
+    "browse_page",
+    "code_execution",
+];
+
+/// Whether a response's model is one of xAI's (Grok), whose `custom_tool_call`
+/// items with a name of [`XAI_SERVER_TOOLS`] the server ran (Q47).
+fn is_xai_model(model: &str) -> bool {
+    let m = model.rsplit('/').next().unwrap_or(model);
+    m.starts_with("grok-") || m == "grok"
+}
+
+/// Built-in tools the provider runs itself (Q27), by item type; the last four
+/// are xAI's item types for its own tools.
+const SERVER_ITEMS: [&str; 13] = [
     "web_search_call",
     "file_search_call",
     "code_interpreter_call",
@@ -109,6 +133,10 @@ const SERVER_ITEMS: [&str; 9] = [
     "tool_search_call",
     "program",
     "web_fetch_call",
+    "x_search_call",
+    "code_execution_call",
+    "view_image_call",
+    "view_x_video_call",
 ];
 
 /// Item fields that are the call's result rather than its input.
@@ -132,6 +160,16 @@ pub(crate) struct State {
     last_seq: Option<u64>,
     /// Sequence numbers skipped over by a gap, not seen yet.
     missing: BTreeSet<u64>,
+    /// Output index → how many bytes of the call's `done` arguments the deltas
+    /// after that `done` have replayed (Q44); until the item's own end.
+    #[serde(default)]
+    args_done: BTreeMap<i64, usize>,
+    /// Output indexes whose arguments were done before `output_item.added` (Q44).
+    #[serde(default)]
+    done_early: BTreeSet<i64>,
+    /// The response's model, from `response.created` (Q47).
+    #[serde(default)]
+    model: Option<String>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -220,6 +258,82 @@ impl State {
         }
     }
 
+    /// Q44: `true` when an argument delta for output item `oi`, after that
+    /// call's `function_call_arguments.done` and before its item's end, only
+    /// replays the done text: every such delta, joined in arrival order, must
+    /// spell the done text from its start. It is skipped, with a note (once per
+    /// call). Any other delta there is refused: new text after the done one.
+    fn stale_delta(&mut self, s: &mut Stream, oi: Option<i64>, key: i64, delta: &str) -> R<bool> {
+        let oi = oi.unwrap_or(-1);
+        let Some(&at) = self.args_done.get(&oi) else {
+            return Ok(false);
+        };
+        if delta.is_empty() {
+            return Ok(true);
+        }
+        let ch = s.choice(C)?;
+        let done = ch.tools.get(key).map_or("", |b| b.input.as_str());
+        let replays = done.get(at..).is_some_and(|rest| rest.starts_with(delta));
+        if !replays {
+            return Err(violation(
+                Rule::AfterStop,
+                Some(ch.call_label(C, key)),
+                "an argument delta after function_call_arguments.done brings text the done \
+                 arguments do not have at that place (new text after the call's end)",
+            ));
+        }
+        let noted = ch
+            .notes
+            .iter()
+            .any(|n| n.kind == NoteKind::StaleDeltaSkipped && n.call == Some(key));
+        self.args_done.insert(oi, at.saturating_add(delta.len()));
+        if !noted {
+            s.note(
+                C,
+                NoteKind::StaleDeltaSkipped,
+                Some(key),
+                "argument deltas came after function_call_arguments.done that only replay the \
+                 done text from its start, in order: they were skipped"
+                    .to_owned(),
+            );
+        }
+        Ok(true)
+    }
+
+    fn remember_model(&mut self, response: Option<&Response>) {
+        if let Some(m) = response.and_then(|r| r.model.as_deref()) {
+            if self.model.is_none() {
+                self.model = Some(m.to_owned());
+            }
+        }
+    }
+
+    /// Q47: a `custom_tool_call` of an xAI model whose name is one of xAI's own
+    /// tools ([`XAI_SERVER_TOOLS`]) is a call the server ran, not the client's.
+    fn xai_server_tool(&self, s: &mut Stream, key: i64, name: &str) {
+        let xai = self.model.as_deref().is_some_and(is_xai_model);
+        if !xai || !XAI_SERVER_TOOLS.contains(&name) {
+            return;
+        }
+        let Some(ch) = s.existing(C) else {
+            return;
+        };
+        match ch.meta_mut(key) {
+            Some(m) if !m.server_side => m.server_side = true,
+            _ => return,
+        }
+        let model = self.model.clone().unwrap_or_default();
+        s.note(
+            C,
+            NoteKind::XaiServerTool,
+            Some(key),
+            format!(
+                "a custom_tool_call named {name:?} from the xAI model {model:?}: one of xAI's own \
+                 tools, which its server ran; not a call for the client"
+            ),
+        );
+    }
+
     /// Q33: `true` when the event is to be applied; a resent one is
     /// skipped, a gap or a late arrival leaves a problem.
     fn in_sequence(&mut self, s: &mut Stream, kind: &str, n: u64) -> bool {
@@ -286,9 +400,13 @@ impl State {
         let oi = self.output_index(&ev);
         let ci = ev.content_index.map_or(0, |i| i.0);
         match kind {
-            "response.created" => s.start(C)?,
+            "response.created" => {
+                s.start(C)?;
+                self.remember_model(ev.response.as_ref());
+            }
             "response.in_progress" | "response.queued" => {
                 s.choice(C)?;
+                self.remember_model(ev.response.as_ref());
             }
             "response.output_item.added" | "response.output_item.done" => {
                 let Some(item) = ev.item else {
@@ -307,7 +425,11 @@ impl State {
                     false,
                     live,
                 )?;
-                s.add_to_call(C, key, "", "", text(&ev.delta), None, live)?;
+                let delta = text(&ev.delta);
+                if self.stale_delta(s, oi, key, delta)? {
+                    return Ok(());
+                }
+                s.add_to_call(C, key, "", "", delta, None, live)?;
             }
             "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
                 let custom = kind.starts_with("response.custom");
@@ -324,9 +446,27 @@ impl State {
                 if let Some(args) = restated {
                     s.replace_input(C, key, args, live)?;
                 }
-                // The arguments' own end stops the call's block as well as
-                // the item's end does.
-                s.item_done(C, key, live);
+                let oi_key = oi.unwrap_or(-1);
+                self.args_done.entry(oi_key).or_insert(0);
+                if implicit(s, key) {
+                    // Q44: done before the item was announced; the item's
+                    // `added` completes the call.
+                    if self.done_early.insert(oi_key) {
+                        s.note(
+                            C,
+                            NoteKind::ArgumentsDoneEarly,
+                            Some(key),
+                            format!(
+                                "{kind} came before output_item.added for output item \
+                                 {oi_key}: the call is as its done text says"
+                            ),
+                        );
+                    }
+                } else {
+                    // The arguments' own end stops the call's block as well as
+                    // the item's end does.
+                    s.item_done(C, key, live);
+                }
             }
             "response.output_text.delta" => {
                 let src = (NS_TEXT, oi.unwrap_or(-1), ci);
@@ -442,7 +582,10 @@ impl State {
                     live,
                 )?;
                 let given = if custom { &item.input } else { &item.arguments };
-                let given = match given {
+                if custom {
+                    self.xai_server_tool(s, key, text(&item.name));
+                }
+                let given: Option<&str> = match given {
                     Some(Loose::Str(t)) => Some(t.as_ref()),
                     Some(Loose::Json(_)) => {
                         return Err(Fail::Bad {
@@ -456,9 +599,30 @@ impl State {
                     }
                     None => None,
                 };
+                let oi_key = oi.unwrap_or(-1);
                 if done {
                     if let Some(args) = given {
                         s.replace_input(C, key, args, live)?;
+                    }
+                    s.item_done(C, key, live);
+                    // After the item's end a delta is Q25's, whatever it says.
+                    self.args_done.remove(&oi_key);
+                    self.done_early.remove(&oi_key);
+                } else if self.done_early.remove(&oi_key) {
+                    // Q44: the item announced after its arguments were done
+                    // brings no arguments of its own, or the same ones.
+                    let ch = s.choice(C)?;
+                    let held = ch.tools.get(key).map_or("", |b| b.input.as_str());
+                    if given.is_some_and(|g| !g.is_empty() && g != held) {
+                        return Err(Fail::Bad {
+                            kind: super::DecodeKind::BadValue,
+                            detail: format!(
+                                "output_item.added for {} brings other arguments than its \
+                                 function_call_arguments.done, which came first; which ones \
+                                 the model meant cannot be told",
+                                ch.call_label(C, key)
+                            ),
+                        });
                     }
                     s.item_done(C, key, live);
                 } else if let Some(args) = given {
@@ -586,6 +750,15 @@ impl State {
         }
         Ok(())
     }
+}
+
+/// True while a call was opened by its fragments and its item not announced yet.
+fn implicit(s: &mut Stream, key: i64) -> bool {
+    s.existing(C).is_some_and(|ch| {
+        ch.meta(key)
+            .and_then(|m| ch.segments.get(m.seg))
+            .is_some_and(|seg| seg.phase == BlockPhase::Implicit)
+    })
 }
 
 /// The token counts of this dialect's usage object.

@@ -71,6 +71,9 @@ pub(super) struct RawItem {
 pub(super) struct Response {
     #[serde(default)]
     pub(super) status: Option<String>,
+    /// Which model answers (xAI's server tools are told by it, Q47).
+    #[serde(default)]
+    pub(super) model: Option<String>,
     #[serde(default, deserialize_with = "usage_map")]
     pub(super) usage: Option<Map<String, Value>>,
     #[serde(default)]
