@@ -59,6 +59,10 @@ pub(crate) const MAX_SKIP_DEPTH: usize = 32;
 pub(crate) struct Scan<'a> {
     text: &'a str,
     at: usize,
+    /// The span of the string read by [`Scan::hole`] (the last one), and how
+    /// many were read.
+    hole: Option<(usize, usize)>,
+    holes: u32,
 }
 
 #[inline]
@@ -109,7 +113,32 @@ fn hex(b: u8) -> Option<u16> {
 
 impl<'a> Scan<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
-        Self { text, at: 0 }
+        Self {
+            text,
+            at: 0,
+            hole: None,
+            holes: 0,
+        }
+    }
+
+    /// The one string read by [`Scan::hole`] in the whole text (its span,
+    /// quotes included), when exactly one was.
+    pub(crate) fn the_hole(&self) -> Option<(usize, usize)> {
+        self.hole.filter(|_| self.holes == 1)
+    }
+
+    /// [`Scan::opt_str`] for the member a [`Memo`] may vary: a string's span
+    /// is recorded (a `null` is not a hole).
+    pub(crate) fn hole(&mut self) -> Option<Option<Str<'a>>> {
+        if self.null()? {
+            return Some(None);
+        }
+        self.next_token()?;
+        let start = self.at;
+        let s = self.string()?;
+        self.hole = Some((start, self.at));
+        self.holes = self.holes.saturating_add(1);
+        Some(Some(s))
     }
 
     #[inline]
@@ -430,6 +459,72 @@ impl<'a> Scan<'a> {
         while self.peek().is_some_and(|b| b.is_ascii_digit()) {
             self.at += 1;
         }
+    }
+}
+
+/// What a dialect read from a [`Memo`]'s template besides the string: a tag
+/// of its own (which kind of event it was) and two indexes.
+pub(crate) type Facts = (u8, Option<Index>, Option<Index>);
+
+/// The last event that a fast path read whole, as a template: the text
+/// before one string value of it and the text after. An event that is the
+/// template with another string in that place is the event the template was,
+/// with that string: JSON is context-free, so the members around the string
+/// are the same members with the same values, checked the same way, and only
+/// the string is left to scan (with every check [`Scan::string`] makes).
+///
+/// This is what makes the common event cheap: a chunk with the next argument
+/// fragment of the open call is the previous one with another string. The
+/// memo is a cache of the scan, kept per stream and never saved.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Memo<F> {
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
+    /// What the dialect read from the template besides the string.
+    facts: Option<F>,
+}
+
+impl<F: Copy> Memo<F> {
+    /// Takes `text` as the template, its string at `hole` (a span from
+    /// [`Scan::the_hole`], quotes included), with what else was read from it.
+    pub(crate) fn learn(&mut self, text: &str, hole: (usize, usize), facts: F) {
+        let b = text.as_bytes();
+        let (Some(prefix), Some(suffix)) = (b.get(..hole.0), b.get(hole.1..)) else {
+            self.facts = None;
+            return;
+        };
+        self.prefix.clear();
+        self.prefix.extend_from_slice(prefix);
+        self.suffix.clear();
+        self.suffix.extend_from_slice(suffix);
+        self.facts = Some(facts);
+    }
+
+    /// The template's facts and the string in its place, when `text` is the
+    /// template with another string there.
+    #[inline]
+    pub(crate) fn fill<'a>(&self, text: &'a str) -> Option<(F, Str<'a>)> {
+        let facts = self.facts?;
+        let b = text.as_bytes();
+        let start = self.prefix.len();
+        if b.len() < start + 2 + self.suffix.len()
+            || b.get(start) != Some(&b'"')
+            || b.get(..start)? != self.prefix.as_slice()
+        {
+            return None;
+        }
+        let mut p = Scan::new(text);
+        p.at = start;
+        let s = p.string()?;
+        (b.get(p.at..)? == self.suffix.as_slice()).then_some((facts, s))
+    }
+
+    /// The template's text before and after its string, once it has one.
+    #[cfg(test)]
+    pub(crate) fn parts(&self) -> Option<(String, String)> {
+        self.facts?;
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        Some((text(&self.prefix)?, text(&self.suffix)?))
     }
 }
 

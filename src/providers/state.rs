@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::error::{DecodeKind, Limit, Rule};
 use super::json::{is_complete_json, starts_value};
 use super::protocol::{BlockEvent, BlockPhase, MessagePhase};
+use super::scan::{Facts, Memo};
 use super::{AssemblerLimits, Dialect, LiveEvent, Note, Problem, ProblemKind, Skipped};
 use crate::accumulate::{self, Appender, Thinking, ToolUseLimits, ToolUses};
 use crate::blocks::ToolResultBlock;
@@ -503,6 +504,9 @@ pub(crate) struct Stream {
     /// whether it is skipped (Q29) or of another dialect (Q32).
     pub(crate) unknown: Option<String>,
     pub(crate) dialect: Option<Dialect>,
+    /// The template of the dialect's fast path (a cache of the scan).
+    #[serde(skip)]
+    pub(crate) memo: Memo<Facts>,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -535,6 +539,7 @@ impl Stream {
             skipped: Vec::new(),
             unknown: None,
             dialect: None,
+            memo: Memo::default(),
         }
     }
 
