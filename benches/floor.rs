@@ -123,8 +123,8 @@ const FOUR_CALLS: Shape = Shape {
     pieces,
 };
 
-/// One call whose arguments are one large string (a file's content: code-like
-/// lines with quotes, backslashes, tabs and non-ASCII), cut in fragments of
+/// One call whose arguments are one large string (a document's content: lines
+/// of words with quotes, tabs and non-ASCII now and then), cut in fragments of
 /// 1-16 KiB: what the framing and the string scan cost per byte, with the
 /// per-event work spread thin.
 const LARGE_ARGUMENT: Shape = Shape {
@@ -138,33 +138,30 @@ const LARGE_ARG_BYTES: usize = 6 << 20;
 /// Responses of the large-argument workload.
 const LARGE_RESPONSES: usize = 4;
 
-/// `{"path": …, "content": …}` with `content` about `size` bytes of code-like
-/// lines.
+/// `{"path": …, "content": …}` with `content` about `size` bytes of a
+/// document: lines of words, now and then a quoted one, a tab or non-ASCII.
 fn large_arguments(rng: &mut Rng, size: usize) -> String {
     const WORDS: [&str; 16] = [
-        "let",
-        "value",
-        "=",
-        "self.items[i];",
-        "if",
+        "the",
+        "stream",
+        "of",
+        "tool",
+        "calls",
+        "is",
+        "reassembled",
+        "as",
+        "it",
+        "arrives",
         "\"quoted\"",
-        "{",
-        "}",
-        "return",
-        "x\\y",
-        "\t",
         "caf\u{e9}",
         "\u{65e5}\u{672c}",
-        "fn",
-        "(a, b)",
-        "// note:",
+        "and",
+        "a\tb",
+        "bytes,",
     ];
     let mut content = String::with_capacity(size + 64);
     while content.len() < size {
-        for _ in 0..rng.range(0, 3) {
-            content.push_str("    ");
-        }
-        for w in 0..rng.range(3, 10) {
+        for w in 0..rng.range(6, 16) {
             if w > 0 {
                 content.push(' ');
             }
@@ -173,7 +170,7 @@ fn large_arguments(rng: &mut Rng, size: usize) -> String {
         content.push('\n');
     }
     format!(
-        r#"{{"path": "src/large.rs", "content": {}}}"#,
+        r#"{{"path": "docs/large.md", "content": {}}}"#,
         quote(&content)
     )
 }

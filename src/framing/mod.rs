@@ -42,6 +42,17 @@ pub use eventstream::{EventStreamDecoder, EventStreamMessage, HeaderValue};
 pub use jsonl::{JsonLinesDecoder, MAX_JSON_DEPTH};
 pub use sse::{SseDecoder, SseEvent, SseEventRef};
 
+/// `bytes` as text, checked as UTF-8 (every framed line and value is): the
+/// SIMD check, then, only for bytes it refuses, the standard library's,
+/// whose error says where the bad sequence starts.
+#[inline]
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(_) => std::str::from_utf8(bytes),
+    }
+}
+
 /// Default bound on one SSE line, terminator excluded.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Default bound on one SSE event's data (its `data:` lines joined by `\n`)

@@ -93,10 +93,10 @@ impl Builder {
         // Only a line of the pushed bytes may be held past this call.
         let (text, borrowed): (&str, Option<&'b str>) = match line {
             Line::Input(b) => {
-                let t = std::str::from_utf8(b).map_err(utf8)?;
+                let t = super::utf8(b).map_err(utf8)?;
                 (t, Some(t))
             }
-            Line::Held(b) => (std::str::from_utf8(b).map_err(utf8)?, None),
+            Line::Held(b) => (super::utf8(b).map_err(utf8)?, None),
         };
         if text.starts_with(':') {
             return Ok(());
@@ -177,10 +177,14 @@ impl Builder {
 /// A field line's name, and where its value starts (after the colon and one
 /// space after it, if any).
 fn split_field(text: &str) -> (&str, usize) {
-    match text.split_once(':') {
-        Some((field, value)) => {
-            let space = usize::from(value.starts_with(' '));
-            (field, field.len().saturating_add(1).saturating_add(space))
+    // Field names are short: a byte loop finds the colon before a searcher
+    // would be set up.
+    let b = text.as_bytes();
+    match b.iter().position(|&c| c == b':') {
+        Some(colon) => {
+            let space = usize::from(b.get(colon + 1) == Some(&b' '));
+            let field = text.get(..colon).unwrap_or_default();
+            (field, colon.saturating_add(1).saturating_add(space))
         }
         None => (text, text.len()),
     }

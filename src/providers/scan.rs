@@ -279,7 +279,14 @@ impl<'a> Scan<'a> {
             b'\\' => {}
             _ => return None,
         }
-        let mut out = String::with_capacity(len.saturating_mul(2).max(16));
+        // The decoded string is no longer than the text left: room for all of
+        // it when that is small, else for a good share (growth doubles).
+        let left = self.text.len() - start;
+        let mut out = String::with_capacity(if left <= 64 << 10 {
+            left
+        } else {
+            len.saturating_mul(2).max(64 << 10)
+        });
         out.push_str(self.text.get(start..at)?);
         loop {
             // At a backslash.

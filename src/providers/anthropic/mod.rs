@@ -65,7 +65,8 @@ struct Event<'a> {
     #[serde(default)]
     index: Option<Index>,
     #[serde(borrow, default)]
-    content_block: Option<ContentBlock<'a>>,
+    /// Boxed: only block starts have one, and the event stays small to build.
+    content_block: Option<Box<ContentBlock<'a>>>,
     #[serde(borrow, default)]
     delta: Option<Delta<'a>>,
     #[serde(default, deserialize_with = "usage_map")]
@@ -178,25 +179,19 @@ fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option<(usize, us
 /// The deltas a [`Memo`] serves, by the tag of its facts: the delta's type.
 const MEMO_DELTAS: [&str; 3] = ["input_json_delta", "text_delta", "thinking_delta"];
 
-/// The event of the common case: a `content_block_delta` whose delta is one
-/// string of one of [`MEMO_DELTAS`], and nothing else.
-fn delta_event<'a>((tag, index, _): Facts, piece: Str<'a>) -> Event<'a> {
+/// Makes `ev` (fresh) the event of the common case: a `content_block_delta`
+/// whose delta is one string of one of [`MEMO_DELTAS`], and nothing else.
+fn delta_event<'a>(ev: &mut Event<'a>, (tag, index, _): Facts, piece: Str<'a>) {
     let kind = MEMO_DELTAS.get(usize::from(tag)).copied().unwrap_or_default();
-    let mut d = Delta {
-        kind: Some(Str(kind.into())),
-        ..Delta::default()
-    };
+    ev.kind = Some(Str("content_block_delta".into()));
+    ev.index = index;
+    let d = ev.delta.insert(Delta::default());
+    d.kind = Some(Str(kind.into()));
     *match tag {
         0 => &mut d.partial_json,
         1 => &mut d.text,
         _ => &mut d.thinking,
     } = Some(piece);
-    Event {
-        kind: Some(Str("content_block_delta".into())),
-        index,
-        delta: Some(d),
-        ..Event::default()
-    }
 }
 
 /// The facts of an event that is exactly a [`delta_event`].
@@ -206,7 +201,9 @@ fn delta_facts(ev: &Event<'_>) -> Option<Facts> {
     let tag = MEMO_DELTAS.iter().position(|k| *k == kind)?;
     let piece = [&d.partial_json, &d.text, &d.thinking].get(tag)?.as_ref()?;
     let facts = (u8::try_from(tag).ok()?, ev.index, None);
-    (delta_event(facts, piece.clone()) == *ev).then_some(facts)
+    let mut again = Event::default();
+    delta_event(&mut again, facts, piece.clone());
+    (again == *ev).then_some(facts)
 }
 
 /// The fast paths of an event's text, into `ev` (fresh): the memo's
@@ -215,7 +212,7 @@ fn delta_facts(ev: &Event<'_>) -> Option<Facts> {
 #[inline]
 fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
     if let Some((facts, piece)) = memo.fill(text) {
-        *ev = delta_event(facts, piece);
+        delta_event(ev, facts, piece);
         return true;
     }
     let Some(hole) = scan_event(text, ev) else {
@@ -249,7 +246,8 @@ pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
     let Some((facts, piece)) = memo.fill(text) else {
         return Ok(false);
     };
-    let fast = delta_event(facts, piece);
+    let mut fast = Event::default();
+    delta_event(&mut fast, facts, piece);
     match serde_json::from_str::<Event<'_>>(text) {
         Ok(general) if general == fast => Ok(true),
         Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
@@ -326,18 +324,19 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let mut scanned = Event::default();
+        // Built in place by the fast paths: the event is not moved on the way.
+        let mut ev = Event::default();
         let fast = match input {
-            Input::Text(t) if scan::enabled() => scan_text(&mut s.memo, t, &mut scanned),
+            Input::Text(t) if scan::enabled() => scan_text(&mut s.memo, t, &mut ev),
             _ => false,
         };
         let parsed = if fast {
-            Ok(Ok(scanned))
+            Ok(Ok(()))
         } else {
-            input.parse_typed(event_name, &HANDLED)
+            input.parse_typed(event_name, &HANDLED).map(|r| r.map(|e| ev = e))
         };
-        let ev: Event<'_> = match parsed {
-            Ok(Ok(ev)) => ev,
+        match parsed {
+            Ok(Ok(())) => {}
             Ok(Err(unread)) => {
                 s.unknown(&unread);
                 return Ok(());
@@ -352,7 +351,7 @@ impl State {
                 }
                 None => return Err(f),
             },
-        };
+        }
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         s.may_follow(C, kind)?;
         match kind {
@@ -370,7 +369,7 @@ impl State {
                         detail: "field `content_block`: missing".to_owned(),
                     });
                 };
-                self.block_start(s, src, block, input, live)?;
+                self.block_start(s, src, *block, input, live)?;
             }
             "content_block_delta" => {
                 let src = block_index(ev.index)?;

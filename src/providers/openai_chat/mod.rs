@@ -191,31 +191,23 @@ fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize,
     Some(p.the_hole())
 }
 
-/// The chunk of the common event: one choice whose delta is the next
-/// argument fragment of one call, and nothing else (what a [`Memo`] serves).
-fn fragment_chunk<'a>((_, choice, call): Facts, arguments: Str<'a>) -> Chunk<'a> {
-    let mut calls = Few::default();
-    calls.push(ToolCall {
-        index: call,
-        function: Some(Function {
-            name: None,
-            arguments: Some(TextOrObject::Text(arguments)),
-        }),
-        ..ToolCall::default()
+/// Makes `chunk` (fresh) the chunk of the common event: one choice whose
+/// delta is the next argument fragment of one call, and nothing else (what a
+/// [`Memo`] serves). Built in place, as the scanner builds.
+fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (_, choice, call): Facts, arguments: Str<'a>) {
+    let Some(ch) = chunk.choices.insert(Few::default()).slot() else {
+        return;
+    };
+    ch.index = choice;
+    let delta = ch.delta.insert(Delta::default());
+    let Some(tc) = delta.tool_calls.insert(Few::default()).slot() else {
+        return;
+    };
+    tc.index = call;
+    tc.function = Some(Function {
+        name: None,
+        arguments: Some(TextOrObject::Text(arguments)),
     });
-    let mut choices = Few::default();
-    choices.push(ChatChoice {
-        index: choice,
-        delta: Some(Delta {
-            tool_calls: Some(calls),
-            ..Delta::default()
-        }),
-        ..ChatChoice::default()
-    });
-    Chunk {
-        choices: Some(choices),
-        ..Chunk::default()
-    }
 }
 
 /// The facts of a chunk that is exactly a [`fragment_chunk`].
@@ -226,7 +218,9 @@ fn fragment_facts(chunk: &Chunk<'_>) -> Option<Facts> {
         return None;
     };
     let facts = (0, choice.index, call.index);
-    (fragment_chunk(facts, arguments.clone()) == *chunk).then_some(facts)
+    let mut again = Chunk::default();
+    fragment_chunk(&mut again, facts, arguments.clone());
+    (again == *chunk).then_some(facts)
 }
 
 /// The fast paths of a chunk's text, into `chunk` (fresh): the memo's
@@ -235,7 +229,7 @@ fn fragment_facts(chunk: &Chunk<'_>) -> Option<Facts> {
 #[inline]
 fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, chunk: &mut Chunk<'a>) -> bool {
     if let Some((facts, arguments)) = memo.fill(text) {
-        *chunk = fragment_chunk(facts, arguments);
+        fragment_chunk(chunk, facts, arguments);
         return true;
     }
     let Some(hole) = scan_chunk(text, chunk) else {
@@ -396,7 +390,8 @@ pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
     let Some((facts, arguments)) = memo.fill(text) else {
         return Ok(false);
     };
-    let fast = fragment_chunk(facts, arguments);
+    let mut fast = Chunk::default();
+    fragment_chunk(&mut fast, facts, arguments);
     match serde_json::from_str::<Chunk<'_>>(text) {
         Ok(general) if general == fast => Ok(true),
         Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
