@@ -4,7 +4,7 @@
 use serde::de::IgnoredAny;
 
 use super::lines::{Line, LineSplitter};
-use super::{advance, Error, FramingLimits};
+use super::{advance, Checked, Error, FramingLimits};
 
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -77,6 +77,7 @@ impl Builder {
         &mut self,
         line: Line<'b, '_>,
         offset: u64,
+        checked: Option<&Checked<'b>>,
         held: &mut Option<&'b str>,
         emit: &mut S,
     ) -> Result<(), Error> {
@@ -93,7 +94,10 @@ impl Builder {
         // Only a line of the pushed bytes may be held past this call.
         let (text, borrowed): (&str, Option<&'b str>) = match line {
             Line::Input(b) => {
-                let t = super::utf8(b).map_err(utf8)?;
+                let t = match checked.and_then(|c| c.text(b, offset)) {
+                    Some(t) => t,
+                    None => super::utf8(b).map_err(utf8)?,
+                };
                 (t, Some(t))
             }
             Line::Held(b) => (super::utf8(b).map_err(utf8)?, None),
@@ -278,8 +282,9 @@ impl SseDecoder {
         }
         let builder = &mut self.builder;
         let mut held = None;
+        let checked = Checked::new(bytes, self.lines.offset());
         let result = self.lines.push(bytes, |line, offset| {
-            builder.line(line, offset, &mut held, emit)
+            builder.line(line, offset, Some(&checked), &mut held, emit)
         });
         builder.keep(&mut held);
         self.fail_on(result)
@@ -312,7 +317,7 @@ impl SseDecoder {
             }
             let taken = self
                 .builder
-                .line(Line::Held(&line), offset, &mut held, emit);
+                .line(Line::Held(&line), offset, None, &mut held, emit);
             self.builder.keep(&mut held);
             taken?;
         }

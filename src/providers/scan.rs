@@ -71,7 +71,9 @@ fn is_ws(b: u8) -> bool {
 }
 
 /// Where the plain run at the start of `b` ends: the first `"`, `\` or
-/// control character (`None` when there is none), found eight bytes at a time.
+/// control character (`None` when there is none). The first bytes are looked
+/// at eight at a time (keys and most fragments end there); a longer run is
+/// left to [`long_run`].
 #[inline]
 fn plain_run(b: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
@@ -94,11 +96,31 @@ fn plain_run(b: &[u8]) -> Option<usize> {
             return Some(i + (hit.trailing_zeros() / 8) as usize);
         }
         i += 8;
+        if i == LONG_RUN {
+            return long_run(b.get(i..)?).map(|p| i + p);
+        }
     }
     b.get(i..)?
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .map(|p| i + p)
+}
+
+/// Bytes of a run looked at eight at a time before [`long_run`] takes over.
+const LONG_RUN: usize = 32;
+
+/// [`plain_run`] for the rest of a long run (a large argument's text): the
+/// next `"` or `\` found with SIMD, then the run up to it checked for control
+/// characters 32 bytes at a time (a loop the compiler vectorises).
+fn long_run(b: &[u8]) -> Option<usize> {
+    let end = memchr::memchr2(b'"', b'\\', b);
+    let run = b.get(..end.unwrap_or(b.len()))?;
+    for (k, chunk) in run.chunks(32).enumerate() {
+        if chunk.iter().fold(false, |hit, &c| hit | (c < 0x20)) {
+            return chunk.iter().position(|&c| c < 0x20).map(|p| k * 32 + p);
+        }
+    }
+    end
 }
 
 #[inline]
@@ -565,6 +587,21 @@ mod tests {
         fn plain_run_finds_the_first_special_byte(b in proptest::collection::vec(prop_oneof![
             Just(b'"'), Just(b'\\'), 0_u8..0x20, 0x20_u8..=0xff, b'a'..=b'z', b'a'..=b'z'
         ], 0..40)) {
+            let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+            prop_assert_eq!(plain_run(&b), naive);
+        }
+
+        /// And on long runs, where the SIMD search takes over.
+        #[test]
+        fn plain_run_finds_the_first_special_byte_of_a_long_run(
+            run in proptest::collection::vec(0x20_u8..=0xff, 0..300),
+            special in prop_oneof![Just(b'"'), Just(b'\\'), 0_u8..0x20],
+            at in 0_usize..300,
+        ) {
+            let mut b: Vec<u8> = run.into_iter().filter(|&c| c != b'"' && c != b'\\').collect();
+            if at <= b.len() {
+                b.insert(at, special);
+            }
             let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
             prop_assert_eq!(plain_run(&b), naive);
         }
