@@ -82,8 +82,8 @@ def opening(dialect: str) -> bytes:
             b"event: message_start\ndata: " + compact(start) + b"\n\n"
             b"event: content_block_start\ndata: " + compact(block) + b"\n\n"
         )
-    call = {"index": 0, "id": "call_1", "type": "function"}
-    call["function"] = {"name": "write", "arguments": ""}  # type: ignore[assignment]
+    function = {"name": "write", "arguments": ""}
+    call = {"index": 0, "id": "call_1", "type": "function", "function": function}
     chunk = {"choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}]}
     return b"data: " + compact(chunk) + b"\n\n"
 
@@ -113,7 +113,10 @@ def batches(dialect: str, fragments: int) -> Iterator[tuple[list[bytes], int]]:
         n = min(left, BATCH_EVENTS)
         picks = [rng.randrange(len(events)) for _ in range(n)]
         data = b"".join(events[i] for i in picks)
-        yield [data[at : at + READ] for at in range(0, len(data), READ)], sum(sizes[i] for i in picks)
+        yield (
+            [data[at : at + READ] for at in range(0, len(data), READ)],
+            sum(sizes[i] for i in picks),
+        )
         left -= n
     yield [event(dialect, '"}') + closing(dialect)], 2
 
@@ -160,8 +163,10 @@ def main() -> None:
         print(json.dumps(one(args.dialect, args.one)))
         return
     print(f"{args.dialect}: feed_bytes (live=False), one call, N fragments of 1-8 characters")
-    print(f"{'fragments':>10} {'ns/fragment':>12} {'fragments/s':>12} {'args MB':>8} "
-          f"{'peak RSS growth MB':>19} {'bound MB':>9}")
+    print(
+        f"{'fragments':>10} {'ns/fragment':>12} {'fragments/s':>12} {'args MB':>8} "
+        f"{'peak RSS growth MB':>19} {'bound MB':>9}"
+    )
     first: float | None = None
     for n in (int(s) for s in args.sizes.split(",")):
         cmd = [sys.executable, __file__, "--dialect", args.dialect, "--one", str(n)]
