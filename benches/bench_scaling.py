@@ -4,8 +4,9 @@ One OpenAI chat response (or Anthropic, ``--dialect anthropic``) whose one tool 
 gets N argument fragments of 1-8 characters (escapes and non-ASCII among them), one
 SSE event each, fed in 64 KiB reads with ``live=False``, then ``close()`` and
 ``message()``. Each size runs in a subprocess of its own, so that its peak resident
-memory is its own: the figure is the peak over the run less the peak before the first
-read, against the argument bytes the call holds at the end (the target: at most twice
+memory is its own: the figure is the peak while feeding and closing less the peak
+before the first read (the message's Python strings are made after), against the
+argument bytes the call holds at the end (the target: at most twice
 those plus 16 MB). The SSE bytes are made in batches between the timed reads (only
 ``feed_bytes`` and ``close`` are timed), so the input is never held whole.
 
@@ -141,6 +142,8 @@ def one(dialect: str, fragments: int) -> dict[str, float]:
     t0 = time.perf_counter()
     asm.close()
     seconds += time.perf_counter() - t0
+    # While feeding and closing: the message's Python strings come after.
+    growth = max(0, peak_rss() - before)
     message = asm.message()
     (call,) = message.tool_uses
     assert message.complete and len(call.input.encode()) == argument_bytes, "not rebuilt"
@@ -149,7 +152,7 @@ def one(dialect: str, fragments: int) -> dict[str, float]:
         "fragments": fragments,
         "seconds": seconds,
         "argument_bytes": argument_bytes,
-        "peak_rss_growth": max(0, peak_rss() - before),
+        "peak_rss_growth": growth,
     }
 
 
