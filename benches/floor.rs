@@ -763,7 +763,7 @@ fn profile(args: &[String]) {
         .unwrap_or("openai");
     let seconds: f64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5.0);
     let w = workload(name);
-    let contender = args.get(2).map_or(None, |key| {
+    let contender = args.get(2).and_then(|key| {
         CONTENDERS
             .iter()
             .find(|(k, _, _)| k == key)
