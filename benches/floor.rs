@@ -809,7 +809,10 @@ fn main() {
              rebuilt before it was timed. A floor frames lines with `memchr`, parses each \
              event once into typed structs that borrow their strings (derived `Deserialize`; \
              the lists of choices and tool calls are a `Vec` per event), and appends to a \
-             `BTreeMap` by index: no checks, no protocol. Through Python: \
+             `BTreeMap` by index: no checks, no protocol. The one-large-argument \
+             workloads have one call per response whose arguments are one 6 MiB string \
+             (a document: words, quotes, tabs, non-ASCII) cut in fragments of 1-16 KiB. \
+             Through Python: \
              `benches/compare.py --floor benches/results/floor.json` (release build) adds \
              its section below.",
             std::thread::available_parallelism().map_or(0, usize::from)
