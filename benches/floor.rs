@@ -21,6 +21,12 @@
 //! (`benches/compare.py --floor benches/results/floor.json` then adds the
 //! Python `feed_bytes` row to both):
 //! `cargo bench --bench floor -- [rounds] [--no-write]`.
+//!
+//! Two more workloads, one call per response whose arguments are one 6 MiB
+//! string cut in fragments of 1-16 KiB, measure what a byte costs when the
+//! per-event work is spread thin (the framing, the string scan, the append).
+//! `cargo bench --bench floor -- --profile openai 5` runs toolstitch alone on
+//! one workload for about 5 seconds, for `perf record`.
 
 #![allow(
     clippy::unwrap_used,
@@ -102,6 +108,88 @@ fn pieces(rng: &mut Rng, text: &str) -> Vec<String> {
 
 type Calls = Vec<(String, String, String)>;
 
+/// What a workload's responses hold: how many calls, their arguments, and how
+/// those are cut into fragments (one event each).
+struct Shape {
+    calls: usize,
+    arguments: fn(&mut Rng) -> String,
+    pieces: fn(&mut Rng, &str) -> Vec<String>,
+}
+
+/// compare.py's 4-call workloads.
+const FOUR_CALLS: Shape = Shape {
+    calls: CALLS,
+    arguments: |rng| arguments(rng, ARG_BYTES),
+    pieces,
+};
+
+/// One call whose arguments are one large string (a document's content: lines
+/// of words with quotes, tabs and non-ASCII now and then), cut in fragments of
+/// 1-16 KiB: what the framing and the string scan cost per byte, with the
+/// per-event work spread thin.
+const LARGE_ARGUMENT: Shape = Shape {
+    calls: 1,
+    arguments: |rng| large_arguments(rng, LARGE_ARG_BYTES),
+    pieces: large_pieces,
+};
+
+/// The size of the large argument of one response.
+const LARGE_ARG_BYTES: usize = 6 << 20;
+/// Responses of the large-argument workload.
+const LARGE_RESPONSES: usize = 4;
+
+/// `{"path": …, "content": …}` with `content` about `size` bytes of a
+/// document: lines of words, now and then a quoted one, a tab or non-ASCII.
+fn large_arguments(rng: &mut Rng, size: usize) -> String {
+    const WORDS: [&str; 16] = [
+        "the",
+        "stream",
+        "of",
+        "tool",
+        "calls",
+        "is",
+        "reassembled",
+        "as",
+        "it",
+        "arrives",
+        "\"quoted\"",
+        "caf\u{e9}",
+        "\u{65e5}\u{672c}",
+        "and",
+        "a\tb",
+        "bytes,",
+    ];
+    let mut content = String::with_capacity(size + 64);
+    while content.len() < size {
+        for w in 0..rng.range(6, 16) {
+            if w > 0 {
+                content.push(' ');
+            }
+            content.push_str(WORDS[rng.range(0, WORDS.len() - 1)]);
+        }
+        content.push('\n');
+    }
+    format!(
+        r#"{{"path": "docs/large.md", "content": {}}}"#,
+        quote(&content)
+    )
+}
+
+/// Fragments of 1-16 KiB, cut on character boundaries.
+fn large_pieces(rng: &mut Rng, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + rng.range(1024, 16 * 1024)).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(text[at..end].to_owned());
+        at = end;
+    }
+    out
+}
+
 struct Workload {
     name: &'static str,
     dialect: Dialect,
@@ -112,7 +200,13 @@ struct Workload {
 }
 
 /// compare.py's `openai_stream`, byte for byte in shape (orjson's compact output).
-fn openai_stream(rng: &mut Rng, r: usize, out: &mut Vec<u8>, calls: &mut Calls) -> usize {
+fn openai_stream(
+    shape: &Shape,
+    rng: &mut Rng,
+    r: usize,
+    out: &mut Vec<u8>,
+    calls: &mut Calls,
+) -> usize {
     let mut fragments = 0;
     let mut event = |delta: &str, finish: &str| {
         write!(
@@ -123,16 +217,16 @@ fn openai_stream(rng: &mut Rng, r: usize, out: &mut Vec<u8>, calls: &mut Calls) 
         out.extend_from_slice(b"\n\n");
     };
     event(r#"{"role":"assistant","content":null}"#, "null");
-    for i in 0..CALLS {
+    for i in 0..shape.calls {
         let (id, name) = (format!("call_{r}_{i}"), format!("tool_{i}"));
-        let args = arguments(rng, ARG_BYTES);
+        let args = (shape.arguments)(rng);
         event(
             &format!(
                 r#"{{"tool_calls":[{{"index":{i},"id":"{id}","type":"function","function":{{"name":"{name}","arguments":""}}}}]}}"#
             ),
             "null",
         );
-        for piece in pieces(rng, &args) {
+        for piece in (shape.pieces)(rng, &args) {
             event(
                 &format!(
                     r#"{{"tool_calls":[{{"index":{i},"function":{{"arguments":{}}}}}]}}"#,
@@ -150,7 +244,13 @@ fn openai_stream(rng: &mut Rng, r: usize, out: &mut Vec<u8>, calls: &mut Calls) 
 }
 
 /// compare.py's `anthropic_stream`.
-fn anthropic_stream(rng: &mut Rng, r: usize, out: &mut Vec<u8>, calls: &mut Calls) -> usize {
+fn anthropic_stream(
+    shape: &Shape,
+    rng: &mut Rng,
+    r: usize,
+    out: &mut Vec<u8>,
+    calls: &mut Calls,
+) -> usize {
     let mut fragments = 0;
     let mut event = |kind: &str, body: &str| {
         let sep = if body.is_empty() { "" } else { "," };
@@ -166,16 +266,16 @@ fn anthropic_stream(rng: &mut Rng, r: usize, out: &mut Vec<u8>, calls: &mut Call
             r#""message":{{"id":"msg_{r}","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{{"input_tokens":412,"output_tokens":1}}}}"#
         ),
     );
-    for i in 0..CALLS {
+    for i in 0..shape.calls {
         let (id, name) = (format!("toolu_{r}_{i}"), format!("tool_{i}"));
-        let args = arguments(rng, ARG_BYTES);
+        let args = (shape.arguments)(rng);
         event(
             "content_block_start",
             &format!(
                 r#""index":{i},"content_block":{{"type":"tool_use","id":"{id}","name":"{name}","input":{{}}}}"#
             ),
         );
-        for piece in pieces(rng, &args) {
+        for piece in (shape.pieces)(rng, &args) {
             event(
                 "content_block_delta",
                 &format!(
@@ -197,18 +297,29 @@ fn anthropic_stream(rng: &mut Rng, r: usize, out: &mut Vec<u8>, calls: &mut Call
 }
 
 /// One response: its bytes into `out`, its calls into `calls`; returns its fragments.
-type MakeStream = fn(&mut Rng, usize, &mut Vec<u8>, &mut Calls) -> usize;
+type MakeStream = fn(&Shape, &mut Rng, usize, &mut Vec<u8>, &mut Calls) -> usize;
+
+/// The workloads, by name: the dialect, the shape of a response, and whether
+/// responses are made until [`TARGET_FRAGMENTS`] (else [`LARGE_RESPONSES`]).
+const WORKLOADS: [&str; 4] = ["openai", "anthropic", "openai-large", "anthropic-large"];
 
 fn workload(name: &'static str) -> Workload {
-    let (dialect, make): (Dialect, MakeStream) = match name {
-        "openai" => (Dialect::OpenAiChat, openai_stream),
-        _ => (Dialect::Anthropic, anthropic_stream),
+    let (dialect, make): (Dialect, MakeStream) = if name.starts_with("openai") {
+        (Dialect::OpenAiChat, openai_stream)
+    } else {
+        (Dialect::Anthropic, anthropic_stream)
     };
+    let large = name.ends_with("-large");
+    let shape = if large { &LARGE_ARGUMENT } else { &FOUR_CALLS };
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut streams, mut expected, mut fragments) = (Vec::new(), Vec::new(), 0);
-    while fragments < TARGET_FRAGMENTS {
+    while if large {
+        streams.len() < LARGE_RESPONSES
+    } else {
+        fragments < TARGET_FRAGMENTS
+    } {
         let (mut out, mut calls) = (Vec::new(), Vec::new());
-        fragments += make(&mut rng, streams.len(), &mut out, &mut calls);
+        fragments += make(shape, &mut rng, streams.len(), &mut out, &mut calls);
         streams.push(out);
         expected.push(calls);
     }
@@ -634,11 +745,51 @@ fn measure(w: &Workload, rounds: usize) -> Vec<f64> {
     times.into_iter().map(median).collect()
 }
 
+fn title(name: &str) -> &'static str {
+    match name {
+        "openai" => "OpenAI chat, 4 calls per response",
+        "anthropic" => "Anthropic, 4 calls per response",
+        "openai-large" => "OpenAI chat, one large argument (6 MiB in fragments of 1-16 KiB)",
+        _ => "Anthropic, one large argument (6 MiB in fragments of 1-16 KiB)",
+    }
+}
+
+/// `--profile NAME [SECONDS] [CONTENDER]`: only one contender (toolstitch by
+/// default) on one workload, for about SECONDS (5), for a profiler.
+fn profile(args: &[String]) {
+    let name = WORKLOADS
+        .into_iter()
+        .find(|w| args.first().is_some_and(|a| a == w))
+        .unwrap_or("openai");
+    let seconds: f64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(5.0);
+    let w = workload(name);
+    let contender = args.get(2).and_then(|key| {
+        CONTENDERS
+            .iter()
+            .find(|(k, _, _)| k == key)
+            .and_then(|c| c.2)
+    });
+    let t0 = Instant::now();
+    let mut passes = 0_u32;
+    while t0.elapsed().as_secs_f64() < seconds {
+        for s in &w.streams {
+            run(contender, &w, s);
+        }
+        passes += 1;
+    }
+    let per_event = t0.elapsed().as_secs_f64() / f64::from(passes) / w.events as f64 * 1e9;
+    println!("{name}: {passes} passes, {per_event:.1} ns/event");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    if let Some(at) = args.iter().position(|a| a == "--profile") {
+        profile(&args[at + 1..]);
+        return;
+    }
     let write = !args.iter().any(|a| a == "--no-write");
     let rounds: usize = args
         .iter()
@@ -658,7 +809,10 @@ fn main() {
              rebuilt before it was timed. A floor frames lines with `memchr`, parses each \
              event once into typed structs that borrow their strings (derived `Deserialize`; \
              the lists of choices and tool calls are a `Vec` per event), and appends to a \
-             `BTreeMap` by index: no checks, no protocol. Through Python: \
+             `BTreeMap` by index: no checks, no protocol. The one-large-argument \
+             workloads have one call per response whose arguments are one 6 MiB string \
+             (a document: words, quotes, tabs, non-ASCII) cut in fragments of 1-16 KiB. \
+             Through Python: \
              `benches/compare.py --floor benches/results/floor.json` (release build) adds \
              its section below.",
             std::thread::available_parallelism().map_or(0, usize::from)
@@ -668,7 +822,7 @@ fn main() {
     let mut json = serde_json::Map::new();
     json.insert("rounds".into(), rounds.into());
     json.insert("load_average".into(), load.clone().into());
-    for name in ["openai", "anthropic"] {
+    for name in WORKLOADS {
         let w = workload(name);
         let bytes: usize = w.streams.iter().map(Vec::len).sum();
         let times = measure(&w, rounds);
@@ -676,11 +830,7 @@ fn main() {
         let best = (1..cs.len())
             .min_by(|&a, &b| times[a].total_cmp(&times[b]))
             .unwrap();
-        let title = if name == "openai" {
-            "OpenAI chat, 4 calls per response"
-        } else {
-            "Anthropic, 4 calls per response"
-        };
+        let title = title(name);
         println!(
             "{title}: {} events ({} fragments), {} responses, {:.1} MB",
             w.events,

@@ -566,7 +566,7 @@ impl JsonLinesDecoder {
         if value.len() > self.max_value_bytes {
             return Err(self.too_large());
         }
-        let text = match std::str::from_utf8(value) {
+        let text = match super::utf8(value) {
             Ok(text) => text.to_owned(),
             Err(e) => {
                 return Err(Error::Utf8 {

@@ -90,7 +90,12 @@ impl LineSplitter {
             }
         }
         loop {
-            let Some(end) = memchr2(b'\n', b'\r', rest) else {
+            // The blank line that ends an SSE event needs no search.
+            let end = match rest.first() {
+                Some(b'\n' | b'\r') => Some(0),
+                _ => memchr2(b'\n', b'\r', rest),
+            };
+            let Some(end) = end else {
                 if self.pending.len().saturating_add(rest.len()) > self.max_line_bytes {
                     return Err(self.too_long());
                 }

@@ -42,6 +42,48 @@ pub use eventstream::{EventStreamDecoder, EventStreamMessage, HeaderValue};
 pub use jsonl::{JsonLinesDecoder, MAX_JSON_DEPTH};
 pub use sse::{SseDecoder, SseEvent, SseEventRef};
 
+/// `bytes` as text, checked as UTF-8 (every framed line and value is): the
+/// SIMD check, then, only for bytes it refuses, the standard library's,
+/// whose error says where the bad sequence starts.
+#[inline]
+pub(crate) fn utf8(bytes: &[u8]) -> Result<&str, std::str::Utf8Error> {
+    match simdutf8::basic::from_utf8(bytes) {
+        Ok(text) => Ok(text),
+        Err(_) => std::str::from_utf8(bytes),
+    }
+}
+
+/// The bytes of one push checked as UTF-8 at once (SIMD over the whole read),
+/// up to where they stop being UTF-8 (a character cut by the end of the read,
+/// or a bad byte): a line that lies inside needs no check of its own.
+pub(crate) struct Checked<'b> {
+    text: &'b str,
+    /// The stream offset of the push's first byte.
+    base: u64,
+}
+
+impl<'b> Checked<'b> {
+    pub(crate) fn new(bytes: &'b [u8], base: u64) -> Self {
+        let text = match simdutf8::compat::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => bytes
+                .get(..e.valid_up_to())
+                .and_then(|b| simdutf8::basic::from_utf8(b).ok())
+                .unwrap_or_default(),
+        };
+        Self { text, base }
+    }
+
+    /// `line`, a slice of the push starting at stream offset `offset`, as
+    /// text, when it lies inside the checked part (the very same bytes).
+    #[inline]
+    pub(crate) fn text(&self, line: &[u8], offset: u64) -> Option<&'b str> {
+        let at = usize::try_from(offset.checked_sub(self.base)?).ok()?;
+        let text = self.text.get(at..at.checked_add(line.len())?)?;
+        std::ptr::eq(text.as_ptr(), line.as_ptr()).then_some(text)
+    }
+}
+
 /// Default bound on one SSE line, terminator excluded.
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 /// Default bound on one SSE event's data (its `data:` lines joined by `\n`)
@@ -121,6 +163,22 @@ mod tests {
         assert_eq!(limits.max_line_bytes, 16 << 20);
         assert_eq!(limits.max_event_bytes, 16 << 20);
         assert_eq!(limits.max_frame_bytes, 16 << 20);
+    }
+
+    #[test]
+    fn a_checked_push_gives_the_text_of_its_lines_up_to_a_cut_character() {
+        // "é" cut after its first byte by the end of the push.
+        let push = "data: a\ndata: é".as_bytes();
+        let push = &push[..push.len() - 1];
+        let checked = Checked::new(push, 100);
+        assert_eq!(checked.text(&push[..7], 100), Some("data: a"));
+        assert_eq!(checked.text(&push[8..14], 108), Some("data: "));
+        // The cut character, a wrong offset, bytes from elsewhere: not checked here.
+        assert_eq!(checked.text(&push[8..], 108), None);
+        assert_eq!(checked.text(&push[..7], 101), None);
+        assert_eq!(checked.text(&push[..7], 99), None);
+        let other = b"data: a".to_vec();
+        assert_eq!(checked.text(&other, 100), None);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde::de::IgnoredAny;
 
 use super::lines::{Line, LineSplitter};
-use super::{advance, Error, FramingLimits};
+use super::{advance, Checked, Error, FramingLimits};
 
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -77,6 +77,7 @@ impl Builder {
         &mut self,
         line: Line<'b, '_>,
         offset: u64,
+        checked: Option<&Checked<'b>>,
         held: &mut Option<&'b str>,
         emit: &mut S,
     ) -> Result<(), Error> {
@@ -93,10 +94,13 @@ impl Builder {
         // Only a line of the pushed bytes may be held past this call.
         let (text, borrowed): (&str, Option<&'b str>) = match line {
             Line::Input(b) => {
-                let t = std::str::from_utf8(b).map_err(utf8)?;
+                let t = match checked.and_then(|c| c.text(b, offset)) {
+                    Some(t) => t,
+                    None => super::utf8(b).map_err(utf8)?,
+                };
                 (t, Some(t))
             }
-            Line::Held(b) => (std::str::from_utf8(b).map_err(utf8)?, None),
+            Line::Held(b) => (super::utf8(b).map_err(utf8)?, None),
         };
         if text.starts_with(':') {
             return Ok(());
@@ -177,10 +181,14 @@ impl Builder {
 /// A field line's name, and where its value starts (after the colon and one
 /// space after it, if any).
 fn split_field(text: &str) -> (&str, usize) {
-    match text.split_once(':') {
-        Some((field, value)) => {
-            let space = usize::from(value.starts_with(' '));
-            (field, field.len().saturating_add(1).saturating_add(space))
+    // Field names are short: a byte loop finds the colon before a searcher
+    // would be set up.
+    let b = text.as_bytes();
+    match b.iter().position(|&c| c == b':') {
+        Some(colon) => {
+            let space = usize::from(b.get(colon + 1) == Some(&b' '));
+            let field = text.get(..colon).unwrap_or_default();
+            (field, colon.saturating_add(1).saturating_add(space))
         }
         None => (text, text.len()),
     }
@@ -274,8 +282,9 @@ impl SseDecoder {
         }
         let builder = &mut self.builder;
         let mut held = None;
+        let checked = Checked::new(bytes, self.lines.offset());
         let result = self.lines.push(bytes, |line, offset| {
-            builder.line(line, offset, &mut held, emit)
+            builder.line(line, offset, Some(&checked), &mut held, emit)
         });
         builder.keep(&mut held);
         self.fail_on(result)
@@ -308,7 +317,7 @@ impl SseDecoder {
             }
             let taken = self
                 .builder
-                .line(Line::Held(&line), offset, &mut held, emit);
+                .line(Line::Held(&line), offset, None, &mut held, emit);
             self.builder.keep(&mut held);
             taken?;
         }

@@ -308,6 +308,10 @@ impl Stream {
         if !changes {
             return Ok(());
         }
+        // What the checks below need of the call, read in this one lookup.
+        let had_name = !current.name.is_empty();
+        let rest_at = current.input.len();
+        let resent = rest_at > 0 && input.len() >= rest_at && input.starts_with(&current.input);
         if ch.call_closed(key) {
             return Err(violation(
                 Rule::AfterStop,
@@ -325,16 +329,9 @@ impl Stream {
             }
         }
         let mut piece = input;
-        if let Some(existing) = ch.tools.get(key).map(|b| b.input.as_str()) {
-            if !existing.is_empty() && input.len() >= existing.len() && input.starts_with(existing)
-            {
-                let rest_at = existing.len();
-                if ch.input_complete(key) {
-                    piece = input.get(rest_at..).unwrap_or_default();
-                }
-            }
+        if resent && ch.input_complete(key) {
+            piece = input.get(rest_at..).unwrap_or_default();
         }
-        let had_name = ch.tools.get(key).is_some_and(|b| !b.name.is_empty());
         let (ps, pf) = state.map_or((None, ""), |(s, f)| (Some(s), f));
         ch.tools.add(key, id, name, piece, ps, pf)?;
         if !id.is_empty() && ch.by_id.get(id) != Some(&key) {

@@ -59,6 +59,10 @@ pub(crate) const MAX_SKIP_DEPTH: usize = 32;
 pub(crate) struct Scan<'a> {
     text: &'a str,
     at: usize,
+    /// The span of the string read by [`Scan::hole`] (the last one), and how
+    /// many were read.
+    hole: Option<(usize, usize)>,
+    holes: u32,
 }
 
 #[inline]
@@ -67,7 +71,9 @@ fn is_ws(b: u8) -> bool {
 }
 
 /// Where the plain run at the start of `b` ends: the first `"`, `\` or
-/// control character (`None` when there is none), found eight bytes at a time.
+/// control character (`None` when there is none). The first bytes are looked
+/// at eight at a time (keys and most fragments end there); a longer run is
+/// left to [`long_run`].
 #[inline]
 fn plain_run(b: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
@@ -90,11 +96,31 @@ fn plain_run(b: &[u8]) -> Option<usize> {
             return Some(i + (hit.trailing_zeros() / 8) as usize);
         }
         i += 8;
+        if i == LONG_RUN {
+            return long_run(b.get(i..)?).map(|p| i + p);
+        }
     }
     b.get(i..)?
         .iter()
         .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
         .map(|p| i + p)
+}
+
+/// Bytes of a run looked at eight at a time before [`long_run`] takes over.
+const LONG_RUN: usize = 32;
+
+/// [`plain_run`] for the rest of a long run (a large argument's text): the
+/// next `"` or `\` found with SIMD, then the run up to it checked for control
+/// characters 32 bytes at a time (a loop the compiler vectorises).
+fn long_run(b: &[u8]) -> Option<usize> {
+    let end = memchr::memchr2(b'"', b'\\', b);
+    let run = b.get(..end.unwrap_or(b.len()))?;
+    for (k, chunk) in run.chunks(32).enumerate() {
+        if chunk.iter().fold(false, |hit, &c| hit | (c < 0x20)) {
+            return chunk.iter().position(|&c| c < 0x20).map(|p| k * 32 + p);
+        }
+    }
+    end
 }
 
 #[inline]
@@ -109,7 +135,32 @@ fn hex(b: u8) -> Option<u16> {
 
 impl<'a> Scan<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
-        Self { text, at: 0 }
+        Self {
+            text,
+            at: 0,
+            hole: None,
+            holes: 0,
+        }
+    }
+
+    /// The one string read by [`Scan::hole`] in the whole text (its span,
+    /// quotes included), when exactly one was.
+    pub(crate) fn the_hole(&self) -> Option<(usize, usize)> {
+        self.hole.filter(|_| self.holes == 1)
+    }
+
+    /// [`Scan::opt_str`] for the member a [`Memo`] may vary: a string's span
+    /// is recorded (a `null` is not a hole).
+    pub(crate) fn hole(&mut self) -> Option<Option<Str<'a>>> {
+        if self.null()? {
+            return Some(None);
+        }
+        self.next_token()?;
+        let start = self.at;
+        let s = self.string()?;
+        self.hole = Some((start, self.at));
+        self.holes = self.holes.saturating_add(1);
+        Some(Some(s))
     }
 
     #[inline]
@@ -250,7 +301,14 @@ impl<'a> Scan<'a> {
             b'\\' => {}
             _ => return None,
         }
-        let mut out = String::with_capacity(len.saturating_mul(2).max(16));
+        // The decoded string is no longer than the text left: room for all of
+        // it when that is small, else for a good share (growth doubles).
+        let left = self.text.len() - start;
+        let mut out = String::with_capacity(if left <= 64 << 10 {
+            left
+        } else {
+            len.saturating_mul(2).max(64 << 10)
+        });
         out.push_str(self.text.get(start..at)?);
         loop {
             // At a backslash.
@@ -433,6 +491,72 @@ impl<'a> Scan<'a> {
     }
 }
 
+/// What a dialect read from a [`Memo`]'s template besides the string: a tag
+/// of its own (which kind of event it was) and two indexes.
+pub(crate) type Facts = (u8, Option<Index>, Option<Index>);
+
+/// The last event that a fast path read whole, as a template: the text
+/// before one string value of it and the text after. An event that is the
+/// template with another string in that place is the event the template was,
+/// with that string: JSON is context-free, so the members around the string
+/// are the same members with the same values, checked the same way, and only
+/// the string is left to scan (with every check [`Scan::string`] makes).
+///
+/// This is what makes the common event cheap: a chunk with the next argument
+/// fragment of the open call is the previous one with another string. The
+/// memo is a cache of the scan, kept per stream and never saved.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Memo<F> {
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
+    /// What the dialect read from the template besides the string.
+    facts: Option<F>,
+}
+
+impl<F: Copy> Memo<F> {
+    /// Takes `text` as the template, its string at `hole` (a span from
+    /// [`Scan::the_hole`], quotes included), with what else was read from it.
+    pub(crate) fn learn(&mut self, text: &str, hole: (usize, usize), facts: F) {
+        let b = text.as_bytes();
+        let (Some(prefix), Some(suffix)) = (b.get(..hole.0), b.get(hole.1..)) else {
+            self.facts = None;
+            return;
+        };
+        self.prefix.clear();
+        self.prefix.extend_from_slice(prefix);
+        self.suffix.clear();
+        self.suffix.extend_from_slice(suffix);
+        self.facts = Some(facts);
+    }
+
+    /// The template's facts and the string in its place, when `text` is the
+    /// template with another string there.
+    #[inline]
+    pub(crate) fn fill<'a>(&self, text: &'a str) -> Option<(F, Str<'a>)> {
+        let facts = self.facts?;
+        let b = text.as_bytes();
+        let start = self.prefix.len();
+        if b.len() < start + 2 + self.suffix.len()
+            || b.get(start) != Some(&b'"')
+            || b.get(..start)? != self.prefix.as_slice()
+        {
+            return None;
+        }
+        let mut p = Scan::new(text);
+        p.at = start;
+        let s = p.string()?;
+        (b.get(p.at..)? == self.suffix.as_slice()).then_some((facts, s))
+    }
+
+    /// The template's text before and after its string, once it has one.
+    #[cfg(test)]
+    pub(crate) fn parts(&self) -> Option<(String, String)> {
+        self.facts?;
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        Some((text(&self.prefix)?, text(&self.suffix)?))
+    }
+}
+
 /// Which members of one object were read already: a member read twice is a
 /// `duplicate field` error of the typed decode, so the scanner gives up.
 #[derive(Default)]
@@ -463,6 +587,21 @@ mod tests {
         fn plain_run_finds_the_first_special_byte(b in proptest::collection::vec(prop_oneof![
             Just(b'"'), Just(b'\\'), 0_u8..0x20, 0x20_u8..=0xff, b'a'..=b'z', b'a'..=b'z'
         ], 0..40)) {
+            let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+            prop_assert_eq!(plain_run(&b), naive);
+        }
+
+        /// And on long runs, where the SIMD search takes over.
+        #[test]
+        fn plain_run_finds_the_first_special_byte_of_a_long_run(
+            run in proptest::collection::vec(0x20_u8..=0xff, 0..300),
+            special in prop_oneof![Just(b'"'), Just(b'\\'), 0_u8..0x20],
+            at in 0_usize..300,
+        ) {
+            let mut b: Vec<u8> = run.into_iter().filter(|&c| c != b'"' && c != b'\\').collect();
+            if at <= b.len() {
+                b.insert(at, special);
+            }
             let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
             prop_assert_eq!(plain_run(&b), naive);
         }

@@ -10,6 +10,7 @@
 //! what the event means ("a delta for block 3", "block 3 stopped", "the message
 //! ended"); whether that is allowed is decided here.
 
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
@@ -18,6 +19,7 @@ use serde_json::{Map, Value};
 use super::error::{DecodeKind, Limit, Rule};
 use super::json::{is_complete_json, starts_value};
 use super::protocol::{BlockEvent, BlockPhase, MessagePhase};
+use super::scan::{Facts, Memo};
 use super::{AssemblerLimits, Dialect, LiveEvent, Note, Problem, ProblemKind, Skipped};
 use crate::accumulate::{self, Appender, Thinking, ToolUseLimits, ToolUses};
 use crate::blocks::ToolResultBlock;
@@ -504,6 +506,9 @@ pub(crate) struct Stream {
     /// whether it is skipped (Q29) or of another dialect (Q32).
     pub(crate) unknown: Option<String>,
     pub(crate) dialect: Option<Dialect>,
+    /// The template of the dialect's fast path (a cache of the scan).
+    #[serde(skip)]
+    pub(crate) memo: Memo<Facts>,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -536,21 +541,25 @@ impl Stream {
             skipped: Vec::new(),
             unknown: None,
             dialect: None,
+            memo: Memo::default(),
         }
     }
 
     /// The choice, created on first use (bounded by `max_choices`).
+    #[inline]
     pub(crate) fn choice(&mut self, c: i64) -> R<&mut Choice> {
-        if !self.choices.contains_key(&c) && self.choices.len() >= self.limits.max_choices {
-            return Err(Fail::Limit {
+        // One lookup: this runs several times for every event.
+        let (n, limits) = (self.choices.len(), &self.limits);
+        match self.choices.entry(c) {
+            Entry::Occupied(e) => Ok(e.into_mut()),
+            Entry::Vacant(_) if n >= limits.max_choices => Err(Fail::Limit {
                 limit: Limit::MaxChoices,
-                max: self.limits.max_choices,
-                would_be: self.limits.max_choices.saturating_add(1),
+                max: limits.max_choices,
+                would_be: limits.max_choices.saturating_add(1),
                 target: format!("choice {c}"),
-            });
+            }),
+            Entry::Vacant(e) => Ok(e.insert(Choice::new(limits))),
         }
-        let limits = &self.limits;
-        Ok(self.choices.entry(c).or_insert_with(|| Choice::new(limits)))
     }
 
     /// The id of a call as messages show it (minted when the provider sent none).

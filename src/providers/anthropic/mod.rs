@@ -19,7 +19,7 @@ use super::json::{json_string, text, CompactJson, Index, Str};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
-use super::scan::{self, Scan, Seen};
+use super::scan::{self, Facts, Memo, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
 };
@@ -65,7 +65,8 @@ struct Event<'a> {
     #[serde(default)]
     index: Option<Index>,
     #[serde(borrow, default)]
-    content_block: Option<ContentBlock<'a>>,
+    /// Boxed: only block starts have one, and the event stays small to build.
+    content_block: Option<Box<ContentBlock<'a>>>,
     #[serde(borrow, default)]
     delta: Option<Delta<'a>>,
     #[serde(default, deserialize_with = "usage_map")]
@@ -141,7 +142,9 @@ struct Message {
 /// the typed decode gives, or returns `None` for the general path (a block start, usage, a message, an
 /// error, anything [`Scan`] does not certify). It serves the deltas, stops and
 /// pings that make up nearly all of a stream.
-fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<()> {
+/// Gives the span of the delta's one string, if it has exactly one (what a
+/// [`Memo`] may vary).
+fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
     p.object(|p, key| match key {
@@ -169,7 +172,87 @@ fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<()> {
         "error" => seen.once(6).and_then(|()| p.null()?.then_some(())),
         _ => p.skip(),
     })?;
-    p.end()
+    p.end()?;
+    Some(p.the_hole())
+}
+
+/// The deltas a [`Memo`] serves, by the tag of its facts: the delta's type.
+const MEMO_DELTAS: [&str; 3] = ["input_json_delta", "text_delta", "thinking_delta"];
+
+/// Makes `ev` (fresh) the event of the common case: a `content_block_delta`
+/// whose delta is one string of one of [`MEMO_DELTAS`], and nothing else.
+fn delta_event<'a>(ev: &mut Event<'a>, (tag, index, _): Facts, piece: Str<'a>) {
+    let kind = MEMO_DELTAS.get(usize::from(tag)).copied().unwrap_or_default();
+    ev.kind = Some(Str("content_block_delta".into()));
+    ev.index = index;
+    let d = ev.delta.insert(Delta::default());
+    d.kind = Some(Str(kind.into()));
+    *match tag {
+        0 => &mut d.partial_json,
+        1 => &mut d.text,
+        _ => &mut d.thinking,
+    } = Some(piece);
+}
+
+/// The facts of an event that is exactly a [`delta_event`].
+fn delta_facts(ev: &Event<'_>) -> Option<Facts> {
+    let d = ev.delta.as_ref()?;
+    let kind = d.kind.as_deref()?;
+    let tag = MEMO_DELTAS.iter().position(|k| *k == kind)?;
+    let piece = [&d.partial_json, &d.text, &d.thinking].get(tag)?.as_ref()?;
+    let facts = (u8::try_from(tag).ok()?, ev.index, None);
+    let mut again = Event::default();
+    delta_event(&mut again, facts, piece.clone());
+    (again == *ev).then_some(facts)
+}
+
+/// The fast paths of an event's text, into `ev` (fresh): the memo's
+/// template, else the scanner, whose event becomes the template when it is
+/// the common one. `false` leaves the text to the general path.
+#[inline]
+fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
+    if let Some((facts, piece)) = memo.fill(text) {
+        delta_event(ev, facts, piece);
+        return true;
+    }
+    let Some(hole) = scan_event(text, ev) else {
+        return false;
+    };
+    if let (Some(hole), Some(facts)) = (hole, delta_facts(ev)) {
+        memo.learn(text, hole, facts);
+    }
+    true
+}
+
+/// What the memo keeps of `template` around its string, once the fast path
+/// read it (for the tests that make events from it).
+#[cfg(test)]
+pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
+    let mut memo = Memo::default();
+    scan_text(&mut memo, template, &mut Event::default());
+    memo.parts()
+}
+
+/// The memo against the general decode, for the tests that compare them:
+/// after the fast path read `template`, `Ok(true)` when the memo took `text`
+/// and gave exactly what the typed `serde_json` decode gives, `Ok(false)`
+/// when it did not take it, `Err` otherwise.
+#[cfg(test)]
+pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
+    let mut memo = Memo::default();
+    if !scan_text(&mut memo, template, &mut Event::default()) {
+        return Ok(false);
+    }
+    let Some((facts, piece)) = memo.fill(text) else {
+        return Ok(false);
+    };
+    let mut fast = Event::default();
+    delta_event(&mut fast, facts, piece);
+    match serde_json::from_str::<Event<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("memo {fast:?}, general path refuses: {e}")),
+    }
 }
 
 fn scan_delta<'a>(p: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
@@ -185,7 +268,12 @@ fn scan_delta<'a>(p: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
             _ => return p.skip(),
         };
         seen.once(n)?;
-        *field = p.opt_str()?;
+        // The pieces of text a memo may vary.
+        *field = if matches!(n, 1..=3) {
+            p.hole()?
+        } else {
+            p.opt_str()?
+        };
         Some(())
     })
 }
@@ -236,18 +324,19 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let mut scanned = Event::default();
+        // Built in place by the fast paths: the event is not moved on the way.
+        let mut ev = Event::default();
         let fast = match input {
-            Input::Text(t) if scan::enabled() => scan_event(t, &mut scanned).is_some(),
+            Input::Text(t) if scan::enabled() => scan_text(&mut s.memo, t, &mut ev),
             _ => false,
         };
         let parsed = if fast {
-            Ok(Ok(scanned))
+            Ok(Ok(()))
         } else {
-            input.parse_typed(event_name, &HANDLED)
+            input.parse_typed(event_name, &HANDLED).map(|r| r.map(|e| ev = e))
         };
-        let ev: Event<'_> = match parsed {
-            Ok(Ok(ev)) => ev,
+        match parsed {
+            Ok(Ok(())) => {}
             Ok(Err(unread)) => {
                 s.unknown(&unread);
                 return Ok(());
@@ -262,7 +351,7 @@ impl State {
                 }
                 None => return Err(f),
             },
-        };
+        }
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         s.may_follow(C, kind)?;
         match kind {
@@ -280,7 +369,7 @@ impl State {
                         detail: "field `content_block`: missing".to_owned(),
                     });
                 };
-                self.block_start(s, src, block, input, live)?;
+                self.block_start(s, src, *block, input, live)?;
             }
             "content_block_delta" => {
                 let src = block_index(ev.index)?;

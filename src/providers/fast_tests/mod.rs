@@ -599,6 +599,163 @@ proptest! {
     }
 }
 
+/// An OpenAI chat chunk of the common event's shape (one choice whose delta
+/// is one call's argument fragment), with other members around it.
+fn fragment_chunk(r: &mut Rng) -> J {
+    let arguments = J::Str(text(r));
+    let function = members(r, vec![(100, "arguments", arguments)]);
+    let call_index = index(r);
+    let call = members(
+        r,
+        vec![
+            (90, "index", call_index),
+            (100, "function", function),
+            (30, "type", s("function")),
+        ],
+    );
+    let delta = members(r, vec![(100, "tool_calls", J::Arr(vec![call]))]);
+    let choice_index = index(r);
+    let choice = members(
+        r,
+        vec![
+            (90, "index", choice_index),
+            (100, "delta", delta),
+            (40, "logprobs", J::Null),
+            (60, "finish_reason", J::Null),
+        ],
+    );
+    let v = vec![
+        (50, "id", s("chatcmpl-1")),
+        (40, "object", s("chat.completion.chunk")),
+        (100, "choices", J::Arr(vec![choice])),
+        (20, "usage", J::Null),
+    ];
+    members(r, v)
+}
+
+/// An Anthropic delta event of the common shape: one string of a text,
+/// input or thinking delta, with other members around it.
+fn delta_event(r: &mut Rng) -> J {
+    let (kind, field) = r.pick(&[
+        ("input_json_delta", "partial_json"),
+        ("text_delta", "text"),
+        ("thinking_delta", "thinking"),
+    ]);
+    let piece = J::Str(text(r));
+    let delta = members(r, vec![(95, "type", s(kind)), (100, field, piece)]);
+    let at = index(r);
+    let v = vec![
+        (95, "type", s("content_block_delta")),
+        (90, "index", at),
+        (100, "delta", delta),
+    ];
+    members(r, v)
+}
+
+/// A template event of the common shape and another event made from it: the
+/// memo's text around the template's string with another string (any
+/// spelling, hostile for some seeds) in its place, mutated for some. `None`
+/// when the memo did not take the template.
+fn memo_case(seed: u64, chat: bool) -> Option<(String, String)> {
+    let mut r = Rng::new(seed);
+    let j = if chat {
+        fragment_chunk(&mut r)
+    } else {
+        delta_event(&mut r)
+    };
+    let template = event_text(&mut r, &j);
+    let parts = if chat {
+        openai_chat::memo_parts(&template)
+    } else {
+        anthropic::memo_parts(&template)
+    };
+    let (prefix, suffix) = parts?;
+    let value = text(&mut r);
+    let hostile = r.chance(30);
+    let mut event = prefix;
+    string(&mut r, &value, hostile, false, &mut event);
+    event.push_str(&suffix);
+    if r.chance(15) {
+        event = mutate(&mut r, &event);
+    }
+    Some((template, event))
+}
+
+fn memo_agrees(seed: u64, chat: bool) -> Result<bool, String> {
+    let Some((template, event)) = memo_case(seed, chat) else {
+        return Ok(false);
+    };
+    let agrees = if chat {
+        openai_chat::memo_agrees(&template, &event)
+    } else {
+        anthropic::memo_agrees(&template, &event)
+    };
+    agrees.map_err(|e| format!("template {template:?}, event {event:?}: {e}"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// An OpenAI chat chunk made from a template the memo took: what the memo
+    /// gives is the general decode, or it leaves the chunk to the scanner.
+    #[test]
+    fn the_memo_and_the_general_decoder_agree_on_openai_chat_chunks(seed in any::<u64>()) {
+        let agrees = memo_agrees(seed, true);
+        prop_assert!(agrees.is_ok(), "{:?}", agrees);
+    }
+
+    /// An Anthropic event made from a template the memo took: the same.
+    #[test]
+    fn the_memo_and_the_general_decoder_agree_on_anthropic_events(seed in any::<u64>()) {
+        let agrees = memo_agrees(seed, false);
+        prop_assert!(agrees.is_ok(), "{:?}", agrees);
+    }
+}
+
+/// The memo serves events made from its templates (many generated templates
+/// are hostile or mutated, so not all), and refuses those
+/// the general decode refuses (else the properties above would hold
+/// vacuously).
+#[test]
+fn the_memo_serves_the_common_events_and_refuses_bad_ones() {
+    for chat in [true, false] {
+        let served = (0..2000_u64)
+            .filter(|&seed| memo_agrees(seed, chat) == Ok(true))
+            .count();
+        assert!(served > 50, "chat {chat}: the memo served {served} of 2000");
+    }
+    let template = r#"{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"{\"a\""}}]},"finish_reason":null}]}"#;
+    let (prefix, suffix) = openai_chat::memo_parts(template).unwrap();
+    let with = |piece: &str| format!("{prefix}{piece}{suffix}");
+    let escaped = with(r#""caf\u00e9 \\ \ud83e\udd80""#);
+    assert_eq!(openai_chat::memo_agrees(template, &escaped), Ok(true));
+    for bad in [
+        r#""a\x""#,
+        "\"a\u{1}\"",
+        r#""\ud800""#,
+        "null",
+        r#"{"a":1}"#,
+        r#""a"x"#,
+    ] {
+        assert_eq!(
+            openai_chat::memo_agrees(template, &with(bad)),
+            Ok(false),
+            "{bad}"
+        );
+    }
+    let trailing = with(r#""a""#) + "x";
+    assert_eq!(openai_chat::memo_agrees(template, &trailing), Ok(false));
+    let other_call = with(r#""a""#).replacen(r#""index":1"#, r#""index":2"#, 1);
+    assert_eq!(openai_chat::memo_agrees(template, &other_call), Ok(false));
+    // A chunk that is not the common event is no template.
+    let finish = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"x"}}]},"finish_reason":"stop"}]}"#;
+    assert_eq!(openai_chat::memo_parts(finish), None);
+    let named = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"id":"a","function":{"name":"f","arguments":""}}]}}]}"#;
+    assert_eq!(openai_chat::memo_parts(named), None);
+    let two = r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","thinking":"b"}}"#;
+    assert_eq!(anthropic::memo_parts(two), None);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 

@@ -21,7 +21,7 @@ use super::json::{
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
-use super::scan::{self, Scan, Seen};
+use super::scan::{self, Facts, Memo, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Live, Stream, TextKind, R,
 };
@@ -171,7 +171,9 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
 /// with usage, an error, a legacy `function_call` or a custom tool call, an
 /// index given as a string or a float, anything [`Scan`] does not certify).
 /// It builds in place: the chunk is not moved on the way.
-fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<()> {
+/// Gives the span of the chunk's one `function.arguments` string, if it has
+/// exactly one (what a [`Memo`] may vary).
+fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
     p.object(|p, key| match key {
@@ -189,7 +191,58 @@ fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<()> {
         "error" => seen.once(3).and_then(|()| p.null()?.then_some(())),
         _ => p.skip(),
     })?;
-    p.end()
+    p.end()?;
+    Some(p.the_hole())
+}
+
+/// Makes `chunk` (fresh) the chunk of the common event: one choice whose
+/// delta is the next argument fragment of one call, and nothing else (what a
+/// [`Memo`] serves). Built in place, as the scanner builds.
+fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (_, choice, call): Facts, arguments: Str<'a>) {
+    let Some(ch) = chunk.choices.insert(Few::default()).slot() else {
+        return;
+    };
+    ch.index = choice;
+    let delta = ch.delta.insert(Delta::default());
+    let Some(tc) = delta.tool_calls.insert(Few::default()).slot() else {
+        return;
+    };
+    tc.index = call;
+    tc.function = Some(Function {
+        name: None,
+        arguments: Some(TextOrObject::Text(arguments)),
+    });
+}
+
+/// The facts of a chunk that is exactly a [`fragment_chunk`].
+fn fragment_facts(chunk: &Chunk<'_>) -> Option<Facts> {
+    let choice = chunk.choices.as_ref()?.iter().next()?;
+    let call = choice.delta.as_ref()?.tool_calls.as_ref()?.iter().next()?;
+    let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {
+        return None;
+    };
+    let facts = (0, choice.index, call.index);
+    let mut again = Chunk::default();
+    fragment_chunk(&mut again, facts, arguments.clone());
+    (again == *chunk).then_some(facts)
+}
+
+/// The fast paths of a chunk's text, into `chunk` (fresh): the memo's
+/// template, else the scanner, whose chunk becomes the template when it is
+/// the common event. `false` leaves the text to the general path.
+#[inline]
+fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, chunk: &mut Chunk<'a>) -> bool {
+    if let Some((facts, arguments)) = memo.fill(text) {
+        fragment_chunk(chunk, facts, arguments);
+        return true;
+    }
+    let Some(hole) = scan_chunk(text, chunk) else {
+        return false;
+    };
+    if let (Some(hole), Some(facts)) = (hole, fragment_facts(chunk)) {
+        memo.learn(text, hole, facts);
+    }
+    true
 }
 
 fn scan_choice<'a>(p: &mut Scan<'a>, choice: &mut ChatChoice<'a>) -> Option<()> {
@@ -286,7 +339,7 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
                     // An object is for the general path.
                     "arguments" => {
                         seen_f.once(1)?;
-                        f.arguments = p.opt_str()?.map(TextOrObject::Text);
+                        f.arguments = p.hole()?.map(TextOrObject::Text);
                         Some(())
                     }
                     _ => p.skip(),
@@ -324,6 +377,37 @@ pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
     }
 }
 
+/// What the memo keeps of `template` around its string, once the fast path
+/// read it (for the tests that make events from it).
+#[cfg(test)]
+pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
+    let mut memo = Memo::default();
+    scan_text(&mut memo, template, &mut Chunk::default());
+    memo.parts()
+}
+
+/// The memo against the general decode, for the tests that compare them:
+/// after the fast path read `template`, `Ok(true)` when the memo took `text`
+/// and gave exactly what the typed `serde_json` decode gives, `Ok(false)`
+/// when it did not take it, `Err` otherwise.
+#[cfg(test)]
+pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
+    let mut memo = Memo::default();
+    if !scan_text(&mut memo, template, &mut Chunk::default()) {
+        return Ok(false);
+    }
+    let Some((facts, arguments)) = memo.fill(text) else {
+        return Ok(false);
+    };
+    let mut fast = Chunk::default();
+    fragment_chunk(&mut fast, facts, arguments);
+    match serde_json::from_str::<Chunk<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("memo {fast:?}, general path refuses: {e}")),
+    }
+}
+
 pub(crate) fn apply(
     s: &mut Stream,
     event_name: Option<&str>,
@@ -338,7 +422,7 @@ pub(crate) fn apply(
     }
     let mut chunk = Chunk::default();
     let fast = match input {
-        Input::Text(t) if scan::enabled() => scan_chunk(t, &mut chunk).is_some(),
+        Input::Text(t) if scan::enabled() => scan_text(&mut s.memo, t, &mut chunk),
         _ => false,
     };
     if !fast {
