@@ -101,7 +101,9 @@ class Running:
         """The first ``count`` records, waiting (at most 20 s) for them to be written."""
         deadline = time.monotonic() + 20
         while True:
-            lines = self.records_path.read_text().splitlines() if self.records_path.exists() else []
+            text = self.records_path.read_text() if self.records_path.exists() else ""
+            # Only finished lines: the last one may still be being written.
+            lines = text.split("\n")[:-1]
             if len(lines) >= count or time.monotonic() > deadline:
                 return [json.loads(line) for line in lines]
             time.sleep(0.02)
