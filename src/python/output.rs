@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyFrozenSet, PyList, PyString, PyTuple};
@@ -95,12 +96,149 @@ fn live_tuple<'py>(py: Python<'py>, events: &[LiveEvent]) -> PyResult<Bound<'py,
     PyTuple::new(py, items)
 }
 
-/// The live events of one call, turned into Python objects only when read, so
-/// that callers who ignore them pay for no objects; `()` when there are none.
-pub(crate) fn live_result(py: Python<'_>, events: Vec<LiveEvent>) -> PyResult<Bound<'_, PyAny>> {
+/// How an `Assembler` returns live events: `live=True` (one event per change),
+/// `live="coalesced"` (consecutive deltas of one call or one choice's text merged
+/// within each feed), or `live=False` (none collected).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum LiveMode {
+    Off,
+    Each,
+    Coalesced,
+}
+
+impl LiveMode {
+    /// What `Assembler(live=...)` takes: a bool, or the string `"coalesced"`.
+    pub(crate) fn from_py(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if let Ok(b) = value.cast_exact::<PyBool>() {
+            return Ok(if b.is_true() { Self::Each } else { Self::Off });
+        }
+        if let Ok(s) = value.cast::<PyString>() {
+            if s.to_str()? == "coalesced" {
+                return Ok(Self::Coalesced);
+            }
+            return Err(PyValueError::new_err(format!(
+                "live must be True, False or \"coalesced\", not {}",
+                value.repr()?
+            )));
+        }
+        Err(PyTypeError::new_err(format!(
+            "live must be True, False or \"coalesced\", not {}",
+            value.get_type().name()?
+        )))
+    }
+
+    /// The mode as `Assembler.live` gives it back.
+    pub(crate) fn to_py(self, py: Python<'_>) -> Bound<'_, PyAny> {
+        match self {
+            Self::Off => PyBool::new(py, false).to_owned().into_any(),
+            Self::Each => PyBool::new(py, true).to_owned().into_any(),
+            Self::Coalesced => PyString::new(py, "coalesced").into_any(),
+        }
+    }
+
+    /// Whether feeds collect live events at all.
+    pub(crate) fn collects(self) -> bool {
+        self != Self::Off
+    }
+
+    /// A number for the saved state: 0 off, 1 each, 2 coalesced.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            Self::Off => 0,
+            Self::Each => 1,
+            Self::Coalesced => 2,
+        }
+    }
+
+    pub(crate) fn from_code(code: u8) -> Self {
+        match code {
+            0 => Self::Off,
+            2 => Self::Coalesced,
+            _ => Self::Each,
+        }
+    }
+}
+
+/// Appends `next` to `last` when both are deltas of the same stream of text (one
+/// call's input, or one choice's text, reasoning or refusal): what a consumer that
+/// concatenates deltas builds is the same either way.
+fn merge_into(last: &mut LiveEvent, next: &LiveEvent) -> bool {
+    match (last, next) {
+        (
+            LiveEvent::ToolInputDelta {
+                choice,
+                index,
+                fragment,
+            },
+            LiveEvent::ToolInputDelta {
+                choice: c,
+                index: i,
+                fragment: more,
+            },
+        ) if choice == c && index == i => {
+            fragment.push_str(more);
+            true
+        }
+        (
+            LiveEvent::TextDelta { choice, text },
+            LiveEvent::TextDelta {
+                choice: c,
+                text: more,
+            },
+        )
+        | (
+            LiveEvent::ThinkingDelta { choice, text },
+            LiveEvent::ThinkingDelta {
+                choice: c,
+                text: more,
+            },
+        )
+        | (
+            LiveEvent::RefusalDelta { choice, text },
+            LiveEvent::RefusalDelta {
+                choice: c,
+                text: more,
+            },
+        ) if choice == c => {
+            text.push_str(more);
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The events with every run of consecutive deltas of one call (or of one choice's
+/// text, reasoning or refusal) merged into one delta holding their concatenation.
+/// Every other event, and the order of all of them, is kept.
+pub(crate) fn coalesce(events: Vec<LiveEvent>) -> Vec<LiveEvent> {
+    let mut out: Vec<LiveEvent> = Vec::new();
+    for event in events {
+        if let Some(last) = out.last_mut() {
+            if merge_into(last, &event) {
+                continue;
+            }
+        }
+        out.push(event);
+    }
+    out
+}
+
+/// The live events of one call in `mode`, turned into Python objects only when
+/// read, so that callers who ignore them pay for no objects; `()` when there are
+/// none.
+pub(crate) fn live_result(
+    py: Python<'_>,
+    events: Vec<LiveEvent>,
+    mode: LiveMode,
+) -> PyResult<Bound<'_, PyAny>> {
     if events.is_empty() {
         return Ok(PyTuple::empty(py).into_any());
     }
+    let events = if mode == LiveMode::Coalesced {
+        coalesce(events)
+    } else {
+        events
+    };
     Ok(Bound::new(
         py,
         LiveEvents {
