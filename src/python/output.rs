@@ -55,43 +55,170 @@ pub(crate) fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyAny>> {
     NAMES.get(py, c as usize)
 }
 
-fn live_to_py<'py>(py: Python<'py>, event: &LiveEvent) -> PyResult<Bound<'py, PyAny>> {
-    match event {
+/// The fields of each live event class, in order (its `__slots__`).
+const LIVE_FIELDS: [&[&str]; 7] = [
+    &["choice", "index", "id", "name"],
+    &["choice", "index", "fragment"],
+    &["choice", "index"],
+    &["choice", "text"],
+    &["choice", "text"],
+    &["choice", "text"],
+    &["choice", "finish_reason", "complete"],
+];
+
+/// How one live event class is instantiated. The classes are frozen slotted
+/// dataclasses, whose generated `__init__` sets each field through
+/// `object.__setattr__` in Python: most of the cost of an event. When the class is
+/// laid out as expected (its `__slots__` are exactly its dataclass fields, in
+/// order, each a slot descriptor, and it has no `__post_init__`), an instance is
+/// made by `object.__new__` and each slot's descriptor setter instead: the same
+/// object, a fraction of the cost. Otherwise the class is called.
+struct Maker {
+    class: Py<PyAny>,
+    fast: Option<(Py<PyAny>, Vec<Py<PyAny>>)>,
+}
+
+impl Maker {
+    fn new(py: Python<'_>, c: Class, fields: &[&str]) -> PyResult<Self> {
+        let cls = class(py, c)?;
+        Ok(Self {
+            class: cls.clone().unbind(),
+            fast: Self::setters(py, cls, fields)?,
+        })
+    }
+
+    fn setters(
+        py: Python<'_>,
+        cls: &Bound<'_, PyAny>,
+        fields: &[&str],
+    ) -> PyResult<Option<(Py<PyAny>, Vec<Py<PyAny>>)>> {
+        let slots = cls.getattr("__slots__")?;
+        let declared: Vec<String> = match cls.getattr("__dataclass_fields__") {
+            Ok(d) => d
+                .try_iter()?
+                .map(|k| k?.extract())
+                .collect::<PyResult<_>>()?,
+            Err(_) => return Ok(None),
+        };
+        let slots: Vec<String> = match slots.extract() {
+            Ok(s) => s,
+            Err(_) => return Ok(None),
+        };
+        if slots != fields || declared != fields || cls.hasattr("__post_init__")? {
+            return Ok(None);
+        }
+        // Each field's slot descriptor, in the class's own namespace: all of one
+        // type, the one CPython names `member_descriptor`.
+        let own = cls.getattr("__dict__")?;
+        let mut setters = Vec::with_capacity(fields.len());
+        let mut kind: Option<Bound<'_, PyAny>> = None;
+        for name in fields {
+            let descr = own.get_item(name)?;
+            let t = descr.get_type().into_any();
+            if t.getattr("__name__")?.extract::<String>()? != "member_descriptor" {
+                return Ok(None);
+            }
+            if let Some(k) = &kind {
+                if !k.is(&t) {
+                    return Ok(None);
+                }
+            }
+            kind = Some(t);
+            setters.push(descr.getattr("__set__")?.unbind());
+        }
+        let new = py.get_type::<PyAny>().getattr("__new__")?.unbind();
+        Ok(Some((new, setters)))
+    }
+
+    fn make<'py>(
+        &self,
+        py: Python<'py>,
+        values: &[Bound<'py, PyAny>],
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let cls = self.class.bind(py);
+        match &self.fast {
+            Some((new, setters)) => {
+                let obj = new.bind(py).call1((cls,))?;
+                for (set, value) in setters.iter().zip(values) {
+                    set.bind(py).call1((&obj, value))?;
+                }
+                Ok(obj)
+            }
+            None => cls.call1(PyTuple::new(py, values)?),
+        }
+    }
+}
+
+static MAKERS: PyOnceLock<Vec<Maker>> = PyOnceLock::new();
+
+fn makers(py: Python<'_>) -> PyResult<&Vec<Maker>> {
+    MAKERS.get_or_try_init(py, || {
+        let classes = [
+            Class::ToolCallStarted,
+            Class::ToolInputDelta,
+            Class::ToolCallFinished,
+            Class::TextDelta,
+            Class::ThinkingDelta,
+            Class::RefusalDelta,
+            Class::MessageDone,
+        ];
+        classes
+            .iter()
+            .zip(LIVE_FIELDS)
+            .map(|(c, fields)| Maker::new(py, *c, fields))
+            .collect()
+    })
+}
+
+fn live_to_py<'py>(
+    py: Python<'py>,
+    makers: &[Maker],
+    event: &LiveEvent,
+) -> PyResult<Bound<'py, PyAny>> {
+    let int = |i: i64| -> PyResult<Bound<'py, PyAny>> { Ok(i.into_pyobject(py)?.into_any()) };
+    let text = |s: &str| PyString::new(py, s).into_any();
+    let (slot, values) = match event {
         LiveEvent::ToolCallStarted {
             choice,
             index,
             id,
             name,
-        } => class(py, Class::ToolCallStarted)?.call1((*choice, *index, id, name)),
+        } => (0, vec![int(*choice)?, int(*index)?, text(id), text(name)]),
         LiveEvent::ToolInputDelta {
             choice,
             index,
             fragment,
-        } => class(py, Class::ToolInputDelta)?.call1((*choice, *index, fragment)),
-        LiveEvent::ToolCallFinished { choice, index } => {
-            class(py, Class::ToolCallFinished)?.call1((*choice, *index))
-        }
-        LiveEvent::TextDelta { choice, text } => {
-            class(py, Class::TextDelta)?.call1((*choice, text))
-        }
-        LiveEvent::ThinkingDelta { choice, text } => {
-            class(py, Class::ThinkingDelta)?.call1((*choice, text))
-        }
-        LiveEvent::RefusalDelta { choice, text } => {
-            class(py, Class::RefusalDelta)?.call1((*choice, text))
-        }
+        } => (1, vec![int(*choice)?, int(*index)?, text(fragment)]),
+        LiveEvent::ToolCallFinished { choice, index } => (2, vec![int(*choice)?, int(*index)?]),
+        LiveEvent::TextDelta { choice, text: t } => (3, vec![int(*choice)?, text(t)]),
+        LiveEvent::ThinkingDelta { choice, text: t } => (4, vec![int(*choice)?, text(t)]),
+        LiveEvent::RefusalDelta { choice, text: t } => (5, vec![int(*choice)?, text(t)]),
         LiveEvent::MessageDone {
             choice,
             finish_reason,
             complete,
-        } => class(py, Class::MessageDone)?.call1((*choice, finish_reason.as_deref(), *complete)),
+        } => (
+            6,
+            vec![
+                int(*choice)?,
+                finish_reason
+                    .as_deref()
+                    .map_or_else(|| py.None().into_bound(py), text),
+                PyBool::new(py, *complete).to_owned().into_any(),
+            ],
+        ),
+    };
+    match makers.get(slot) {
+        Some(m) => m.make(py, &values),
+        None => Err(PyTypeError::new_err("no live event class")),
     }
 }
 
 fn live_tuple<'py>(py: Python<'py>, events: &[LiveEvent]) -> PyResult<Bound<'py, PyTuple>> {
+    let makers = makers(py)?;
     let items = events
         .iter()
-        .map(|e| live_to_py(py, e))
+        .map(|e| live_to_py(py, makers, e))
         .collect::<PyResult<Vec<_>>>()?;
     PyTuple::new(py, items)
 }

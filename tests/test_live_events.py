@@ -1,4 +1,10 @@
-"""``Assembler(live="coalesced")``: within each feed, every run of consecutive deltas of
+"""Live events: how they are built, and ``Assembler(live="coalesced")``.
+
+The event objects are made without running their classes' generated ``__init__``
+(``object.__new__`` and each slot set directly): they must be the very objects the
+class would build, equal, hashed, pickled and copied alike.
+
+``Assembler(live="coalesced")``: within each feed, every run of consecutive deltas of
 one call (or of one choice's text, reasoning or refusal) is one delta holding their
 concatenation; every other event, and the order of all of them, is what ``live=True``
 gives.
@@ -273,3 +279,63 @@ def test_generated_streams_cut_anywhere(
     inputs = {(b.id, b.input) for b in each.message().tool_uses}
     assert inputs == {(b.id, b.input) for b in merging.message().tool_uses}
     assert all(isinstance(e, ToolCallFinished | MessageDone) for e in merging.close())
+
+
+def test_event_objects_are_what_their_classes_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    import dataclasses
+
+    import toolstitch.messages as messages
+
+    calls: list[str] = []
+    for cls in (ToolCallStarted, ToolInputDelta, ToolCallFinished, MessageDone, TextDelta):
+        init = cls.__init__
+
+        def counted(self: Any, *args: Any, _init: Any = init, **kw: Any) -> None:
+            calls.append(type(self).__name__)
+            _init(self, *args, **kw)
+
+        monkeypatch.setattr(cls, "__init__", counted)
+    stream = [
+        {"choices": [{"index": 0, "delta": {"content": "Hi"}}]},
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {
+                        "tool_calls": [
+                            {"index": 0, "id": "c0", "function": {"name": "f", "arguments": "{}"}}
+                        ]
+                    },
+                }
+            ]
+        },
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+    ]
+    got = list(Assembler("openai-chat").feed_many(stream))
+    # Built without the Python __init__ (which the classes run when called).
+    assert calls == []
+    expected = [
+        TextDelta(0, "Hi"),
+        ToolCallStarted(0, 0, "c0", "f"),
+        ToolInputDelta(0, 0, "{}"),
+        ToolCallFinished(0, 0),
+        MessageDone(0, "tool_calls", True),
+    ]
+    # Calling the classes does run it: the patch is in place.
+    assert len(calls) == len(expected)
+    assert got == expected
+    for g, e in zip(got, expected, strict=True):
+        assert type(g) is type(e) and hash(g) == hash(e) and repr(g) == repr(e)
+        assert dataclasses.astuple(g) == dataclasses.astuple(e)
+        assert pickle.loads(pickle.dumps(g)) == g and copy.deepcopy(g) == g
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            g.choice = 1  # type: ignore[misc]
+    delta = got[2]
+    assert isinstance(delta, ToolInputDelta)
+    assert dataclasses.replace(delta, fragment="[]") == ToolInputDelta(0, 0, "[]")
+    assert isinstance(got[0], messages.TextDelta)
+    match got[1]:
+        case ToolCallStarted(choice=0, index=0, id=call_id, name="f"):
+            assert call_id == "c0"
+        case _:  # pragma: no cover - a failure
+            pytest.fail(f"no match: {got[1]!r}")
