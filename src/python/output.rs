@@ -177,29 +177,41 @@ fn live_to_py<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let int = |i: i64| -> PyResult<Bound<'py, PyAny>> { Ok(i.into_pyobject(py)?.into_any()) };
     let text = |s: &str| PyString::new(py, s).into_any();
-    let (slot, values) = match event {
+    let maker = |slot: usize| {
+        makers
+            .get(slot)
+            .ok_or_else(|| PyTypeError::new_err("no live event class"))
+    };
+    // The values on the stack: no allocation per event beyond its objects.
+    match event {
         LiveEvent::ToolCallStarted {
             choice,
             index,
             id,
             name,
-        } => (0, vec![int(*choice)?, int(*index)?, text(id), text(name)]),
+        } => maker(0)?.make(py, &[int(*choice)?, int(*index)?, text(id), text(name)]),
         LiveEvent::ToolInputDelta {
             choice,
             index,
             fragment,
-        } => (1, vec![int(*choice)?, int(*index)?, text(fragment)]),
-        LiveEvent::ToolCallFinished { choice, index } => (2, vec![int(*choice)?, int(*index)?]),
-        LiveEvent::TextDelta { choice, text: t } => (3, vec![int(*choice)?, text(t)]),
-        LiveEvent::ThinkingDelta { choice, text: t } => (4, vec![int(*choice)?, text(t)]),
-        LiveEvent::RefusalDelta { choice, text: t } => (5, vec![int(*choice)?, text(t)]),
+        } => maker(1)?.make(py, &[int(*choice)?, int(*index)?, text(fragment)]),
+        LiveEvent::ToolCallFinished { choice, index } => {
+            maker(2)?.make(py, &[int(*choice)?, int(*index)?])
+        }
+        LiveEvent::TextDelta { choice, text: t } => maker(3)?.make(py, &[int(*choice)?, text(t)]),
+        LiveEvent::ThinkingDelta { choice, text: t } => {
+            maker(4)?.make(py, &[int(*choice)?, text(t)])
+        }
+        LiveEvent::RefusalDelta { choice, text: t } => {
+            maker(5)?.make(py, &[int(*choice)?, text(t)])
+        }
         LiveEvent::MessageDone {
             choice,
             finish_reason,
             complete,
-        } => (
-            6,
-            vec![
+        } => maker(6)?.make(
+            py,
+            &[
                 int(*choice)?,
                 finish_reason
                     .as_deref()
@@ -207,10 +219,6 @@ fn live_to_py<'py>(
                 PyBool::new(py, *complete).to_owned().into_any(),
             ],
         ),
-    };
-    match makers.get(slot) {
-        Some(m) => m.make(py, &values),
-        None => Err(PyTypeError::new_err("no live event class")),
     }
 }
 
