@@ -75,8 +75,11 @@ const LIVE_FIELDS: [&[&str]; 7] = [
 /// object, a fraction of the cost. Otherwise the class is called.
 struct Maker {
     class: Py<PyAny>,
-    fast: Option<(Py<PyAny>, Vec<Py<PyAny>>)>,
+    fast: Option<Setters>,
 }
+
+/// `object.__new__` and each field's slot setter, in field order.
+type Setters = (Py<PyAny>, Vec<Py<PyAny>>);
 
 impl Maker {
     fn new(py: Python<'_>, c: Class, fields: &[&str]) -> PyResult<Self> {
@@ -91,7 +94,7 @@ impl Maker {
         py: Python<'_>,
         cls: &Bound<'_, PyAny>,
         fields: &[&str],
-    ) -> PyResult<Option<(Py<PyAny>, Vec<Py<PyAny>>)>> {
+    ) -> PyResult<Option<Setters>> {
         let slots = cls.getattr("__slots__")?;
         let declared: Vec<String> = match cls.getattr("__dataclass_fields__") {
             Ok(d) => d
