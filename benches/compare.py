@@ -9,8 +9,11 @@ its parallel calls one after the other; Anthropic one content block after the ot
 Contenders (each checked to rebuild exactly the same calls before it is timed):
 
 - pure Python: split lines, ``orjson.loads``, a dict accumulator: the baseline (1x);
-- toolstitch ``Assembler.feed_bytes`` with ``live=False``, and with ``live=True`` with
-  every live event read (what an interface that renders as it goes pays);
+- the same loop over ``msgspec.json.Decoder`` with typed ``Struct``s that declare only
+  the fields it reads: the fastest pure-Python pipeline;
+- toolstitch ``Assembler.feed_bytes`` with ``live=False``, with ``live=True`` with
+  every live event read (what an interface that renders as it goes pays), and with
+  ``live="coalesced"`` with every event read (one delta per call per read);
 - toolstitch ``feed`` on dicts and ``feed_many`` per read, the SSE split and decoded
   with ``orjson`` in Python (that cost is counted: every row starts from bytes);
 - the ``openai`` SDK: its own path from SSE bytes to the final message (its
@@ -33,6 +36,12 @@ what is compared. Timing: the contenders alternate within each round, medians of
 its own subprocess; the figure is the peak resident set during the run (VmHWM reset
 through /proc/self/clear_refs just before it) minus the resident set just before, so
 it counts Rust allocations as well as Python's.
+
+A summary gives the ratios the targets are stated in: reading live events against
+live off, ``feed_bytes`` against the msgspec pipeline, and ``feed_bytes`` per event
+against the best method of ``benches/results/floor.json`` (``cargo bench --bench
+floor``, which ``make bench`` does not run: regenerate it by hand when the floor's code
+changes).
 
 Scaling: cost per fragment from 10k to 1M fragments, peak memory against argument
 bytes, and two threads with separate assemblers against one thread (``feed_bytes``
@@ -60,7 +69,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 from toolstitch import Assembler, Provider
@@ -75,6 +84,7 @@ CALL_COUNTS = (1, 4, 16)
 ALPHABET = 'abcdefgh ijk"\\:{},0123456789\n\té日🦀'
 
 Calls = list[tuple[str, str, str]]
+MSGSPEC_LABEL = "pure Python: split lines, msgspec typed Structs (only the fields read)"
 
 
 # ------------------------------------------------------------------ workloads
@@ -286,7 +296,9 @@ def result_of(asm: Assembler) -> Calls:
     return [(b.id, b.name, b.input) for b in asm.message().tool_uses]
 
 
-def ts_bytes(dialect: Provider, live: bool) -> Callable[[list[bytes]], Calls]:
+def ts_bytes(
+    dialect: Provider, live: bool | Literal["coalesced"]
+) -> Callable[[list[bytes]], Calls]:
     def run(reads: list[bytes]) -> Calls:
         asm = Assembler(dialect, live=live)
         feed = asm.feed_bytes
@@ -514,6 +526,11 @@ def contenders(dialect: Provider) -> tuple[list[Contender], list[str]]:
             "toolstitch feed_bytes (live=True, every event read)",
             ts_bytes(dialect, True),
         ),
+        Contender(
+            "bytes-coalesced",
+            'toolstitch feed_bytes (live="coalesced", every event read)',
+            ts_bytes(dialect, "coalesced"),
+        ),
         Contender("dicts", "toolstitch feed(dict), orjson.loads in Python", ts_dicts(dialect)),
         Contender(
             "many", "toolstitch feed_many(dicts) per read, orjson.loads in Python", ts_many(dialect)
@@ -528,6 +545,14 @@ def contenders(dialect: Provider) -> tuple[list[Contender], list[str]]:
             notes.append(f"{contender.label}: skipped, {module} cannot be imported ({e})")
             return
         out.append(contender)
+
+    try:
+        import msgspec_pipeline
+
+        run = msgspec_pipeline.openai if dialect == "openai-chat" else msgspec_pipeline.anthropic
+        out.insert(1, Contender("msgspec", MSGSPEC_LABEL, run))
+    except ImportError as e:
+        notes.append(f"{MSGSPEC_LABEL}: skipped, msgspec cannot be imported ({e})")
 
     if dialect == "openai-chat":
         peer(
@@ -959,6 +984,64 @@ def floor_rows(path: Path, runs: int) -> None:
     print(f"wrote {path} and {md_path}")
 
 
+# ------------------------------------------------------------------ summary
+
+FLOOR = RESULTS / "floor.json"
+
+
+def events_of(w: Workload) -> int:
+    return sum(s.count(b"data: ") for s in w.streams)
+
+
+def summary(by_key: dict[str, tuple[Workload, list[Row]]], floor_path: Path) -> list[str]:
+    """What the targets are stated in: the cost of reading live events against live
+    off, ``feed_bytes`` against the msgspec pipeline, and against the floor that
+    ``cargo bench --bench floor`` wrote to ``floor_path`` (4-call workloads)."""
+
+    def rate(rows: list[Row], label: str) -> float | None:
+        found = [r for r in rows if r.label == label]
+        return found[0].seconds / found[0].fragments if found else None
+
+    floor: dict[str, Any] = {}
+    if floor_path.exists():
+        floor = json.loads(floor_path.read_text())
+    lines = [
+        "## Summary: live events, msgspec and the floor",
+        "",
+        "Ratios from the tables above: the cost of reading the live events (seconds per "
+        "fragment against live off: lower is better), the speed of `feed_bytes` (live off) "
+        "against the msgspec pipeline (higher is better). The floor column divides "
+        "`feed_bytes` (live=False) per event by the best floor method of "
+        f"`{floor_path.name}` (`cargo bench --bench floor`, Rust alone, a separate run"
+        + (f" at load average {floor['load_average']}" if "load_average" in floor else "")
+        + "); it exists for the 4-call workloads, whose shape the floor uses.",
+        "",
+        '| workload | live=True read / live off | live="coalesced" read / live off '
+        "| feed_bytes speed vs msgspec pipeline | feed_bytes ns / event | vs best floor |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for key, (w, rows) in by_key.items():
+        off = rate(rows, "toolstitch feed_bytes (live=False)")
+        each = rate(rows, "toolstitch feed_bytes (live=True, every event read)")
+        merged = rate(rows, 'toolstitch feed_bytes (live="coalesced", every event read)')
+        ms = rate(rows, MSGSPEC_LABEL)
+        if off is None:
+            continue
+        ns_event = off * w.fragments / events_of(w) * 1e9
+        entry = floor.get(key.split("-")[0]) if w.calls == 4 else None
+        vs_floor = "-"
+        if entry:
+            best = entry[entry["best_floor"]]["ns_per_event"]
+            vs_floor = f"{ns_event / best:.2f}x ({entry['best_floor']}, {best:.0f} ns)"
+        lines.append(f"| {w.title} | {each / off:.2f}x |" if each else f"| {w.title} | - |")
+        lines[-1] += f" {merged / off:.2f}x |" if merged else " - |"
+        lines[-1] += f" {ms / off:.2f}x |" if ms else " - |"
+        lines[-1] += f" {ns_event:.0f} | {vs_floor} |"
+    if not floor:
+        lines += ["", f"No floor: {floor_path} is missing (`cargo bench --bench floor`)."]
+    return [*lines, ""]
+
+
 # ------------------------------------------------------------------ report
 
 
@@ -1068,6 +1151,7 @@ def main() -> None:
         "",
     ]
     results: dict[str, list[Row]] = {}
+    by_key: dict[str, tuple[Workload, list[Row]]] = {}
     all_notes: list[str] = []
     for dialect in ("openai-chat", "anthropic"):
         for calls in counts:
@@ -1089,6 +1173,7 @@ def main() -> None:
             for line in table(rows, rows[0], memory=not ns.no_memory):
                 print(line)
             results[w.title] = rows
+            by_key[w.key] = (w, rows)
             md += [
                 f"## {w.title}",
                 "",
@@ -1099,6 +1184,9 @@ def main() -> None:
             md += [*table(rows, rows[0], memory=not ns.no_memory), ""]
     if all_notes:
         md += ["Skipped peers:", ""] + [f"- {n}" for n in all_notes] + [""]
+    lines = summary(by_key, FLOOR)
+    print("\n".join(lines))
+    md += lines
 
     md += [
         "## From decoded dicts",

@@ -231,7 +231,8 @@ def test_help_shows_the_signature_and_says_what_it_does() -> None:
     text = pydoc.render_doc(Assembler, renderer=pydoc.plaintext)  # type: ignore[attr-defined]
     header = text.splitlines()[3]
     assert header.strip(" |").startswith("Assembler(provider")
-    assert "provider: 'Provider' = 'auto'" in header and "live: 'bool' = True" in header
+    assert "provider: 'Provider' = 'auto'" in header
+    assert "live: \"bool | Literal['coalesced']\" = True" in header
     assert "max_calls: 'int' = 4096" in header and "max_line_bytes: 'int' = 16777216" in header
     assert "..." not in header
     doc = inspect.getdoc(Assembler) or ""

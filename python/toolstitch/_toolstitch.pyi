@@ -2,7 +2,7 @@
 # `make lint` checks them against the built module with mypy.stubtest. PyO3
 # classes are built by `__new__` (they have no `__init__` of their own).
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, SupportsIndex, final, overload
+from typing import Any, Literal, SupportsIndex, final, overload
 
 from typing_extensions import Self, disjoint_base
 
@@ -342,7 +342,7 @@ class Assembler:
         cls,
         provider: _messages.Provider = "auto",
         *,
-        live: bool = True,
+        live: bool | Literal["coalesced"] = True,
         max_calls: int = 4096,
         max_input_bytes: int = 8388608,
         max_total_bytes: int = 67108864,
@@ -364,7 +364,7 @@ class Assembler:
     @property
     def dialect(self) -> str | None: ...
     @property
-    def live(self) -> bool: ...
+    def live(self) -> bool | Literal["coalesced"]: ...
     @property
     def closed(self) -> bool: ...
     def __getstate__(self) -> bytes: ...

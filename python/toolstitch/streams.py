@@ -34,7 +34,7 @@ from collections.abc import (
 )
 from contextlib import aclosing, suppress
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from toolstitch import _toolstitch
 from toolstitch.errors import ProviderError, StreamConsumedError
@@ -74,10 +74,13 @@ class Assembler(_toolstitch.Assembler):
     or Nova's events in ``chunk`` frames), ``"gemini-interactions"`` (the Gemini
     Interactions API), or ``"auto"``: decided
     from the first event that identifies itself. ``live=False`` makes every feed
-    return ``()`` without collecting live events. The ``max_*`` limits bound calls per
-    message, bytes of one call's input, bytes of the whole stream's content, bytes of
-    one event, choices per stream and bytes of one SSE or JSON line; going over one
-    raises ``LimitError`` naming it, and what came before stays readable.
+    return ``()`` without collecting live events; ``live="coalesced"`` merges, within
+    each feed, every run of consecutive deltas of one call (or of one choice's text,
+    reasoning or refusal) into one delta: the cheap form for a display. The ``max_*``
+    limits bound calls per message, bytes of one call's input, bytes of the whole
+    stream's content, bytes of one event, choices per stream and bytes of one SSE or
+    JSON line; going over one raises ``LimitError`` naming it, and what came before
+    stays readable.
     ``max_output_tokens`` is the request's own output-token limit, when the caller
     knows it: a message whose reported output tokens reach it was cut there, and is not
     complete whatever its finish reason says (a problem of kind ``"cut"``; some servers
@@ -111,7 +114,7 @@ class Assembler(_toolstitch.Assembler):
         cls,
         provider: Provider = "auto",
         *,
-        live: bool = True,
+        live: bool | Literal["coalesced"] = True,
         max_calls: int = _DEFAULTS["max_calls"],
         max_input_bytes: int = _DEFAULTS["max_input_bytes"],
         max_total_bytes: int = _DEFAULTS["max_total_bytes"],

@@ -123,10 +123,11 @@ pub struct ToolUses {
 }
 
 /// An optional `str` argument or tuple item; `None` means absent. The empty
-/// string (one shared object in CPython) and exact `str`s are read without
-/// building any error object on the way, which a per-fragment call notices.
+/// string (one shared object in CPython) is recognised by identity, an exact
+/// `str` by one pointer compare before its UTF-8 is read, and no error object is
+/// built on the way: a per-fragment call notices each of these.
 fn opt_str<'a>(item: Borrowed<'a, '_, PyAny>, what: &str) -> PyResult<&'a str> {
-    if item.is_none() || item.is(intern!(item.py(), "")) {
+    if item.is(intern!(item.py(), "")) || item.is_none() {
         return Ok("");
     }
     if item.is_instance_of::<PyString>() {
@@ -141,8 +142,19 @@ fn tuple_str<'a>(item: &'a Bound<'_, PyAny>, what: &str) -> PyResult<&'a str> {
     opt_str(item.as_borrowed(), what)
 }
 
+/// An optional `str` argument of a per-fragment method (see [`opt_str`]): the
+/// exact `str` read through the `Bound` it arrived as, with no second type check.
 fn arg_str<'a>(item: Option<&'a Bound<'_, PyAny>>, what: &str) -> PyResult<&'a str> {
-    item.map_or(Ok(""), |i| tuple_str(i, what))
+    let Some(item) = item else {
+        return Ok("");
+    };
+    if item.is(intern!(item.py(), "")) {
+        return Ok("");
+    }
+    if let Ok(s) = item.cast_exact::<PyString>() {
+        return s.to_str();
+    }
+    tuple_str(item, what)
 }
 
 impl ToolUses {

@@ -8,7 +8,7 @@
 //! afterwards, with the lock released.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -17,7 +17,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView};
 use super::errors::{error, from_providers, Kind};
 use super::feed::{bytes_error, feed_event, Partial, State};
 use super::live::Numbers;
-use super::output::{live_result, message_to_py, LiveEvents};
+use super::output::{live_result, message_to_py, LiveEvents, LiveMode};
 use super::Locked;
 use crate::framing::{self, FramingLimits};
 use crate::partial::PartialOptions;
@@ -44,8 +44,8 @@ const _: () = assert!(
 )]
 pub struct PyAssembler {
     state: Locked<State>,
-    /// Whether feeds return live events (changed only by unpickling).
-    live: AtomicBool,
+    /// How feeds return live events, a [`LiveMode`] code (changed only by unpickling).
+    live: AtomicU8,
 }
 
 /// The format of a pickled Assembler's state; bumped when it changes shape.
@@ -55,6 +55,8 @@ const SAVED_STATE_VERSION: u32 = 1;
 struct SavedState<'a> {
     version: u32,
     live: bool,
+    /// Whether live deltas are coalesced (`live="coalesced"`).
+    coalesced: bool,
     core: &'a providers::Assembler,
     decoder: Option<&'a framing::Decoder>,
     framing_limits: FramingLimits,
@@ -65,6 +67,9 @@ struct SavedState<'a> {
 struct LoadedState {
     version: u32,
     live: bool,
+    /// Absent in states saved before `live="coalesced"` existed.
+    #[serde(default)]
+    coalesced: bool,
     core: providers::Assembler,
     decoder: Option<framing::Decoder>,
     framing_limits: FramingLimits,
@@ -72,9 +77,14 @@ struct LoadedState {
 }
 
 impl PyAssembler {
+    fn mode(&self) -> LiveMode {
+        LiveMode::from_code(self.live.load(Ordering::Relaxed))
+    }
+
     /// `bytes` decoded and fed with the GIL released; the live events as a tuple.
     fn run_bytes<'py>(&self, py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-        let live = self.live.load(Ordering::Relaxed);
+        let mode = self.mode();
+        let live = mode.collects();
         let (result, events) = py.detach(|| {
             let mut events = Vec::new();
             let mut st = match self.state.lock_detached() {
@@ -85,7 +95,7 @@ impl PyAssembler {
             (Ok(st.asm.feed_bytes(bytes, sink)), events)
         });
         result?.map_err(|e| bytes_error(py, &e))?;
-        live_result(py, events)
+        live_result(py, events, mode)
     }
 }
 
@@ -95,7 +105,7 @@ impl PyAssembler {
     #[pyo3(signature = (
         provider = "auto",
         *,
-        live = true,
+        live = None,
         max_calls = crate::accumulate::DEFAULT_MAX_ENTRIES,
         max_input_bytes = crate::accumulate::DEFAULT_MAX_INPUT_BYTES,
         max_total_bytes = crate::accumulate::DEFAULT_MAX_TOTAL_BYTES,
@@ -109,7 +119,7 @@ impl PyAssembler {
     fn new(
         py: Python<'_>,
         provider: &str,
-        live: bool,
+        live: Option<&Bound<'_, PyAny>>,
         max_calls: usize,
         max_input_bytes: usize,
         max_total_bytes: usize,
@@ -119,6 +129,8 @@ impl PyAssembler {
         max_output_tokens: Option<u64>,
         split_concatenated: bool,
     ) -> PyResult<Self> {
+        // `None` is the default of the signature `help()` shows (`live=True`).
+        let live = live.map_or(Ok(LiveMode::Each), LiveMode::from_py)?;
         let dialect = Dialect::parse_provider(provider).map_err(|e| from_providers(py, &e))?;
         let limits = AssemblerLimits {
             max_calls,
@@ -147,7 +159,7 @@ impl PyAssembler {
                 strs: Vec::new(),
                 texts: Vec::new(),
             }),
-            live: AtomicBool::new(live),
+            live: AtomicU8::new(live.code()),
         })
     }
 
@@ -163,13 +175,14 @@ impl PyAssembler {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = event.py();
         let mut events = Vec::new();
-        let sink = if self.live.load(Ordering::Relaxed) {
+        let mode = self.mode();
+        let sink = if mode.collects() {
             Some(&mut events)
         } else {
             None
         };
         feed_event(&self.state, event, event_type, sink)?;
-        live_result(py, events)
+        live_result(py, events, mode)
     }
 
     /// Feeds every event of an iterable (each as `feed` takes it), crossing into
@@ -189,7 +202,7 @@ impl PyAssembler {
         // may run Python code (a generator), which must not find the lock held.
         let mut first: Option<PyErr> = None;
         for event in events.try_iter()? {
-            let sink = if self.live.load(Ordering::Relaxed) {
+            let sink = if self.mode().collects() {
                 Some(&mut live)
             } else {
                 None
@@ -205,7 +218,7 @@ impl PyAssembler {
         }
         match first {
             Some(e) => Err(e),
-            None => live_result(py, live),
+            None => live_result(py, live, self.mode()),
         }
     }
 
@@ -235,7 +248,8 @@ impl PyAssembler {
     /// closes every open call and decides completeness. Returns the live events.
     /// Closing twice does nothing.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let live = self.live.load(Ordering::Relaxed);
+        let mode = self.mode();
+        let live = mode.collects();
         let (result, events) = py.detach(|| {
             let mut events = Vec::new();
             let sink = if live { Some(&mut events) } else { None };
@@ -243,7 +257,7 @@ impl PyAssembler {
             (r, events)
         });
         result?.map_err(|e| bytes_error(py, &e))?;
-        live_result(py, events)
+        live_result(py, events, mode)
     }
 
     /// One `AssembledMessage` per choice, in ascending choice index.
@@ -279,10 +293,10 @@ impl PyAssembler {
         Ok(self.state.lock(py)?.asm.core.dialect().map(Dialect::name))
     }
 
-    /// Whether `feed` returns live events.
+    /// How feeds return live events: `True`, `False` or `"coalesced"`.
     #[getter]
-    fn live(&self) -> bool {
-        self.live.load(Ordering::Relaxed)
+    fn live<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.mode().to_py(py)
     }
 
     /// The whole state as bytes, for pickle (and `copy`): a stream can stop in one
@@ -292,7 +306,8 @@ impl PyAssembler {
         let st = self.state.lock(py)?;
         let saved = SavedState {
             version: SAVED_STATE_VERSION,
-            live: self.live.load(Ordering::Relaxed),
+            live: self.mode().collects(),
+            coalesced: self.mode() == LiveMode::Coalesced,
             core: &st.asm.core,
             decoder: st.asm.decoder.as_ref(),
             framing_limits: st.asm.framing_limits,
@@ -342,7 +357,12 @@ impl PyAssembler {
         // the lock is released.
         let old = std::mem::replace(&mut *self.state.lock(py)?, fresh);
         drop(old);
-        self.live.store(loaded.live, Ordering::Relaxed);
+        let mode = match (loaded.live, loaded.coalesced) {
+            (false, _) => LiveMode::Off,
+            (true, false) => LiveMode::Each,
+            (true, true) => LiveMode::Coalesced,
+        };
+        self.live.store(mode.code(), Ordering::Relaxed);
         Ok(())
     }
 
