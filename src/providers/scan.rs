@@ -557,6 +557,77 @@ impl<F: Copy> Memo<F> {
     }
 }
 
+/// An event a dialect's fast path reads from its text, and the common event a
+/// [`Memo`] serves: what [`scan_text`] needs of each dialect.
+pub(crate) trait Memoized<'a> {
+    /// The scanner: fills `self` (fresh) with exactly what the typed decode
+    /// gives, or returns `None` for the general path; gives the span of the
+    /// event's one string, if it has exactly one (what a [`Memo`] may vary).
+    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>>;
+    /// The facts of an event that is exactly the common one.
+    fn facts(&self) -> Option<Facts>;
+    /// Makes `self` (fresh) the common event with these facts and string.
+    fn fill(&mut self, facts: Facts, piece: Str<'a>);
+}
+
+/// The fast paths of an event's text, into `ev` (fresh): the memo's template,
+/// else the scanner, whose event becomes the template when it is the common
+/// one. `false` leaves the text to the general path.
+#[inline]
+pub(crate) fn scan_text<'a, E: Memoized<'a>>(
+    memo: &mut Memo<Facts>,
+    text: &'a str,
+    ev: &mut E,
+) -> bool {
+    if let Some((facts, piece)) = memo.fill(text) {
+        ev.fill(facts, piece);
+        return true;
+    }
+    let Some(hole) = ev.scan(text) else {
+        return false;
+    };
+    if let (Some(hole), Some(facts)) = (hole, ev.facts()) {
+        memo.learn(text, hole, facts);
+    }
+    true
+}
+
+/// What the memo keeps of `template` around its string, once the fast path
+/// read it (for the tests that make events from it).
+#[cfg(test)]
+pub(crate) fn memo_parts<'a, E: Memoized<'a> + Default>(
+    template: &'a str,
+) -> Option<(String, String)> {
+    let mut memo = Memo::default();
+    scan_text(&mut memo, template, &mut E::default());
+    memo.parts()
+}
+
+/// The memo against the general decode, for the tests that compare them:
+/// after the fast path read `template`, `Ok(true)` when the memo took `text`
+/// and gave exactly what the typed `serde_json` decode gives, `Ok(false)`
+/// when it did not take it, `Err` otherwise.
+#[cfg(test)]
+pub(crate) fn memo_agrees<'a, E>(template: &'a str, text: &'a str) -> Result<bool, String>
+where
+    E: Memoized<'a> + Default + PartialEq + std::fmt::Debug + serde::Deserialize<'a>,
+{
+    let mut memo = Memo::default();
+    if !scan_text(&mut memo, template, &mut E::default()) {
+        return Ok(false);
+    }
+    let Some((facts, piece)) = memo.fill(text) else {
+        return Ok(false);
+    };
+    let mut fast = E::default();
+    fast.fill(facts, piece);
+    match serde_json::from_str::<E>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("memo {fast:?}, general path refuses: {e}")),
+    }
+}
+
 /// Which members of one object were read already: a member read twice is a
 /// `duplicate field` error of the typed decode, so the scanner gives up.
 #[derive(Default)]

@@ -19,7 +19,7 @@ use super::json::{json_string, text, CompactJson, Index, Str};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
-use super::scan::{self, Facts, Memo, Scan, Seen};
+use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
 };
@@ -143,7 +143,7 @@ struct Message {
 /// error, anything [`Scan`] does not certify). It serves the deltas, stops and
 /// pings that make up nearly all of a stream.
 /// Gives the span of the delta's one string, if it has exactly one (what a
-/// [`Memo`] may vary).
+/// [`scan::Memo`] may vary).
 fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
@@ -176,7 +176,7 @@ fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option<(usize, us
     Some(p.the_hole())
 }
 
-/// The deltas a [`Memo`] serves, by the tag of its facts: the delta's type.
+/// The deltas a [`scan::Memo`] serves, by the tag of its facts: the delta's type.
 const MEMO_DELTAS: [&str; 3] = ["input_json_delta", "text_delta", "thinking_delta"];
 
 /// Makes `ev` (fresh) the event of the common case: a `content_block_delta`
@@ -206,54 +206,30 @@ fn delta_facts(ev: &Event<'_>) -> Option<Facts> {
     (again == *ev).then_some(facts)
 }
 
-/// The fast paths of an event's text, into `ev` (fresh): the memo's
-/// template, else the scanner, whose event becomes the template when it is
-/// the common one. `false` leaves the text to the general path.
-#[inline]
-fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
-    if let Some((facts, piece)) = memo.fill(text) {
-        delta_event(ev, facts, piece);
-        return true;
+impl<'a> Memoized<'a> for Event<'a> {
+    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
+        scan_event(text, self)
     }
-    let Some(hole) = scan_event(text, ev) else {
-        return false;
-    };
-    if let (Some(hole), Some(facts)) = (hole, delta_facts(ev)) {
-        memo.learn(text, hole, facts);
+    fn facts(&self) -> Option<Facts> {
+        delta_facts(self)
     }
-    true
+    fn fill(&mut self, facts: Facts, piece: Str<'a>) {
+        delta_event(self, facts, piece);
+    }
 }
 
-/// What the memo keeps of `template` around its string, once the fast path
-/// read it (for the tests that make events from it).
+/// See [`scan::memo_parts`].
 #[cfg(test)]
 pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
-    let mut memo = Memo::default();
-    scan_text(&mut memo, template, &mut Event::default());
-    memo.parts()
+    scan::memo_parts::<Event<'_>>(template)
 }
 
-/// The memo against the general decode, for the tests that compare them:
-/// after the fast path read `template`, `Ok(true)` when the memo took `text`
-/// and gave exactly what the typed `serde_json` decode gives, `Ok(false)`
-/// when it did not take it, `Err` otherwise.
+/// See [`scan::memo_agrees`].
 #[cfg(test)]
 pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
-    let mut memo = Memo::default();
-    if !scan_text(&mut memo, template, &mut Event::default()) {
-        return Ok(false);
-    }
-    let Some((facts, piece)) = memo.fill(text) else {
-        return Ok(false);
-    };
-    let mut fast = Event::default();
-    delta_event(&mut fast, facts, piece);
-    match serde_json::from_str::<Event<'_>>(text) {
-        Ok(general) if general == fast => Ok(true),
-        Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
-        Err(e) => Err(format!("memo {fast:?}, general path refuses: {e}")),
-    }
+    scan::memo_agrees::<Event<'_>>(template, text)
 }
+
 
 fn scan_delta<'a>(p: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
     let mut seen = Seen::default();
@@ -327,7 +303,7 @@ impl State {
         // Built in place by the fast paths: the event is not moved on the way.
         let mut ev = Event::default();
         let fast = match input {
-            Input::Text(t) if scan::enabled() => scan_text(&mut s.memo, t, &mut ev),
+            Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut ev),
             _ => false,
         };
         let parsed = if fast {

@@ -21,7 +21,7 @@ use super::json::{
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
-use super::scan::{self, Facts, Memo, Scan, Seen};
+use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Live, Stream, TextKind, R,
 };
@@ -172,7 +172,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
 /// index given as a string or a float, anything [`Scan`] does not certify).
 /// It builds in place: the chunk is not moved on the way.
 /// Gives the span of the chunk's one `function.arguments` string, if it has
-/// exactly one (what a [`Memo`] may vary).
+/// exactly one (what a [`scan::Memo`] may vary).
 fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
@@ -197,7 +197,7 @@ fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize,
 
 /// Makes `chunk` (fresh) the chunk of the common event: one choice whose
 /// delta is the next argument fragment of one call, and nothing else (what a
-/// [`Memo`] serves). Built in place, as the scanner builds.
+/// [`scan::Memo`] serves). Built in place, as the scanner builds.
 fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (_, choice, call): Facts, arguments: Str<'a>) {
     let Some(ch) = chunk.choices.insert(Few::default()).slot() else {
         return;
@@ -227,23 +227,30 @@ fn fragment_facts(chunk: &Chunk<'_>) -> Option<Facts> {
     (again == *chunk).then_some(facts)
 }
 
-/// The fast paths of a chunk's text, into `chunk` (fresh): the memo's
-/// template, else the scanner, whose chunk becomes the template when it is
-/// the common event. `false` leaves the text to the general path.
-#[inline]
-fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, chunk: &mut Chunk<'a>) -> bool {
-    if let Some((facts, arguments)) = memo.fill(text) {
-        fragment_chunk(chunk, facts, arguments);
-        return true;
+impl<'a> Memoized<'a> for Chunk<'a> {
+    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
+        scan_chunk(text, self)
     }
-    let Some(hole) = scan_chunk(text, chunk) else {
-        return false;
-    };
-    if let (Some(hole), Some(facts)) = (hole, fragment_facts(chunk)) {
-        memo.learn(text, hole, facts);
+    fn facts(&self) -> Option<Facts> {
+        fragment_facts(self)
     }
-    true
+    fn fill(&mut self, facts: Facts, piece: Str<'a>) {
+        fragment_chunk(self, facts, piece);
+    }
 }
+
+/// See [`scan::memo_parts`].
+#[cfg(test)]
+pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
+    scan::memo_parts::<Chunk<'_>>(template)
+}
+
+/// See [`scan::memo_agrees`].
+#[cfg(test)]
+pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
+    scan::memo_agrees::<Chunk<'_>>(template, text)
+}
+
 
 fn scan_choice<'a>(p: &mut Scan<'a>, choice: &mut ChatChoice<'a>) -> Option<()> {
     let mut seen = Seen::default();
@@ -377,36 +384,6 @@ pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
     }
 }
 
-/// What the memo keeps of `template` around its string, once the fast path
-/// read it (for the tests that make events from it).
-#[cfg(test)]
-pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
-    let mut memo = Memo::default();
-    scan_text(&mut memo, template, &mut Chunk::default());
-    memo.parts()
-}
-
-/// The memo against the general decode, for the tests that compare them:
-/// after the fast path read `template`, `Ok(true)` when the memo took `text`
-/// and gave exactly what the typed `serde_json` decode gives, `Ok(false)`
-/// when it did not take it, `Err` otherwise.
-#[cfg(test)]
-pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
-    let mut memo = Memo::default();
-    if !scan_text(&mut memo, template, &mut Chunk::default()) {
-        return Ok(false);
-    }
-    let Some((facts, arguments)) = memo.fill(text) else {
-        return Ok(false);
-    };
-    let mut fast = Chunk::default();
-    fragment_chunk(&mut fast, facts, arguments);
-    match serde_json::from_str::<Chunk<'_>>(text) {
-        Ok(general) if general == fast => Ok(true),
-        Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
-        Err(e) => Err(format!("memo {fast:?}, general path refuses: {e}")),
-    }
-}
 
 pub(crate) fn apply(
     s: &mut Stream,
@@ -422,7 +399,7 @@ pub(crate) fn apply(
     }
     let mut chunk = Chunk::default();
     let fast = match input {
-        Input::Text(t) if scan::enabled() => scan_text(&mut s.memo, t, &mut chunk),
+        Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut chunk),
         _ => false,
     };
     if !fast {
