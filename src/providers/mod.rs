@@ -12,6 +12,9 @@
 
 mod body;
 mod bytes;
+// Used by the binding (and its tests) only.
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
+mod common;
 mod content;
 mod detect;
 mod error;
@@ -54,6 +57,8 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
+#[cfg(feature = "python")]
+pub(crate) use common::Common;
 pub use error::{DecodeKind, Error, EventRef, Limit, Rule};
 pub(crate) use input::Input;
 pub use outcome::{Finish, TokenUsage};
@@ -524,9 +529,19 @@ impl Assembler {
     }
 
     fn event_ref(&self, event_name: Option<&str>, input: Input<'_>) -> EventRef {
+        self.event_ref_with(event_name, || input.self_type())
+    }
+
+    /// The current event as messages name it: its SSE event name, else its
+    /// own `type` (or `object`), else the dialect's name for untyped events.
+    fn event_ref_with(
+        &self,
+        event_name: Option<&str>,
+        self_type: impl FnOnce() -> Option<String>,
+    ) -> EventRef {
         let event_type = match event_name {
             Some(n) if !n.is_empty() => n.to_owned(),
-            _ => input.self_type().unwrap_or_else(|| {
+            _ => self_type().unwrap_or_else(|| {
                 self.dialect
                     .map(|d| d.spec().untyped_event.to_owned())
                     .unwrap_or_default()

@@ -18,6 +18,7 @@ use serde_json::{Map, Value};
 use super::body::Made;
 use super::outcome::TokenUsage;
 use super::protocol::Protocol;
+use super::scan::Facts;
 use super::state::{Fail, Live, Stream, R};
 use super::{Dialect, Error, Input, Tree};
 
@@ -144,6 +145,22 @@ macro_rules! dialects {
                 }
             }
 
+            #[inline]
+            #[cfg_attr(not(feature = "python"), allow(dead_code))]
+            pub(crate) fn feed_common(
+                &mut self,
+                s: &mut $crate::providers::state::Stream,
+                event_name: Option<&str>,
+                facts: $crate::providers::scan::Facts,
+                piece: &str,
+                live: &mut $crate::providers::state::Live<'_>,
+            ) -> Option<$crate::providers::state::R> {
+                use $crate::providers::registry::Adapter as _;
+                match self {
+                    $(DialectState::$variant(st) => st.feed_common(s, event_name, facts, piece, live),)+
+                }
+            }
+
             pub(crate) fn end_of_stream(
                 &mut self,
                 s: &mut $crate::providers::state::Stream,
@@ -175,6 +192,21 @@ pub(crate) trait Adapter: Default {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R;
+
+    /// Applies the dialect's common event with these facts and `piece` as its
+    /// string (see `common.rs`), as its memo's typed event is applied; `None`,
+    /// before anything changes, for a dialect that has no common event.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    fn feed_common(
+        &mut self,
+        _s: &mut Stream,
+        _event_name: Option<&str>,
+        _facts: Facts,
+        _piece: &str,
+        _live: &mut Live<'_>,
+    ) -> Option<R> {
+        None
+    }
 
     /// The end of the stream (`[DONE]` or `close()`): anything the dialect
     /// still holds back goes into the stream now.

@@ -509,6 +509,9 @@ pub(crate) struct Stream {
     /// The template of the dialect's fast path (a cache of the scan).
     #[serde(skip)]
     pub(crate) memo: Memo<Facts>,
+    /// The common event the last tree was, noted by its dialect (`common.rs`).
+    #[serde(skip)]
+    pub(crate) learned: super::common::Noted,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -542,6 +545,7 @@ impl Stream {
             unknown: None,
             dialect: None,
             memo: Memo::default(),
+            learned: None,
         }
     }
 

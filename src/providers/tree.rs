@@ -440,14 +440,14 @@ impl<'de> VariantAccess<'de> for Variant<'_, 'de> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use serde::Deserialize;
     use serde_json::Value;
 
     /// The tree of a JSON value, strings in a side table (what the binding does
     /// for a Python dict).
-    fn build(v: &Value, b: &mut TreeBuilder, strs: &mut Vec<String>) {
+    pub(crate) fn build(v: &Value, b: &mut TreeBuilder, strs: &mut Vec<String>) {
         match v {
             Value::Null => b.push(Node::Null),
             Value::Bool(x) => b.push(Node::Bool(*x)),

@@ -158,6 +158,7 @@ impl PyAssembler {
                 tree: TreeBuilder::default(),
                 strs: Vec::new(),
                 texts: Vec::new(),
+                memo: super::memo::Memo::default(),
             }),
             live: AtomicU8::new(live.code()),
         })
@@ -352,6 +353,7 @@ impl PyAssembler {
             tree: TreeBuilder::default(),
             strs: Vec::new(),
             texts: Vec::new(),
+            memo: super::memo::Memo::default(),
         };
         // The old state (its Python strings and partial values) is dropped after
         // the lock is released.
@@ -367,6 +369,13 @@ impl PyAssembler {
     }
 
     /// Whether `close()` was called.
+    /// How many events the memo of decoded events served, `(dicts, SDK
+    /// objects)`: for the tests and benchmarks that check it is used.
+    #[getter]
+    fn _memo_served(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
+        Ok(self.state.lock(py)?.memo.served)
+    }
+
     #[getter]
     fn closed(&self, py: Python<'_>) -> PyResult<bool> {
         Ok(self.state.lock(py)?.asm.core.is_closed())

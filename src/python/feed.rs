@@ -4,6 +4,7 @@
 //! (the rule is `Locked`'s, in `mod.rs`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
@@ -11,10 +12,13 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 use super::errors::{from_framing, from_providers};
 use super::event_tree::{self, NotJson};
 use super::live::LiveValue;
+use super::memo::{Memo, Of, Template};
 use super::output::{class, Class};
 use super::{Locked, Reentered};
 use crate::partial::{self, PartialOptions};
-use crate::providers::{self, BytesAssembler, BytesError, DecodeKind, LiveEvent, TreeBuilder};
+use crate::providers::{
+    self, BytesAssembler, BytesError, Common, DecodeKind, LiveEvent, TreeBuilder,
+};
 
 // ------------------------------------------------------------------ the state
 
@@ -52,6 +56,8 @@ pub(crate) struct State {
     pub(crate) tree: TreeBuilder,
     pub(crate) strs: Vec<Py<PyString>>,
     pub(crate) texts: Vec<&'static str>,
+    /// The last common events of dicts and SDK objects (`memo.rs`).
+    pub(crate) memo: Memo,
 }
 
 pub(crate) type Sink<'a> = Option<&'a mut Vec<LiveEvent>>;
@@ -111,14 +117,39 @@ fn not_json(
     core.refuse(event_type, DecodeKind::MalformedJson, e.to_string())
 }
 
-/// Feeds one decoded dict, read in place as a tree (the buffers are the state's,
-/// reused from event to event).
+/// Feeds one decoded dict: the memo's common event when it is one, else read
+/// in place as a tree, which the memo may learn.
 fn feed_dict(
     st: &mut State,
     dict: &Bound<'_, PyAny>,
     event_type: Option<&str>,
-    sink: Sink<'_>,
+    mut sink: Sink<'_>,
 ) -> Result<(), providers::Error> {
+    if let Some(t) = &st.memo.dicts {
+        if let Some(piece) = t.fill(dict, event_type) {
+            if let Ok(text) = piece.to_str() {
+                let live = sink.as_deref_mut();
+                if let Some(r) = st.asm.core.feed_common(event_type, &t.common, text, live) {
+                    st.memo.served.0 += 1;
+                    return r;
+                }
+            }
+        }
+    }
+    if let Some(common) = feed_tree(st, dict, event_type, sink)? {
+        st.memo.dicts = Template::learn(dict, event_type, common, Of::Dicts);
+    }
+    Ok(())
+}
+
+/// Feeds one decoded dict read in place as a tree (the buffers are the
+/// state's, reused from event to event); gives the common event it was, if any.
+fn feed_tree(
+    st: &mut State,
+    dict: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> Result<Option<Common>, providers::Error> {
     let py = dict.py();
     let State {
         asm,
@@ -138,7 +169,7 @@ fn feed_dict(
     let result = match event_tree::texts_into(py, strs, &mut texts)
         .and_then(|()| event_tree::tree(tree, &texts))
     {
-        Ok(t) => core.feed_tree(event_type, t, sink),
+        Ok(t) => core.feed_tree_learning(event_type, t, sink),
         Err(e) => Err(not_json(core, event_type, &e)),
     };
     // The buffer goes back without its borrowed strings (same layout: no allocation).
@@ -178,12 +209,55 @@ pub(crate) fn feed_event(
         })?;
         match text {
             Some(r) => r?,
-            None => {
-                // An SDK object (or another mapping): its plain data, read like a dict.
-                let plain = class(py, Class::EventPlain)?.call1((event,))?;
-                in_dict(&mut *state.lock(py)?, &plain, sink)
-            }
+            None => feed_object(state, event, event_type, sink)?,
         }
     };
     result.map_err(|e| from_providers(py, &e))
+}
+
+/// Feeds an SDK object (or another mapping): the memo's common event when it
+/// is one, else its plain data read like a dict, which the memo may learn.
+/// The object is compared with the template, and its plain data made, outside
+/// the lock: both may run Python code.
+fn feed_object(
+    state: &Locked<State>,
+    event: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    mut sink: Sink<'_>,
+) -> PyResult<Result<(), providers::Error>> {
+    let py = event.py();
+    let template = state.lock(py)?.memo.objects.clone();
+    if let Some(t) = template {
+        if let Some(piece) = t.fill(event, event_type) {
+            if let Ok(text) = piece.to_str() {
+                let mut st = state.lock(py)?;
+                let live = sink.as_deref_mut();
+                if let Some(r) = st.asm.core.feed_common(event_type, &t.common, text, live) {
+                    st.memo.served.1 += 1;
+                    return Ok(r);
+                }
+            }
+        }
+    }
+    let plain = class(py, Class::EventPlain)?.call1((event,))?;
+    let learned = {
+        let mut st = state.lock(py)?;
+        if st.asm.core.is_closed() {
+            return Ok(Err(st.asm.core.refuse_after_close()));
+        }
+        if plain.cast::<PyDict>().is_err() {
+            // A list of SDK objects: a JSON array of events, never a template.
+            return Ok(feed_tree(&mut st, &plain, event_type, sink).map(|_| ()));
+        }
+        match feed_tree(&mut st, &plain, event_type, sink) {
+            Ok(learned) => learned,
+            Err(e) => return Ok(Err(e)),
+        }
+    };
+    if let Some(common) = learned {
+        let t = Template::learn(event, event_type, common, Of::Objects).map(Arc::new);
+        state.lock(py)?.memo.objects = t;
+    }
+    drop(plain);
+    Ok(Ok(()))
 }

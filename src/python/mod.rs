@@ -14,6 +14,7 @@ mod event_tree;
 mod feed;
 mod imports;
 mod live;
+mod memo;
 mod output;
 mod registry;
 mod tools;

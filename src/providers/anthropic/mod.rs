@@ -23,7 +23,7 @@ use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
 };
-use super::{DecodeKind, Input};
+use super::{common, DecodeKind, Input};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock};
 
@@ -206,6 +206,19 @@ fn delta_facts(ev: &Event<'_>) -> Option<Facts> {
     (again == *ev).then_some(facts)
 }
 
+/// The common event's facts and string, for an event that is exactly a
+/// [`delta_event`].
+fn delta_common<'e>(ev: &'e Event<'_>) -> Option<(Facts, &'e str)> {
+    let facts = delta_facts(ev)?;
+    let d = ev.delta.as_ref()?;
+    let piece = match facts.0 {
+        0 => &d.partial_json,
+        1 => &d.text,
+        _ => &d.thinking,
+    };
+    Some((facts, piece.as_deref()?))
+}
+
 impl<'a> Memoized<'a> for Event<'a> {
     fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
         scan_event(text, self)
@@ -312,7 +325,11 @@ impl State {
             input.parse_typed(event_name, &HANDLED).map(|r| r.map(|e| ev = e))
         };
         match parsed {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => {
+                if !fast {
+                    common::note(s, input, &ev, delta_common);
+                }
+            }
             Ok(Err(unread)) => {
                 s.unknown(&unread);
                 return Ok(());
@@ -347,43 +364,7 @@ impl State {
                 };
                 self.block_start(s, src, *block, input, live)?;
             }
-            "content_block_delta" => {
-                let src = block_index(ev.index)?;
-                if self.skipped_blocks.contains(&src.1) {
-                    s.unknown("content_block_delta");
-                    return Ok(());
-                }
-                let Some(d) = ev.delta else {
-                    return Ok(());
-                };
-                match d.kind.as_deref().unwrap_or_default() {
-                    "text_delta" => {
-                        s.text(C, TextKind::Text, Some(src), text(&d.text), false, live)?;
-                    }
-                    "input_json_delta" => {
-                        let key = s.call_for_delta(C, src, live)?;
-                        s.add_to_call(C, key, "", "", text(&d.partial_json), None, live)?;
-                    }
-                    "thinking_delta" => {
-                        let frag = ThinkingFragment {
-                            thinking: text(&d.thinking),
-                            ..ThinkingFragment::default()
-                        };
-                        s.thinking(C, Some(src), frag, false, live)?;
-                    }
-                    "signature_delta" => {
-                        let frag = ThinkingFragment {
-                            signature: text(&d.signature),
-                            signature_format: FORMAT,
-                            ..ThinkingFragment::default()
-                        };
-                        s.thinking(C, Some(src), frag, false, live)?;
-                    }
-                    // Citations are not kept; the text they cite is.
-                    "citations_delta" => {}
-                    other => s.unknown(&format!("content_block_delta:{other}")),
-                }
-            }
+            "content_block_delta" => self.block_delta(s, ev.index, ev.delta, live)?,
             "content_block_stop" => {
                 let src = block_index(ev.index)?;
                 if self.skipped_blocks.remove(&src.1) {
@@ -467,6 +448,51 @@ impl State {
         }
         let d = probe.delta?;
         (!DELTAS.contains(&d.kind.as_str())).then_some(d.kind)
+    }
+
+    fn block_delta(
+        &mut self,
+        s: &mut Stream,
+        index: Option<Index>,
+        delta: Option<Delta<'_>>,
+        live: &mut Live<'_>,
+    ) -> R {
+        let src = block_index(index)?;
+        if self.skipped_blocks.contains(&src.1) {
+            s.unknown("content_block_delta");
+            return Ok(());
+        }
+        let Some(d) = delta else {
+            return Ok(());
+        };
+        match d.kind.as_deref().unwrap_or_default() {
+            "text_delta" => {
+                s.text(C, TextKind::Text, Some(src), text(&d.text), false, live)?;
+            }
+            "input_json_delta" => {
+                let key = s.call_for_delta(C, src, live)?;
+                s.add_to_call(C, key, "", "", text(&d.partial_json), None, live)?;
+            }
+            "thinking_delta" => {
+                let frag = ThinkingFragment {
+                    thinking: text(&d.thinking),
+                    ..ThinkingFragment::default()
+                };
+                s.thinking(C, Some(src), frag, false, live)?;
+            }
+            "signature_delta" => {
+                let frag = ThinkingFragment {
+                    signature: text(&d.signature),
+                    signature_format: FORMAT,
+                    ..ThinkingFragment::default()
+                };
+                s.thinking(C, Some(src), frag, false, live)?;
+            }
+            // Citations are not kept; the text they cite is.
+            "citations_delta" => {}
+            other => s.unknown(&format!("content_block_delta:{other}")),
+        }
+        Ok(())
     }
 
     fn block_start(
@@ -594,6 +620,21 @@ impl Adapter for State {
         live: &mut Live<'_>,
     ) -> R {
         self.apply(s, name, input, live)
+    }
+
+    fn feed_common(
+        &mut self,
+        s: &mut Stream,
+        _name: Option<&str>,
+        facts: Facts,
+        piece: &str,
+        live: &mut Live<'_>,
+    ) -> Option<R> {
+        let mut ev = Event::default();
+        delta_event(&mut ev, facts, Str(piece.into()));
+        // The event's own type is `content_block_delta`, whatever its SSE name.
+        let r = s.may_follow(C, "content_block_delta");
+        Some(r.and_then(|()| self.block_delta(s, ev.index, ev.delta, live)))
     }
 }
 

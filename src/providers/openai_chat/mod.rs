@@ -25,7 +25,7 @@ use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Live, Stream, TextKind, R,
 };
-use super::Input;
+use super::{common, Input};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::CUSTOM;
 
@@ -404,7 +404,26 @@ pub(crate) fn apply(
     };
     if !fast {
         chunk = input.parse()?;
+        common::note(s, input, &chunk, fragment_common);
     }
+    apply_chunk(s, event_name, chunk, live)
+}
+
+/// The common event's facts and string, for a chunk that is exactly a
+/// [`fragment_chunk`].
+fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
+    let facts = fragment_facts(chunk)?;
+    let choice = chunk.choices.as_ref()?.iter().next()?;
+    let call = choice.delta.as_ref()?.tool_calls.as_ref()?.iter().next()?;
+    match call.function.as_ref()?.arguments.as_ref()? {
+        TextOrObject::Text(arguments) => Some((facts, arguments)),
+        TextOrObject::Object(_) => None,
+    }
+}
+
+/// Applies one decoded chunk (read in place: its choices and calls are not
+/// moved out of it).
+fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live: &mut Live<'_>) -> R {
     if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
         return Err(provider_error(&err));
     }
@@ -520,6 +539,22 @@ impl Adapter for State {
     ) -> R {
         apply(s, name, input, live)
     }
+
+    fn feed_common(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        facts: Facts,
+        piece: &str,
+        live: &mut Live<'_>,
+    ) -> Option<R> {
+        if name == Some("error") {
+            return None;
+        }
+        let mut chunk = Chunk::default();
+        fragment_chunk(&mut chunk, facts, Str(piece.into()));
+        Some(apply_chunk(s, name, chunk, live))
+    }
 }
 
 pub(crate) const SPEC: Spec = Spec {
@@ -540,8 +575,11 @@ pub(crate) const SPEC: Spec = Spec {
         marker: b"\"message\"",
         shape: |obj| {
             let text = |k: &str| obj.get(k).and_then(Value::as_str);
+            let choices = || obj.get("choices").and_then(Value::as_array).into_iter().flatten();
+            // Named a body, but a choice with a `delta` is a chunk's: read as
+            // the chunk it is (JSON text without `"message"` is one already).
             if text("object") == Some("chat.completion") {
-                return true;
+                return !choices().any(|c| c.get("delta").is_some());
             }
             if obj.contains_key("type") || text("object") == Some("chat.completion.chunk") {
                 return false;

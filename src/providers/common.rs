@@ -1,0 +1,282 @@
+//! The common event fed from decoded data without decoding it: what the
+//! binding's memo of Python dicts and SDK objects needs of the core.
+//!
+//! The bytes path keeps a template of the last common event's text (a
+//! [`super::scan::Memo`]); decoded data has no text, so the binding keeps its
+//! own template of the event's Python objects. The core's part is in two
+//! steps:
+//!
+//! 1. **Learning.** When the general, typed decode of a tree (a dict read in
+//!    place) gives exactly a dialect's common event, the dialect notes its facts
+//!    and where its one string is ([`Stream::learned`]); the assembler hands
+//!    that to the binding as a [`Common`] once the event was applied without
+//!    error.
+//! 2. **Serving.** An event the binding finds equal, as JSON data, to that
+//!    template except for that one string is the same event with another
+//!    string: [`Assembler::feed_common`] applies it as the dialect applies the
+//!    typed event its memo fills, counted and checked as any event.
+//!
+//! A dialect without a common event never notes one, so nothing is served
+//! for it.
+
+use super::scan::Facts;
+use super::state::{Live, Stream};
+use super::{Assembler, Dialect, Error, Fail, Input, LiveEvent};
+
+/// A dialect's common event, learned from a tree: its facts, the dialect, the
+/// event's own type (for messages, as the general path names it), and the
+/// address and length of its string in the tree's texts (compared, never
+/// dereferenced: the binding finds which of its strings that was).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Common {
+    pub(crate) dialect: Dialect,
+    pub(crate) facts: Facts,
+    pub(crate) event_type: Option<String>,
+    pub(crate) piece: (usize, usize),
+}
+
+/// What a dialect notes of the event it just decoded from a tree.
+pub(crate) type Noted = Option<(Facts, usize, usize)>;
+
+/// Notes, for a tree, the facts of a dialect's common event and where its
+/// string is (`common` gives both for an event that is exactly the common one).
+#[inline]
+pub(crate) fn note<E>(
+    s: &mut Stream,
+    input: Input<'_>,
+    ev: &E,
+    common: fn(&E) -> Option<(Facts, &str)>,
+) {
+    if let Input::Tree(_) = input {
+        s.learned = common(ev).map(|(f, p)| (f, p.as_ptr() as usize, p.len()));
+    }
+}
+
+impl Assembler {
+    /// Feeds one event as a tree, and gives the common event it was, if the
+    /// dialect's general decode found it to be exactly one (see the module).
+    ///
+    /// # Errors
+    /// See [`Assembler::feed_json`].
+    pub(crate) fn feed_tree_learning(
+        &mut self,
+        event_name: Option<&str>,
+        tree: super::Tree<'_>,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<Option<Common>, Error> {
+        self.stream.learned = None;
+        self.feed_tree(event_name, tree, live)?;
+        let Some((facts, at, len)) = self.stream.learned.take() else {
+            return Ok(None);
+        };
+        // Only an object dispatched to its dialect as it is (not a body, not
+        // an array of events) notes anything; checked again here.
+        let Some(dialect) = self.dialect.filter(|_| tree.is_object()) else {
+            return Ok(None);
+        };
+        Ok(Some(Common {
+            dialect,
+            facts,
+            event_type: Input::Tree(tree).self_type(),
+            piece: (at, len),
+        }))
+    }
+
+    /// Applies the common event `common` with `piece` as its string: the
+    /// event the binding found equal to the one `common` was learned from,
+    /// but for that string. `None` (nothing changed) when this assembler cannot
+    /// serve it: another dialect, or a stream that is closed or ended, whose
+    /// error the general path gives.
+    ///
+    /// # Errors
+    /// What applying the event the memo stands for gives (a protocol error, a
+    /// limit crossed, …), as from [`Assembler::feed_json`].
+    pub(crate) fn feed_common(
+        &mut self,
+        event_name: Option<&str>,
+        common: &Common,
+        piece: &str,
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Option<Result<(), Error>> {
+        if self.dialect != Some(common.dialect) || self.stream.is_closed() || self.stream.done {
+            return None;
+        }
+        let state = self.state.as_mut()?;
+        let before = (self.events, self.stream.ordinal);
+        self.events += 1;
+        self.stream.ordinal = self.events;
+        let s = &mut self.stream;
+        s.unknown = None;
+        let mut live = Live(live);
+        let Some(r) = state.feed_common(s, event_name, common.facts, piece, &mut live) else {
+            (self.events, self.stream.ordinal) = before;
+            return None;
+        };
+        let r = match r {
+            Ok(()) => {
+                // A delta of a block this version skips (Q29): skipped and
+                // counted, as the general path does with the same event.
+                if let Some(event_type) = self.stream.unknown.take() {
+                    self.stream.skip(&event_type);
+                }
+                Ok(())
+            }
+            Err(f) => {
+                if matches!(f, Fail::Provider { .. }) {
+                    self.stream.fail_all();
+                }
+                let e = f.into_error(self.event_ref_with(event_name, || common.event_type.clone()));
+                self.record(&e);
+                Err(e)
+            }
+        };
+        Some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+    use serde_json::{json, Value};
+
+    use super::super::tree::tests::build;
+    use super::super::{Assembler, AssemblerLimits, Dialect, Error, Tree, TreeBuilder};
+    use super::Common;
+
+    /// Feeds `v` as a tree (strings in a side table, as the binding reads a dict);
+    /// also gives the address of each string, to find the one a `Common` names.
+    fn feed_tree(asm: &mut Assembler, v: &Value) -> (Result<Option<Common>, Error>, Vec<usize>) {
+        let mut b = TreeBuilder::default();
+        let mut owned = Vec::new();
+        build(v, &mut b, &mut owned);
+        let strs: Vec<&str> = owned.iter().map(String::as_str).collect();
+        let tree: Tree<'_> = b.tree(&strs).unwrap();
+        let at = strs.iter().map(|s| s.as_ptr() as usize).collect();
+        (asm.feed_tree_learning(None, tree, None), at)
+    }
+
+    fn chunk(delta: &Value) -> Value {
+        json!({"id": "c", "object": "chat.completion.chunk", "choices": [
+            {"index": 0, "delta": delta, "finish_reason": null}]})
+    }
+
+    fn fragment(arguments: &str) -> Value {
+        chunk(&json!({"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}))
+    }
+
+    fn head() -> Vec<Value> {
+        vec![
+            chunk(&json!({"tool_calls": [{"index": 0, "id": "call_1",
+                "function": {"name": "f", "arguments": ""}}]})),
+            fragment("{\"a\""),
+        ]
+    }
+
+    fn chat() -> Assembler {
+        Assembler::new(Some(Dialect::OpenAiChat), AssemblerLimits::default())
+    }
+
+    #[test]
+    fn a_common_event_learned_from_a_tree_is_served_as_its_text_is_read() {
+        let (mut text, mut trees) = (chat(), chat());
+        let mut learned = None;
+        for ev in head() {
+            text.feed_json(None, ev.to_string().as_bytes(), None)
+                .unwrap();
+            learned = feed_tree(&mut trees, &ev).0.unwrap();
+        }
+        let common = learned.expect("a fragment of the open call is the common event");
+        assert_eq!(common.event_type.as_deref(), Some("chat.completion.chunk"));
+        for piece in [": 1", ", \"b\": \"\\u00e9\"", "}"] {
+            text.feed_json(None, fragment(piece).to_string().as_bytes(), None)
+                .unwrap();
+            assert!(matches!(
+                trees.feed_common(None, &common, piece, None),
+                Some(Ok(()))
+            ));
+        }
+        text.feed_json(None, chunk(&json!({})).to_string().as_bytes(), None)
+            .unwrap();
+        text.close(None).unwrap();
+        trees.close(None).unwrap();
+        assert_eq!(trees.messages(), text.messages());
+        assert_eq!(trees.messages()[0].blocks.len(), 1);
+    }
+
+    #[test]
+    fn the_string_a_common_event_names_is_the_trees_own() {
+        let mut asm = chat();
+        feed_tree(&mut asm, &head()[0]).0.unwrap();
+        let (learned, at) = feed_tree(&mut asm, &fragment("{\"a\""));
+        let common = learned.unwrap().unwrap();
+        assert_eq!(at.iter().filter(|a| **a == common.piece.0).count(), 1);
+        assert_eq!(common.piece.1, 4);
+        // Not common: a name, a finish reason, arguments as an object.
+        for ev in [
+            chunk(
+                &json!({"tool_calls": [{"index": 0, "function": {"name": "g", "arguments": "x"}}]}),
+            ),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        ] {
+            assert_eq!(feed_tree(&mut chat(), &ev).0.unwrap(), None);
+        }
+    }
+
+    #[test]
+    fn nothing_is_served_where_the_general_path_decides() {
+        let mut learned = None;
+        let mut asm = chat();
+        for ev in head() {
+            learned = feed_tree(&mut asm, &ev).0.unwrap();
+        }
+        let common = learned.unwrap();
+        // Another dialect's assembler, and a stream ended by [DONE] or closed.
+        let mut other = Assembler::new(Some(Dialect::Anthropic), AssemblerLimits::default());
+        assert!(other.feed_common(None, &common, "x", None).is_none());
+        let mut done = chat();
+        for ev in head() {
+            feed_tree(&mut done, &ev).0.unwrap();
+        }
+        done.feed_json(None, b"[DONE]", None).unwrap();
+        assert!(done.feed_common(None, &common, "x", None).is_none());
+        asm.close(None).ok();
+        assert!(asm.feed_common(None, &common, "x", None).is_none());
+    }
+
+    #[test]
+    fn a_limit_crossed_by_a_served_event_is_the_error_it_always_was() {
+        let limits = AssemblerLimits {
+            max_input_bytes: 8,
+            ..AssemblerLimits::default()
+        };
+        let mut asm = Assembler::new(Some(Dialect::OpenAiChat), limits);
+        let mut learned = None;
+        for ev in head() {
+            learned = feed_tree(&mut asm, &ev).0.unwrap();
+        }
+        let r = asm.feed_common(None, &learned.unwrap(), "0123456789", None);
+        let Some(Err(e)) = r else {
+            panic!("over the limit: {r:?}")
+        };
+        assert!(matches!(e, Error::Limit { .. }), "{e}");
+        assert!(
+            e.to_string().contains("event #3 (chat.completion.chunk)"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_chunk_named_a_body_reads_as_a_chunk_from_a_tree_as_from_text() {
+        let mut ev = fragment("x");
+        ev["object"] = json!("chat.completion");
+        let (mut text, mut trees) = (chat(), chat());
+        for e in [head()[0].clone(), ev] {
+            text.feed_json(None, e.to_string().as_bytes(), None)
+                .unwrap();
+            feed_tree(&mut trees, &e).0.unwrap();
+        }
+        assert_eq!(trees.messages(), text.messages());
+        assert_eq!(text.messages()[0].blocks.len(), 1);
+    }
+}

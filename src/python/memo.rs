@@ -1,0 +1,323 @@
+//! The memo of decoded events: the common event of a stream fed as Python
+//! dicts or SDK objects, served without reading it into a tree.
+//!
+//! Most events of a stream are the same event again with another string: the
+//! next argument fragment of the open call. When the general path found an
+//! event to be its dialect's common one (the core says so, and where its
+//! string is: `providers::common`), the event becomes a [`Template`]: its
+//! values in order, with a hole where that string is. The next event is
+//! compared with the template, value by value, in its own order; when it
+//! differs only by the string in the hole, the core applies the common event
+//! with that string ([`crate::providers::Assembler::feed_common`]). Anything
+//! else takes the general path, which may learn it in turn.
+//!
+//! "The same" is strict, so that the event read is the event learned:
+//! - containers are exactly `dict` and `list` (no subclass, no tuple), of the
+//!   same length, keys in the same order and equal;
+//! - scalars are of exactly the type of the template and equal to it (ints as
+//!   64-bit values, floats bit for bit, `True` / `False` / `None` by identity);
+//! - the hole is exactly a `str`, valid UTF-8 (else the general path refuses it).
+//!
+//! SDK objects (pydantic models) are compared the same way through what
+//! their `to_dict()` is made of: the exact class, its `__dict__`, its
+//! `__pydantic_fields_set__` (which fields were set) and an empty
+//! `__pydantic_extra__`. A template of SDK objects is learned only when the
+//! string of the common event in their `to_dict()` is the very object held by
+//! the model (the field's value passes through as it is), and it is compared
+//! outside the binding's lock (attribute reads may run Python code).
+//! Templates of dicts hold no models: comparing them runs no Python code.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyType};
+
+use crate::providers::Common;
+
+use super::event_tree::MAX_DEPTH;
+
+/// A string of the template, as the object it was and its text.
+struct Text {
+    obj: Py<PyString>,
+    text: Box<str>,
+}
+
+impl Text {
+    fn of(s: &Bound<'_, PyString>) -> Option<Self> {
+        Some(Self {
+            obj: s.clone().unbind(),
+            text: s.to_str().ok()?.into(),
+        })
+    }
+
+    /// `s` is this string: the same object, or an exact `str` with the same text.
+    #[inline]
+    fn is(&self, s: &Bound<'_, PyAny>) -> bool {
+        s.is(&self.obj)
+            || s.cast_exact::<PyString>()
+                .is_ok_and(|s| s.to_str().is_ok_and(|t| *t == *self.text))
+    }
+}
+
+/// One value of a template, in the order a walk of the event meets it.
+enum Slot {
+    /// A dict of so many members; each is a `Key` then its value.
+    Dict(usize),
+    /// A list of so many items.
+    List(usize),
+    Key(Text),
+    Str(Text),
+    Int(i64),
+    /// The bits of the float.
+    Float(u64),
+    Bool(bool),
+    Null,
+    /// The string that may differ.
+    Hole,
+    /// An SDK model of exactly this class, with these fields set and no extra
+    /// fields; its `__dict__` follows (a `Dict`).
+    Model {
+        class: Py<PyType>,
+        fields_set: Py<PySet>,
+    },
+}
+
+/// The common event of a stream, as its dialect's general path found it.
+pub(crate) struct Template {
+    slots: Vec<Slot>,
+    /// The SSE event name it was fed with.
+    event_type: Option<String>,
+    pub(crate) common: Common,
+}
+
+/// What the binding keeps of the last common events: one template for dicts,
+/// one for SDK objects (shared, to be compared outside the lock), and how many
+/// events each served (for the tests that check it is used).
+#[derive(Default)]
+pub(crate) struct Memo {
+    pub(crate) dicts: Option<Template>,
+    pub(crate) objects: Option<Arc<Template>>,
+    pub(crate) served: (u64, u64),
+}
+
+/// Whether a template may hold SDK models (learned from an SDK object).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Of {
+    Dicts,
+    Objects,
+}
+
+impl Template {
+    /// The template of `event` (a dict or an SDK object, as `of` says), fed
+    /// with `event_type`, whose general path was the common event `common`;
+    /// `None` when it cannot be one (a value of another type, a string of the
+    /// common event not found exactly once, …).
+    pub(crate) fn learn(
+        event: &Bound<'_, PyAny>,
+        event_type: Option<&str>,
+        common: Common,
+        of: Of,
+    ) -> Option<Self> {
+        let mut learning = Learning {
+            slots: Vec::new(),
+            piece: common.piece,
+            holes: 0,
+            of,
+        };
+        learning.value(event, 0)?;
+        (learning.holes == 1).then(|| Self {
+            slots: learning.slots,
+            event_type: event_type.map(str::to_owned),
+            common,
+        })
+    }
+
+    /// The string in the hole when `event`, fed with `event_type`, is the
+    /// template's event with another string there.
+    #[inline]
+    pub(crate) fn fill<'py>(
+        &self,
+        event: &Bound<'py, PyAny>,
+        event_type: Option<&str>,
+    ) -> Option<Bound<'py, PyString>> {
+        if self.event_type.as_deref() != event_type {
+            return None;
+        }
+        let mut at = 0;
+        let mut hole = None;
+        self.matches(event, &mut at, &mut hole)?;
+        (at == self.slots.len()).then_some(hole).flatten()
+    }
+
+    fn matches<'py>(
+        &self,
+        v: &Bound<'py, PyAny>,
+        at: &mut usize,
+        hole: &mut Option<Bound<'py, PyString>>,
+    ) -> Option<()> {
+        let slot = self.slots.get(*at)?;
+        *at += 1;
+        match slot {
+            Slot::Dict(n) => {
+                let d = v.cast_exact::<PyDict>().ok()?;
+                if d.len() != *n {
+                    return None;
+                }
+                self.members(d, at, hole)
+            }
+            Slot::List(n) => {
+                let l = v.cast_exact::<PyList>().ok()?;
+                if l.len() != *n {
+                    return None;
+                }
+                for item in l {
+                    self.matches(&item, at, hole)?;
+                }
+                Some(())
+            }
+            Slot::Str(t) => t.is(v).then_some(()),
+            Slot::Int(i) => {
+                (v.is_exact_instance_of::<PyInt>() && v.extract::<i64>().ok()? == *i).then_some(())
+            }
+            Slot::Float(bits) => {
+                let f = v.cast_exact::<PyFloat>().ok()?;
+                (f.value().to_bits() == *bits).then_some(())
+            }
+            Slot::Bool(b) => {
+                let is = v.cast_exact::<PyBool>().ok()?;
+                (is.is_true() == *b).then_some(())
+            }
+            Slot::Null => v.is_none().then_some(()),
+            Slot::Hole => {
+                let s = v.cast_exact::<PyString>().ok()?;
+                *hole = Some(s.clone());
+                Some(())
+            }
+            Slot::Model { class, fields_set } => {
+                if !v.get_type().is(class) {
+                    return None;
+                }
+                let (dict, set, extra_empty) = model_parts(v)?;
+                if !extra_empty || !set.eq(fields_set.bind(v.py())).ok()? {
+                    return None;
+                }
+                let Some(Slot::Dict(n)) = self.slots.get(*at) else {
+                    return None;
+                };
+                *at += 1;
+                if dict.len() != *n {
+                    return None;
+                }
+                self.members(&dict, at, hole)
+            }
+            Slot::Key(_) => None,
+        }
+    }
+
+    fn members<'py>(
+        &self,
+        d: &Bound<'py, PyDict>,
+        at: &mut usize,
+        hole: &mut Option<Bound<'py, PyString>>,
+    ) -> Option<()> {
+        for (k, value) in d {
+            let Some(Slot::Key(key)) = self.slots.get(*at) else {
+                return None;
+            };
+            *at += 1;
+            if !key.is(&k) {
+                return None;
+            }
+            self.matches(&value, at, hole)?;
+        }
+        Some(())
+    }
+}
+
+/// A model's `__dict__`, its exact set of fields set, and whether its extra
+/// fields are none; `None` for an object that is not a pydantic model.
+fn model_parts<'py>(
+    v: &Bound<'py, PyAny>,
+) -> Option<(Bound<'py, PyDict>, Bound<'py, PySet>, bool)> {
+    let py = v.py();
+    let dict = v.getattr(pyo3::intern!(py, "__dict__")).ok()?;
+    let dict = dict.cast_into_exact::<PyDict>().ok()?;
+    let set = v
+        .getattr(pyo3::intern!(py, "__pydantic_fields_set__"))
+        .ok()?;
+    let set = set.cast_into_exact::<PySet>().ok()?;
+    let extra = v.getattr(pyo3::intern!(py, "__pydantic_extra__")).ok()?;
+    let empty = extra.is_none() || extra.cast_exact::<PyDict>().is_ok_and(|d| d.is_empty());
+    Some((dict, set, empty))
+}
+
+/// The walk that makes a template.
+struct Learning {
+    slots: Vec<Slot>,
+    /// Where the common event's string is (address and length of its UTF-8).
+    piece: (usize, usize),
+    holes: usize,
+    of: Of,
+}
+
+impl Learning {
+    fn value(&mut self, v: &Bound<'_, PyAny>, depth: usize) -> Option<()> {
+        if depth >= MAX_DEPTH {
+            return None;
+        }
+        if let Ok(s) = v.cast_exact::<PyString>() {
+            let text = s.to_str().ok()?;
+            let slot = if (text.as_ptr() as usize, text.len()) == self.piece {
+                self.holes += 1;
+                Slot::Hole
+            } else {
+                Slot::Str(Text::of(s)?)
+            };
+            self.slots.push(slot);
+            return Some(());
+        }
+        if let Ok(d) = v.cast_exact::<PyDict>() {
+            return self.members(d, depth);
+        }
+        if let Ok(l) = v.cast_exact::<PyList>() {
+            self.slots.push(Slot::List(l.len()));
+            for item in l {
+                self.value(&item, depth + 1)?;
+            }
+            return Some(());
+        }
+        let slot = if v.is_none() {
+            Slot::Null
+        } else if let Ok(b) = v.cast_exact::<PyBool>() {
+            Slot::Bool(b.is_true())
+        } else if v.is_exact_instance_of::<PyInt>() {
+            Slot::Int(v.extract().ok()?)
+        } else if let Ok(f) = v.cast_exact::<PyFloat>() {
+            Slot::Float(f.value().to_bits())
+        } else if self.of == Of::Objects {
+            let (dict, set, extra_empty) = model_parts(v)?;
+            if !extra_empty || !set.iter().all(|k| k.is_exact_instance_of::<PyString>()) {
+                return None;
+            }
+            self.slots.push(Slot::Model {
+                class: v.get_type().unbind(),
+                fields_set: set.unbind(),
+            });
+            return self.members(&dict, depth);
+        } else {
+            return None;
+        };
+        self.slots.push(slot);
+        Some(())
+    }
+
+    fn members(&mut self, d: &Bound<'_, PyDict>, depth: usize) -> Option<()> {
+        self.slots.push(Slot::Dict(d.len()));
+        for (k, value) in d {
+            let k = k.cast_exact::<PyString>().ok()?;
+            self.slots.push(Slot::Key(Text::of(k)?));
+            self.value(&value, depth + 1)?;
+        }
+        Some(())
+    }
+}

@@ -1,0 +1,424 @@
+"""The memo of decoded events: a dict or SDK object that is the last common event again
+with another string is served without reading it into a tree, and anything else, however
+close, takes the general path.
+
+Every case feeds a stream whose common event the memo has learned, then one event that
+differs from it in one place, and checks the memo's count of served events and that the
+result (messages, errors) is exactly what the same events give as SSE bytes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from typing import Any
+
+import pytest
+from toolstitch import Assembler
+from toolstitch.errors import ToolstitchError
+
+Event = dict[str, Any]
+
+
+def chat(delta: Event, finish: str | None = None, **top: Any) -> Event:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "gpt-4o",
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        **top,
+    }
+
+
+def fragment(arguments: Any, index: Any = 0) -> Event:
+    return chat({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]})
+
+
+CHAT_HEAD = [
+    chat({"role": "assistant", "content": None}),
+    chat(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": ""},
+                }
+            ]
+        }
+    ),
+    fragment('{"city"'),
+    fragment(': "Par'),
+]
+CHAT_TAIL = [fragment('is"}'), chat({}, "tool_calls")]
+
+
+def anthropic_delta(piece: Any, kind: str = "input_json_delta", index: Any = 1) -> Event:
+    field = {"input_json_delta": "partial_json", "text_delta": "text"}.get(kind, "thinking")
+    return {"type": "content_block_delta", "index": index, "delta": {"type": kind, field: piece}}
+
+
+ANTHROPIC_HEAD = [
+    {
+        "type": "message_start",
+        "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []},
+    },
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    anthropic_delta("Let me look.", "text_delta", 0),
+    {"type": "content_block_stop", "index": 0},
+    {
+        "type": "content_block_start",
+        "index": 1,
+        "content_block": {"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {}},
+    },
+    anthropic_delta('{"city"'),
+    anthropic_delta(': "Par'),
+]
+ANTHROPIC_TAIL = [
+    anthropic_delta('is"}'),
+    {"type": "content_block_stop", "index": 1},
+    {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+    {"type": "message_stop"},
+]
+
+
+def sse(dialect: str, event: Any) -> bytes:
+    data = json.dumps(event, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    if dialect == "anthropic":
+        return f"event: {event['type']}\n".encode() + b"data: " + data + b"\n\n"
+    return b"data: " + data + b"\n\n"
+
+
+def described(e: ToolstitchError) -> str:
+    """The error as the tests compare it: JSON text's decode errors also say where in
+    the text (line and column), which decoded data has not."""
+    return re.sub(r" at line \d+ column \d+", "", f"{type(e).__name__}: {e}")
+
+
+def summary(asm: Assembler) -> list[Any]:
+    """The messages as the tests compare them (problems as `described` says)."""
+    return [
+        (
+            m.blocks,
+            m.complete,
+            m.finish_reason,
+            m.notes,
+            [re.sub(r" at line \d+ column \d+", "", p.message) for p in m.problems],
+        )
+        for m in asm.messages()
+    ]
+
+
+def run(dialect: str, feed: Any, items: list[Any]) -> tuple[Assembler, list[str | None]]:
+    asm = Assembler(dialect, live=False)  # type: ignore[arg-type]
+    errors: list[str | None] = []
+    for item in items:
+        try:
+            feed(asm, item)
+            errors.append(None)
+        except ToolstitchError as e:
+            errors.append(described(e))
+    asm.close()
+    return asm, errors
+
+
+def as_bytes(dialect: str, events: list[Any]) -> tuple[Assembler, list[str | None]]:
+    return run(dialect, lambda a, e: a.feed_bytes(sse(dialect, e)), events)
+
+
+def served(dialect: str, odd: Any) -> tuple[int, int]:
+    """How many events the memo served while reading `odd` after the head of the
+    stream, and checks the result of the whole stream against its bytes."""
+    head, tail = (
+        (CHAT_HEAD, CHAT_TAIL) if dialect == "openai-chat" else (ANTHROPIC_HEAD, ANTHROPIC_TAIL)
+    )
+    asm = Assembler(dialect, live=False)  # type: ignore[arg-type]
+    for e in head:
+        asm.feed(e)
+    before = asm._memo_served[0]
+    assert before >= 1, "the memo must have learned the head's common event"
+    error = None
+    try:
+        asm.feed(odd)
+    except ToolstitchError as err:
+        error = described(err)
+    after = asm._memo_served[0]
+    for e in tail:
+        with contextlib.suppress(ToolstitchError):
+            asm.feed(e)
+    asm.close()
+    _, errors = as_bytes(dialect, [*head, odd])
+    assert error == errors[-1]
+    reference, _ = as_bytes(dialect, [*head, odd, *tail])
+    assert summary(asm) == summary(reference)
+    return before, after
+
+
+def test_the_common_event_is_served_and_gives_the_bytes_result() -> None:
+    for dialect, events in (
+        ("openai-chat", [*CHAT_HEAD, *CHAT_TAIL]),
+        ("anthropic", [*ANTHROPIC_HEAD, *ANTHROPIC_TAIL]),
+    ):
+        asm, errors = run(
+            dialect, lambda a, e: a.feed(e), [json.loads(json.dumps(e)) for e in events]
+        )
+        ref, ref_errors = as_bytes(dialect, events)
+        assert errors == ref_errors == [None] * len(events)
+        assert summary(asm) == summary(ref)
+        assert asm._memo_served[0] >= 2
+        (call,) = asm.messages()[0].tool_uses
+        assert call.input == '{"city": "Paris"}'
+
+
+def test_an_equal_event_with_another_string_is_served() -> None:
+    before, after = served("openai-chat", fragment('is", "unit"'))
+    assert after == before + 1
+    before, after = served("anthropic", anthropic_delta('is", "unit"'))
+    assert after == before + 1
+
+
+# Each case is the common event changed in one place: never served, and the result is
+# the general path's (the bytes path's).
+CHAT_NEIGHBOURS = {
+    "another call": fragment("{}", index=1),
+    "False for index 0": fragment("x", index=False),
+    "0.0 for index 0": fragment("x", index=0.0),
+    "a name as well": chat(
+        {"tool_calls": [{"index": 0, "function": {"arguments": "x", "name": "other"}}]}
+    ),
+    "an id as well": chat(
+        {"tool_calls": [{"index": 0, "id": "call_9", "function": {"arguments": "x"}}]}
+    ),
+    "a finish reason": {
+        **fragment("x"),
+        "choices": [{**fragment("x")["choices"][0], "finish_reason": "stop"}],
+    },
+    "arguments as an object (Q42)": fragment({"city": "Paris"}),
+    "arguments as a number": fragment(7),
+    "arguments as null": fragment(None),
+    "an unknown member": {**fragment("x"), "x_extra": 1},
+    "members in another order": dict(reversed(list(fragment("x").items()))),
+    "usage as well": {**fragment("x"), "usage": {"prompt_tokens": 1, "completion_tokens": 2}},
+    "an error": {**fragment("x"), "error": {"message": "overloaded"}},
+    "two calls": chat(
+        {
+            "tool_calls": [
+                {"index": 0, "function": {"arguments": "x"}},
+                {"index": 1, "function": {"arguments": "y"}},
+            ]
+        }
+    ),
+    "two choices": {**fragment("x"), "choices": fragment("x")["choices"] * 2},
+    "another model": {**fragment("x"), "model": "gpt-4o-mini"},
+    "a chunk named a body": {**fragment("x"), "object": "chat.completion"},
+}
+
+
+@pytest.mark.parametrize("name", CHAT_NEIGHBOURS)
+def test_openai_chat_neighbours_take_the_general_path(name: str) -> None:
+    before, after = served("openai-chat", CHAT_NEIGHBOURS[name])
+    assert after == before
+
+
+ANTHROPIC_NEIGHBOURS = {
+    "another block": anthropic_delta("x", index=2),
+    "True for index 1": anthropic_delta("x", index=True),
+    "a text delta": anthropic_delta("x", "text_delta"),
+    "a thinking delta": anthropic_delta("x", "thinking_delta"),
+    "an unknown delta": {
+        **anthropic_delta("x"),
+        "delta": {"type": "future_delta", "partial_json": "x"},
+    },
+    "a number": anthropic_delta(1),
+    "a list": anthropic_delta(["x"]),
+    "an unknown member": {**anthropic_delta("x"), "usage": None},
+    "another type": {**anthropic_delta("x"), "type": "content_block_stop"},
+}
+
+
+@pytest.mark.parametrize("name", ANTHROPIC_NEIGHBOURS)
+def test_anthropic_neighbours_take_the_general_path(name: str) -> None:
+    before, after = served("anthropic", ANTHROPIC_NEIGHBOURS[name])
+    assert after == before
+
+
+class Sub(str):
+    pass
+
+
+class SubDict(dict[str, Any]):
+    pass
+
+
+def test_subclasses_and_bad_strings_take_the_general_path() -> None:
+    for odd in (fragment(Sub("x")), SubDict(fragment("x"))):
+        asm = Assembler("openai-chat", live=False)
+        for e in CHAT_HEAD:
+            asm.feed(e)
+        before = asm._memo_served[0]
+        asm.feed(odd)
+        assert asm._memo_served[0] == before
+        asm.feed(CHAT_TAIL[-1])
+        assert asm.messages()[0].tool_uses[0].input == '{"city": "Parx'
+    # A lone surrogate is refused by the general path, with where it is.
+    asm = Assembler("openai-chat", live=False)
+    for e in CHAT_HEAD:
+        asm.feed(e)
+    before = asm._memo_served[0]
+    with pytest.raises(ToolstitchError, match="surrogate"):
+        asm.feed(fragment("\ud800"))
+    assert asm._memo_served[0] == before
+    asm.feed(CHAT_TAIL[0])
+    asm.feed(CHAT_TAIL[1])
+    message = asm.messages()[0]
+    assert message.problems and not message.complete
+
+
+def test_the_memo_keeps_every_check_of_the_stream() -> None:
+    # An SSE event name that is not the template's.
+    asm = Assembler("openai-chat", live=False)
+    for e in CHAT_HEAD:
+        asm.feed(e)
+    before = asm._memo_served[0]
+    with pytest.raises(ToolstitchError):
+        asm.feed(fragment("x"), event_type="error")
+    assert asm._memo_served[0] == before
+    # After [DONE] and after close(), the common event is refused as any event.
+    asm = Assembler("openai-chat", live=False)
+    for e in CHAT_HEAD:
+        asm.feed(e)
+    asm.feed("[DONE]")
+    with pytest.raises(ToolstitchError, match=r"\[DONE\]"):
+        asm.feed(fragment("x"))
+    asm = Assembler("openai-chat", live=False)
+    for e in CHAT_HEAD:
+        asm.feed(e)
+    asm.close()
+    with pytest.raises(ToolstitchError):
+        asm.feed(fragment("x"))
+    # A delta after the call's message finished is the protocol error it always was.
+    asm = Assembler("anthropic", live=False)
+    ref = Assembler("anthropic", live=False)
+    events = [*ANTHROPIC_HEAD, {"type": "content_block_stop", "index": 1}, anthropic_delta("x")]
+    outcomes = []
+    feeds: list[tuple[Assembler, Any]] = [
+        (asm, Assembler.feed),
+        (ref, lambda a, e: a.feed_bytes(sse("anthropic", e))),
+    ]
+    for a, feed in feeds:
+        try:
+            for event in events:
+                feed(a, event)
+        except ToolstitchError as err:
+            outcomes.append(described(err))
+    assert len(outcomes) == 2 and outcomes[0] == outcomes[1]
+    assert "delta" in outcomes[0]
+    # The limits hold on the memo's path: the call's input bytes are counted.
+    asm = Assembler("openai-chat", live=False, max_input_bytes=20)
+    errors = []
+    for event in [*CHAT_HEAD, fragment("0123456789")]:
+        try:
+            asm.feed(event)
+        except ToolstitchError as err:
+            errors.append(err)
+    assert len(errors) == 1 and "max_input_bytes" in str(errors[0])
+    assert asm._memo_served[0] == 2
+
+
+def test_live_events_of_the_memo_are_the_general_paths() -> None:
+    events = [*CHAT_HEAD, *CHAT_TAIL]
+    a = Assembler("openai-chat", live=True)
+    b = Assembler("openai-chat", live=True)
+    got = [ev for e in events for ev in a.feed(e)]
+    want = [ev for e in events for ev in b.feed_bytes(sse("openai-chat", e))]
+    assert a._memo_served[0] >= 2
+    assert got == want
+
+
+# ------------------------------------------------------------------ SDK objects
+
+openai_models = pytest.importorskip("openai._models")
+anthropic_models = pytest.importorskip("anthropic._models")
+from anthropic.types import RawMessageStreamEvent  # noqa: E402
+from openai.types.chat import ChatCompletionChunk  # noqa: E402
+
+
+def chunk_object(event: Event) -> Any:
+    return openai_models.construct_type(type_=ChatCompletionChunk, value=event)
+
+
+def test_sdk_objects_are_served_and_give_the_bytes_result() -> None:
+    for dialect, events, build in (
+        ("openai-chat", [*CHAT_HEAD, *CHAT_TAIL], chunk_object),
+        (
+            "anthropic",
+            [*ANTHROPIC_HEAD, *ANTHROPIC_TAIL],
+            lambda e: anthropic_models.construct_type(type_=RawMessageStreamEvent, value=e),
+        ),
+    ):
+        asm, errors = run(
+            dialect, lambda a, o: a.feed(o), [build(json.loads(json.dumps(e))) for e in events]
+        )
+        ref, ref_errors = as_bytes(dialect, events)
+        assert errors == ref_errors
+        assert summary(asm) == summary(ref)
+        assert asm._memo_served[1] >= 2, dialect
+
+
+def sdk_served(odd: Any) -> tuple[int, int]:
+    """How many events the memo served while reading the SDK object `odd` after the
+    head of the stream, and checks the whole stream against the bytes of the same
+    objects' `to_dict()`."""
+    objects = [chunk_object(json.loads(json.dumps(e))) for e in CHAT_HEAD]
+    asm = Assembler("openai-chat", live=False)
+    for o in objects:
+        asm.feed(o)
+    before = asm._memo_served[1]
+    assert before >= 1
+    asm.feed(odd)
+    after = asm._memo_served[1]
+    asm.feed(chunk_object(CHAT_TAIL[-1]))
+    asm.close()
+    plain = [o.to_dict(mode="json") for o in [*objects, odd]]
+    ref, errors = as_bytes("openai-chat", [*plain, CHAT_TAIL[-1]])
+    assert errors == [None] * len(errors)
+    assert summary(asm) == summary(ref)
+    return before, after
+
+
+def test_sdk_neighbours_take_the_general_path() -> None:
+    # Another index, set by attribute after the object was built.
+    moved = chunk_object(fragment("{}"))
+    moved.choices[0].delta.tool_calls[0].index = 1
+    before, after = sdk_served(moved)
+    assert after == before
+    # A field set explicitly (to_dict then writes it) and an extra field.
+    named = chunk_object(fragment("x"))
+    named.choices[0].delta.tool_calls[0].function.name = "other"
+    before, after = sdk_served(named)
+    assert after == before
+    unset = chunk_object(fragment("x"))
+    unset.choices[0].__pydantic_fields_set__.discard("finish_reason")
+    before, after = sdk_served(unset)
+    assert after == before
+    extra = chunk_object({**fragment("x"), "x_extra": 1})
+    assert extra.__pydantic_extra__
+    before, after = sdk_served(extra)
+    assert after == before
+
+    # An object of a subclass of the template's class.
+    class Chunk(ChatCompletionChunk):
+        pass
+
+    template = chunk_object(fragment("x"))
+    sub = Chunk.model_construct(
+        _fields_set=set(template.__pydantic_fields_set__), **template.__dict__
+    )
+    before, after = sdk_served(sub)
+    assert after == before
+    # The same event again is served, and its string is the new one.
+    before, after = sdk_served(chunk_object(fragment("is")))
+    assert after == before + 1
