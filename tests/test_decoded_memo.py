@@ -86,9 +86,9 @@ ANTHROPIC_TAIL = [
 
 
 def sse(dialect: str, event: Any) -> bytes:
+    """The event as SSE bytes, with no `event:` name: the dicts are fed without one."""
+    del dialect
     data = json.dumps(event, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    if dialect == "anthropic":
-        return f"event: {event['type']}\n".encode() + b"data: " + data + b"\n\n"
     return b"data: " + data + b"\n\n"
 
 
@@ -422,3 +422,97 @@ def test_sdk_neighbours_take_the_general_path() -> None:
     # The same event again is served, and its string is the new one.
     before, after = sdk_served(chunk_object(fragment("is")))
     assert after == before + 1
+
+
+# ------------------------------------------------------------------ generated neighbours
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+words = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=5)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-2, 3)
+    | st.sampled_from([0.0, 1.0, -0.0])
+    | words
+    | st.sampled_from(["", "function", "call_1", "get_weather", "stop", "tool_calls"])
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(words, inner, max_size=2),
+    max_leaves=4,
+)
+
+
+def paths(v: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every place in a JSON value (the value itself included)."""
+    out = [at]
+    if isinstance(v, dict):
+        for k, item in v.items():
+            out += paths(item, (*at, k))
+    elif isinstance(v, list):
+        for i, item in enumerate(v):
+            out += paths(item, (*at, i))
+    return out
+
+
+def mutate(draw: st.DrawFn, event: Any) -> Any:
+    """`event` changed in one place: a value replaced, a member added or removed, or a
+    container's members reordered."""
+    event = json.loads(json.dumps(event))
+    where = draw(st.sampled_from(paths(event)))
+    if not where:
+        return event
+    parent = event
+    for step in where[:-1]:
+        parent = parent[step]
+    last = where[-1]
+    op = draw(st.sampled_from(["replace", "add", "remove", "reorder"]))
+    if op == "replace":
+        parent[last] = draw(values)
+    elif op == "add" and isinstance(parent, dict):
+        parent[draw(words)] = draw(values)
+    elif op == "remove" and isinstance(parent, dict):
+        del parent[last]
+    elif op == "reorder" and isinstance(parent, dict):
+        items = list(parent.items())
+        parent.clear()
+        parent.update(reversed(items))
+    return event
+
+
+@st.composite
+def neighbourhoods(draw: st.DrawFn, dialect: str) -> list[Any]:
+    common = fragment if dialect == "openai-chat" else anthropic_delta
+    head = CHAT_HEAD if dialect == "openai-chat" else ANTHROPIC_HEAD
+    odd = [
+        mutate(draw, common(draw(words))) if draw(st.booleans()) else common(draw(words))
+        for _ in range(draw(st.integers(1, 6)))
+    ]
+    return [*head, *odd]
+
+
+def assert_dicts_as_bytes(dialect: str, events: list[Any]) -> None:
+    dicts, dict_errors = run(dialect, lambda a, e: a.feed(e), events)
+    ref, ref_errors = as_bytes(dialect, events)
+    assert dict_errors == ref_errors
+    assert summary(dicts) == summary(ref)
+    assert dicts._memo_served[0] >= 1
+
+
+MEMO_SETTINGS = settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+@MEMO_SETTINGS
+@given(neighbourhoods("openai-chat"))
+def test_generated_openai_chat_neighbours_read_as_their_bytes(events: list[Any]) -> None:
+    assert_dicts_as_bytes("openai-chat", events)
+
+
+@MEMO_SETTINGS
+@given(neighbourhoods("anthropic"))
+def test_generated_anthropic_neighbours_read_as_their_bytes(events: list[Any]) -> None:
+    assert_dicts_as_bytes("anthropic", events)
