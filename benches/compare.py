@@ -72,7 +72,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import orjson
-from toolstitch import Assembler, Provider
+from toolstitch import Assembler, Provider, _toolstitch
 
 RESULTS = Path(__file__).resolve().parent / "results"
 READ = 64 * 1024
@@ -761,6 +761,14 @@ def dict_rows(w: Workload, runs: int) -> list[Row]:
         asm.close()
         return result_of(asm)
 
+    def dumped(objs: list[Any]) -> Calls:
+        asm = Assembler(w.dialect, live=False)
+        f = asm.feed
+        for o in objs:
+            f(o.model_dump())
+        asm.close()
+        return result_of(asm)
+
     def many(evs: list[dict[str, Any]]) -> Calls:
         asm = Assembler(w.dialect, live=False)
         asm.feed_many(evs)
@@ -794,6 +802,31 @@ def dict_rows(w: Workload, runs: int) -> list[Row]:
         cs["toolstitch feed(SDK object)"] = (feed, objects)
     except ImportError as missing:
         notes["toolstitch feed(SDK object)"] = f"skipped: the SDK cannot be imported ({missing})"
+    if "toolstitch feed(SDK object)" in cs:
+        cs["toolstitch feed(obj.model_dump())"] = (dumped, objects)
+        notes["toolstitch feed(obj.model_dump())"] = notes["toolstitch feed(SDK object)"]
+    # The floor of any reader that checks the whole event: every value of every dict
+    # (or model) read in Rust and nothing done (builds with the bench-baseline feature).
+    baseline = vars(_toolstitch).get("_CallBaseline")
+    floors: dict[str, tuple[Callable[[list[Any]], Calls], list[list[Any]]]] = {}
+    if baseline is not None:
+        visit = baseline().visit
+        expected = {id(evs): calls for evs, calls in zip(events, w.expected, strict=False)}
+
+        def read_each(evs: list[Any]) -> Calls:
+            for e in evs:
+                visit(e)
+            return expected.get(id(evs), [])
+
+        floors["floor: every value of each dict read in Rust, nothing done"] = (read_each, events)
+        if "toolstitch feed(SDK object)" in cs:
+            expected.update(
+                {id(evs): calls for evs, calls in zip(objects, w.expected, strict=False)}
+            )
+            label = "floor: every value of each SDK object read in Rust, nothing done"
+            floors[label] = (read_each, objects)
+            notes[label] = notes["toolstitch feed(SDK object)"]
+    cs.update(floors)
     for name, (fn, inputs) in cs.items():
         if [fn(e) for e in inputs] != w.expected[: len(inputs)]:
             raise SystemExit(f"{name} rebuilt different calls on {w.title}")
