@@ -516,3 +516,23 @@ def test_generated_openai_chat_neighbours_read_as_their_bytes(events: list[Any])
 @given(neighbourhoods("anthropic"))
 def test_generated_anthropic_neighbours_read_as_their_bytes(events: list[Any]) -> None:
     assert_dicts_as_bytes("anthropic", events)
+
+
+def test_interleaved_calls_are_served_each_by_its_own_template() -> None:
+    opening = [
+        chat({"tool_calls": [{"index": i, "id": f"call_{i}", "function": {"name": "f"}}]})
+        for i in range(3)
+    ]
+    pieces = [fragment(p, index=k % 3) for k, p in enumerate('{"a": 1}{"b": 22}{"c": 333}')]
+    events = [*opening, *pieces, chat({}, "tool_calls")]
+    asm, errors = run("openai-chat", lambda a, e: a.feed(e), events)
+    ref, ref_errors = as_bytes("openai-chat", events)
+    assert errors == ref_errors
+    assert summary(asm) == summary(ref)
+    # Each call's first fragment is learned, every later one is served.
+    assert asm._memo_served[0] == len(pieces) - 3
+    # More calls than templates are kept: still the bytes' result.
+    many = [fragment("x", index=k % 9) for k in range(200)]
+    asm, errors = run("openai-chat", lambda a, e: a.feed(e), many)
+    ref, ref_errors = as_bytes("openai-chat", many)
+    assert errors == ref_errors and summary(asm) == summary(ref)

@@ -4,7 +4,6 @@
 //! (the rule is `Locked`'s, in `mod.rs`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
@@ -12,7 +11,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 use super::errors::{from_framing, from_providers};
 use super::event_tree::{self, NotJson};
 use super::live::LiveValue;
-use super::memo::{Memo, Of, Template};
+use super::memo::{Memo, Of, Template, Templates};
 use super::output::{class, Class};
 use super::{Locked, Reentered};
 use crate::partial::{self, PartialOptions};
@@ -125,19 +124,28 @@ fn feed_dict(
     event_type: Option<&str>,
     mut sink: Sink<'_>,
 ) -> Result<(), providers::Error> {
-    if let Some(t) = &st.memo.dicts {
-        if let Some(piece) = t.fill(dict, event_type) {
-            if let Ok(text) = piece.to_str() {
-                let live = sink.as_deref_mut();
-                if let Some(r) = st.asm.core.feed_common(event_type, &t.common, text, live) {
-                    st.memo.served.0 += 1;
-                    return r;
-                }
-            }
+    if let Some(templates) = st.memo.dicts.next() {
+        let found = Templates::fill(&templates, dict, event_type);
+        let text = found
+            .as_ref()
+            .and_then(|(t, piece)| Some((t, piece.to_str().ok()?)));
+        let served = text.and_then(|(t, text)| {
+            st.asm
+                .core
+                .feed_common(event_type, &t.common, text, sink.as_deref_mut())
+        });
+        st.memo.dicts.tried(served.is_some());
+        if let Some(r) = served {
+            st.memo.served.0 += 1;
+            return r;
         }
     }
     if let Some(common) = feed_tree(st, dict, event_type, sink)? {
-        st.memo.dicts = Template::learn(dict, event_type, common, Of::Dicts);
+        if st.memo.dicts.learning() {
+            if let Some(t) = Template::learn(dict, event_type, common, Of::Dicts) {
+                st.memo.dicts.keep(t);
+            }
+        }
     }
     Ok(())
 }
@@ -226,17 +234,22 @@ fn feed_object(
     mut sink: Sink<'_>,
 ) -> PyResult<Result<(), providers::Error>> {
     let py = event.py();
-    let template = state.lock(py)?.memo.objects.clone();
-    if let Some(t) = template {
-        if let Some(piece) = t.fill(event, event_type) {
-            if let Ok(text) = piece.to_str() {
-                let mut st = state.lock(py)?;
-                let live = sink.as_deref_mut();
-                if let Some(r) = st.asm.core.feed_common(event_type, &t.common, text, live) {
-                    st.memo.served.1 += 1;
-                    return Ok(r);
-                }
-            }
+    let templates = state.lock(py)?.memo.objects.next();
+    if let Some(templates) = templates {
+        let found = Templates::fill(&templates, event, event_type);
+        let mut st = state.lock(py)?;
+        let text = found
+            .as_ref()
+            .and_then(|(t, piece)| Some((t, piece.to_str().ok()?)));
+        let served = text.and_then(|(t, text)| {
+            st.asm
+                .core
+                .feed_common(event_type, &t.common, text, sink.as_deref_mut())
+        });
+        st.memo.objects.tried(served.is_some());
+        if let Some(r) = served {
+            st.memo.served.1 += 1;
+            return Ok(r);
         }
     }
     let plain = class(py, Class::EventPlain)?.call1((event,))?;
@@ -255,8 +268,11 @@ fn feed_object(
         }
     };
     if let Some(common) = learned {
-        let t = Template::learn(event, event_type, common, Of::Objects).map(Arc::new);
-        state.lock(py)?.memo.objects = t;
+        if state.lock(py)?.memo.objects.learning() {
+            if let Some(t) = Template::learn(event, event_type, common, Of::Objects) {
+                state.lock(py)?.memo.objects.keep(t);
+            }
+        }
     }
     drop(plain);
     Ok(Ok(()))

@@ -90,14 +90,87 @@ pub(crate) struct Template {
     pub(crate) common: Common,
 }
 
-/// What the binding keeps of the last common events: one template for dicts,
-/// one for SDK objects (shared, to be compared outside the lock), and how many
-/// events each served (for the tests that check it is used).
+/// What the binding keeps of the last common events: templates for dicts and
+/// for SDK objects, and how many events each served (for the tests that check
+/// it is used).
 #[derive(Default)]
 pub(crate) struct Memo {
-    pub(crate) dicts: Option<Template>,
-    pub(crate) objects: Option<Arc<Template>>,
+    pub(crate) dicts: Templates,
+    pub(crate) objects: Templates,
     pub(crate) served: (u64, u64),
+}
+
+/// How many templates are kept: the calls a stream interleaves, one template
+/// each (a call's fragments carry its index), most streams one at a time.
+const KEPT: usize = 4;
+
+/// Events in a window: when fewer than a quarter of a window's events that
+/// were compared with templates are served (more calls interleaved than are
+/// kept, text after the calls), the memo rests for [`REST`] events, neither
+/// compared nor learned, and then tries again.
+const WINDOW: u32 = 32;
+const REST: u32 = 256;
+
+/// The last templates learned, the most recent first; shared, so that SDK
+/// objects are compared with them outside the lock.
+#[derive(Default)]
+pub(crate) struct Templates {
+    list: Arc<Vec<Arc<Template>>>,
+    /// Events compared in this window, and how many of them were served.
+    tried: u32,
+    hits: u32,
+    /// Events left to rest.
+    rest: u32,
+}
+
+impl Templates {
+    /// The templates to compare the next event with (a shared handle: cheap);
+    /// `None` while there are none or the memo rests.
+    pub(crate) fn next(&mut self) -> Option<Arc<Vec<Arc<Template>>>> {
+        if self.rest > 0 {
+            self.rest -= 1;
+            return None;
+        }
+        (!self.list.is_empty()).then(|| Arc::clone(&self.list))
+    }
+
+    /// Whether the memo may learn now (it does not while it rests).
+    pub(crate) fn learning(&self) -> bool {
+        self.rest == 0
+    }
+
+    /// The first template `event` is, and the string in its hole.
+    #[inline]
+    pub(crate) fn fill<'py>(
+        list: &[Arc<Template>],
+        event: &Bound<'py, PyAny>,
+        event_type: Option<&str>,
+    ) -> Option<(Arc<Template>, Bound<'py, PyString>)> {
+        list.iter().find_map(|t| {
+            t.fill(event, event_type)
+                .map(|piece| (Arc::clone(t), piece))
+        })
+    }
+
+    /// An event compared with the templates was served, or not.
+    pub(crate) fn tried(&mut self, served: bool) {
+        self.tried += 1;
+        self.hits += u32::from(served);
+        if self.tried == WINDOW {
+            if self.hits * 4 < WINDOW {
+                self.rest = REST;
+            }
+            (self.tried, self.hits) = (0, 0);
+        }
+    }
+
+    /// Keeps `t` first, and at most [`KEPT`] templates.
+    pub(crate) fn keep(&mut self, t: Template) {
+        let mut list = Vec::with_capacity(KEPT);
+        list.push(Arc::new(t));
+        list.extend(self.list.iter().take(KEPT - 1).cloned());
+        self.list = Arc::new(list);
+    }
 }
 
 /// Whether a template may hold SDK models (learned from an SDK object).
