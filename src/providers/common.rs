@@ -204,6 +204,37 @@ mod tests {
         assert_eq!(trees.messages()[0].blocks.len(), 1);
     }
 
+    proptest::proptest! {
+        /// Any strings served as the common event give what the same events as
+        /// JSON text give, errors and limits included.
+        #[test]
+        fn served_strings_read_as_their_text(
+            pieces in proptest::collection::vec(".{0,12}", 1..12),
+            max_input_bytes in 8_usize..64,
+        ) {
+            let limits = AssemblerLimits { max_input_bytes, ..AssemblerLimits::default() };
+            let mut text = Assembler::new(Some(Dialect::OpenAiChat), limits.clone());
+            let mut trees = Assembler::new(Some(Dialect::OpenAiChat), limits);
+            let mut learned = None;
+            for ev in head() {
+                let a = text.feed_json(None, ev.to_string().as_bytes(), None).map_err(|e| e.to_string());
+                let (b, _) = feed_tree(&mut trees, &ev);
+                proptest::prop_assert_eq!(a.is_ok(), b.is_ok());
+                learned = b.ok().flatten().or(learned);
+            }
+            let Some(common) = learned else { return Ok(()) };
+            for piece in &pieces {
+                let a = text.feed_json(None, fragment(piece).to_string().as_bytes(), None);
+                let b = trees.feed_common(None, &common, piece, None);
+                let b = b.ok_or_else(|| proptest::test_runner::TestCaseError::fail("not served"))?;
+                proptest::prop_assert_eq!(a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()));
+            }
+            text.close(None).ok();
+            trees.close(None).ok();
+            proptest::prop_assert_eq!(trees.messages(), text.messages());
+        }
+    }
+
     #[test]
     fn the_string_a_common_event_names_is_the_trees_own() {
         let mut asm = chat();
