@@ -213,7 +213,7 @@ mod tests {
             max_input_bytes in 8_usize..64,
         ) {
             let limits = AssemblerLimits { max_input_bytes, ..AssemblerLimits::default() };
-            let mut text = Assembler::new(Some(Dialect::OpenAiChat), limits.clone());
+            let mut text = Assembler::new(Some(Dialect::OpenAiChat), limits);
             let mut trees = Assembler::new(Some(Dialect::OpenAiChat), limits);
             let mut learned = None;
             for ev in head() {
