@@ -33,6 +33,7 @@ SAMPLE_IDS = [
     "tooluse_lAG_zP8QRHmSYOwZzzaCqA",
     "weather_e8p4pn45zt0t",
     "cityAttractions_pyxssbwnq9fq",
+    "61nzpsv4",
     "call_JMW1whyEaYG438VE1OIflxA2",
     "call_DNYTawLBoN8fj3KN6qU9N1Ou",
     "call_kL0PCQV7M2WMoVX8V8OtYSAL",
@@ -96,10 +97,10 @@ def test_no_path_replays_the_bundled_samples_as_a_table(script: bool) -> None:
         assert header in done.stdout
     for call_id in SAMPLE_IDS:
         assert call_id in done.stdout
-    for name in ("anthropic.sse", "bedrock.vcr.yaml#1", "cohere.jsonl", "gemini-vertex.jsonl",
+    for name in ("anthropic.sse", "bedrock.vcr.yaml#1", "cohere.jsonl", "gemini-interactions.jsonl", "gemini-vertex.jsonl",
                  "openai-chat.sse", "openai-responses.vcr.yaml#2"):  # fmt: skip
         assert name in done.stdout
-    assert "8 streams, 11 calls; 8 streams complete" in done.stdout
+    assert "9 streams, 12 calls; 9 streams complete" in done.stdout
     assert "error" not in done.stdout
 
 

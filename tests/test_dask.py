@@ -223,7 +223,7 @@ def test_cli_on_a_scheduler_prints_what_a_serial_replay_gives(client: Client, co
 def test_cli_starts_a_local_cluster(corpus: Path) -> None:
     done = cli("--scheduler", "local:1", str(corpus / "samples"))
     assert done.returncode == 0, done.stderr
-    assert "8 streams, 11 calls; 8 streams complete" in done.stdout
+    assert "9 streams, 12 calls; 9 streams complete" in done.stdout
 
 
 def test_cli_says_so_when_the_scheduler_cannot_be_reached() -> None:
