@@ -124,19 +124,16 @@ fn feed_dict(
     event_type: Option<&str>,
     mut sink: Sink<'_>,
 ) -> Result<(), providers::Error> {
-    if let Some(templates) = st.memo.dicts.next() {
-        let found = Templates::fill(&templates, dict, event_type);
-        let text = found
-            .as_ref()
-            .and_then(|(t, piece)| Some((t, piece.to_str().ok()?)));
-        let served = text.and_then(|(t, text)| {
-            st.asm
-                .core
+    let State { asm, memo, .. } = st;
+    if memo.dicts.compares() {
+        let served = memo.dicts.find(dict, event_type).and_then(|(t, piece)| {
+            let text = piece.to_str().ok()?;
+            asm.core
                 .feed_common(event_type, &t.common, text, sink.as_deref_mut())
         });
-        st.memo.dicts.tried(served.is_some());
+        memo.dicts.tried(served.is_some());
         if let Some(r) = served {
-            st.memo.served.0 += 1;
+            memo.served.0 += 1;
             return r;
         }
     }
@@ -234,7 +231,10 @@ fn feed_object(
     mut sink: Sink<'_>,
 ) -> PyResult<Result<(), providers::Error>> {
     let py = event.py();
-    let templates = state.lock(py)?.memo.objects.next();
+    let templates = {
+        let mut st = state.lock(py)?;
+        st.memo.objects.compares().then(|| st.memo.objects.shared())
+    };
     if let Some(templates) = templates {
         let found = Templates::fill(&templates, event, event_type);
         let mut st = state.lock(py)?;

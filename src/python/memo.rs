@@ -124,14 +124,31 @@ pub(crate) struct Templates {
 }
 
 impl Templates {
-    /// The templates to compare the next event with (a shared handle: cheap);
-    /// `None` while there are none or the memo rests.
-    pub(crate) fn next(&mut self) -> Option<Arc<Vec<Arc<Template>>>> {
+    /// Whether the next event is compared with the templates: not while there
+    /// are none or the memo rests.
+    pub(crate) fn compares(&mut self) -> bool {
         if self.rest > 0 {
             self.rest -= 1;
-            return None;
+            return false;
         }
-        (!self.list.is_empty()).then(|| Arc::clone(&self.list))
+        !self.list.is_empty()
+    }
+
+    /// The templates, shared (for SDK objects, compared outside the lock).
+    pub(crate) fn shared(&self) -> Arc<Vec<Arc<Template>>> {
+        Arc::clone(&self.list)
+    }
+
+    /// The first template `event` is, and the string in its hole.
+    #[inline]
+    pub(crate) fn find<'py>(
+        &self,
+        event: &Bound<'py, PyAny>,
+        event_type: Option<&str>,
+    ) -> Option<(&Template, Bound<'py, PyString>)> {
+        self.list
+            .iter()
+            .find_map(|t| t.fill(event, event_type).map(|piece| (&**t, piece)))
     }
 
     /// Whether the memo may learn now (it does not while it rests).
