@@ -381,7 +381,7 @@ def test_directory_walks_pick_captures_by_name() -> None:
 
 def test_the_bundled_samples_cover_every_dialect_and_complete() -> None:
     files = sorted(p.name for p in SAMPLES.iterdir() if is_stream_file(p.name))
-    assert len(files) == 6
+    assert len(files) == 7
     records = [r for f in files for r in replay_path(SAMPLES / f)]
     assert all(r["complete"] and r["error"] is None for r in records)
     for notice in ("ai", "anthropic-sdk-python", "openai-python", "pydantic-ai"):
@@ -389,6 +389,8 @@ def test_the_bundled_samples_cover_every_dialect_and_complete() -> None:
     # The bundled copies are byte-exact copies of the recordings the tests check.
     assert (SAMPLES / "openai-chat.sse").read_bytes() == OPENAI_CHAT.read_bytes()
     assert (SAMPLES / "bedrock.vcr.yaml").read_bytes() == BEDROCK_CASSETTE.read_bytes()
+    interactions = REAL / "vercel-ai" / "google-interactions-tool-call-step1.chunks.txt"
+    assert (SAMPLES / "gemini-interactions.jsonl").read_bytes() == interactions.read_bytes()
 
 
 def test_records_carry_the_kind_server_side_and_normalised_finish_of_each_call() -> None:
