@@ -202,6 +202,52 @@ def test_assemble_reads_a_boto3_event_stream_raw(boto3_server: RecordingServer) 
         toolstitch.assemble(response["body"])
 
 
+def test_boto3_events_fed_one_by_one(boto3_server: RecordingServer) -> None:
+    """The events as boto3 yields them, `{"chunk": {"bytes": b"..."}}` with the payload
+    decoded from its base64, fed one by one and as a batch, auto-detected too."""
+    client = boto3_client(boto3_server.url)
+    body = json.dumps({"schemaVersion": "messages-v1", "messages": []})
+    for provider in ("bedrock-invoke", "auto"):
+        response = client.invoke_model_with_response_stream(modelId=NOVA_MODEL, body=body)
+        events = list(response["body"])
+        assert all(isinstance(e["chunk"]["bytes"], bytes) for e in events if "chunk" in e)
+        asm = Assembler(provider)  # type: ignore[arg-type]
+        for e in events:
+            asm.feed(e)
+        asm.close()
+        assert asm.dialect == "bedrock-invoke"
+        check_nova(asm.message())
+        asm = Assembler(provider)  # type: ignore[arg-type]
+        asm.feed_many(events)
+        asm.close()
+        check_nova(asm.message())
+    (m,) = toolstitch.assemble(events)
+    check_nova(m)
+
+
+@pytest.mark.parametrize(
+    ("event", "match"),
+    [
+        # Only exactly boto3's shape is read as its wire form; bytes anywhere else are
+        # not JSON data.
+        pytest.param({"chunk": {"bytes": b"{}"}, "x": 1}, "type bytes", id="another-member"),
+        pytest.param({"chunk": {"bytes": b"{}", "x": 1}}, "type bytes", id="another-key"),
+        pytest.param({"chunk": {"bytes": bytearray(b"{}")}}, "bytearray", id="bytearray"),
+        pytest.param({"other": {"bytes": b"{}"}}, "type bytes", id="another-name"),
+        # The shape, with a payload that is not an event: the dialect's own errors.
+        pytest.param({"chunk": {"bytes": b'{"type": '}}, "inside the chunk", id="not-json"),
+        pytest.param({"chunk": {"bytes": b"\xff{}"}}, "not UTF-8", id="not-utf8"),
+    ],
+)
+def test_bytes_outside_boto3s_shape_are_refused(event: dict[str, Any], match: str) -> None:
+    asm = Assembler("bedrock-invoke")
+    asm.feed_bytes(frames(CLAUDE)[0])
+    with pytest.raises(StreamDecodeError, match=match):
+        asm.feed(event)
+    asm.close()
+    assert not asm.message().complete
+
+
 def bedrock_client(url: str) -> anthropic.AnthropicBedrock:
     return anthropic.AnthropicBedrock(
         aws_access_key="AKIDEXAMPLE",

@@ -202,7 +202,10 @@ pub(crate) fn feed_event(
         feed_dict(st, dict, event_type, sink)
     };
     let result = if event.cast::<PyDict>().is_ok() {
-        in_dict(&mut *state.lock(py)?, event, sink)
+        match boto3_chunk(event)? {
+            Some(wire) => in_dict(&mut *state.lock(py)?, &wire, sink),
+            None => in_dict(&mut *state.lock(py)?, event, sink),
+        }
     } else {
         let mut sink = sink;
         let text = with_event_bytes(event, |b| {
@@ -276,4 +279,43 @@ fn feed_object(
     }
     drop(plain);
     Ok(Ok(()))
+}
+
+/// An event of boto3's `invoke_model_with_response_stream(...)["body"]`,
+/// `{"chunk": {"bytes": b"…"}}`: boto3 decoded the payload from the base64
+/// text the service sent. Given back in that wire form (which the
+/// `bedrock-invoke` dialect reads, and which names no other dialect), so that
+/// the events can be fed as boto3 yields them. Only exactly that shape: any
+/// other `bytes` in a dict stays refused as not JSON data. Runs before the
+/// lock (a dict lookup may run a key's `__eq__`).
+fn boto3_chunk<'py>(event: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let py = event.py();
+    let one = |d: &Bound<'py, PyAny>,
+               key: &Bound<'py, PyString>|
+     -> PyResult<Option<Bound<'py, PyAny>>> {
+        match d.cast_exact::<PyDict>() {
+            Ok(d) if d.len() == 1 => d.get_item(key),
+            _ => Ok(None),
+        }
+    };
+    let Some(chunk) = one(event, pyo3::intern!(py, "chunk"))? else {
+        return Ok(None);
+    };
+    let Some(payload) = one(&chunk, pyo3::intern!(py, "bytes"))? else {
+        return Ok(None);
+    };
+    if payload.cast_exact::<PyBytes>().is_err() {
+        return Ok(None);
+    }
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("newline", false)?;
+    let text = py
+        .import("binascii")?
+        .call_method("b2a_base64", (payload,), Some(&kwargs))?
+        .call_method1("decode", ("ascii",))?;
+    let inner = PyDict::new(py);
+    inner.set_item("bytes", text)?;
+    let wire = PyDict::new(py);
+    wire.set_item("chunk", inner)?;
+    Ok(Some(wire))
 }
