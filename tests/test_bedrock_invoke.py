@@ -211,13 +211,13 @@ def test_boto3_events_fed_one_by_one(boto3_server: RecordingServer) -> None:
         response = client.invoke_model_with_response_stream(modelId=NOVA_MODEL, body=body)
         events = list(response["body"])
         assert all(isinstance(e["chunk"]["bytes"], bytes) for e in events if "chunk" in e)
-        asm = Assembler(provider)  # type: ignore[arg-type]
+        asm = Assembler(provider)
         for e in events:
             asm.feed(e)
         asm.close()
         assert asm.dialect == "bedrock-invoke"
         check_nova(asm.message())
-        asm = Assembler(provider)  # type: ignore[arg-type]
+        asm = Assembler(provider)
         asm.feed_many(events)
         asm.close()
         check_nova(asm.message())
