@@ -15,11 +15,9 @@ Run on a release build: ``python benches/bench_feed_paths.py [--rounds N] [--qui
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib.util
 import statistics
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -101,17 +99,7 @@ RATIOS = [
 
 def measure(w: Workload, rounds: int) -> None:
     cs = contenders(w)
-    for name, (fn, inputs) in cs.items():
-        if [fn(e) for e in inputs] != w.expected:
-            raise SystemExit(f"{name} rebuilt different calls on {w.title}")
-    times: dict[str, list[float]] = {name: [] for name in cs}
-    for _ in range(rounds):
-        for name, (fn, inputs) in cs.items():
-            gc.collect()
-            t0 = time.perf_counter()
-            for response in inputs:
-                fn(response)
-            times[name].append(time.perf_counter() - t0)
+    times: dict[str, list[float]] = compare.interleaved(w, cs, rounds)
     events = sum(len(r) for r in cs["loop"][1])
     print(f"\n{w.title}: {len(w.streams)} responses, {events:,} events, {rounds} rounds")
     for name, ts in times.items():

@@ -749,6 +749,27 @@ def python_dict_loop_anthropic(events: list[dict[str, Any]]) -> Calls:
     return [(e[0], e[1], "".join(e[2])) for _, e in sorted(calls.items())]
 
 
+Timed = dict[str, tuple[Callable[[list[Any]], Calls], list[list[Any]]]]
+
+
+def interleaved(w: Workload, cs: Timed, runs: int) -> dict[str, list[float]]:
+    """Seconds per round of each contender over its inputs (one list per response),
+    the contenders taking turns within each round; each must first rebuild the calls
+    the workload expects."""
+    for name, (fn, inputs) in cs.items():
+        if [fn(e) for e in inputs] != w.expected[: len(inputs)]:
+            raise SystemExit(f"{name} rebuilt different calls on {w.title}")
+    times: dict[str, list[float]] = {name: [] for name in cs}
+    for _ in range(runs):
+        for name, (fn, inputs) in cs.items():
+            gc.collect()
+            t0 = time.perf_counter()
+            for response in inputs:
+                fn(response)
+            times[name].append(time.perf_counter() - t0)
+    return times
+
+
 def dict_rows(w: Workload, runs: int) -> list[Row]:
     events = [[orjson.loads(p) for p in sse_data(r)] for r in w.reads]
     loop = python_dict_loop_openai if w.dialect == "openai-chat" else python_dict_loop_anthropic
@@ -782,7 +803,7 @@ def dict_rows(w: Workload, runs: int) -> list[Row]:
         asm.close()
         return result_of(asm)
 
-    cs: dict[str, tuple[Callable[[list[Any]], Calls], list[list[Any]]]] = {
+    cs: Timed = {
         "hand-written Python loop over the dicts": (loop, events),
         "toolstitch feed(dict)": (feed, events),
         "toolstitch feed_many(dicts), one call per response": (many, events),
@@ -808,7 +829,7 @@ def dict_rows(w: Workload, runs: int) -> list[Row]:
     # The floor of any reader that checks the whole event: every value of every dict
     # (or model) read in Rust and nothing done (builds with the bench-baseline feature).
     baseline = vars(_toolstitch).get("_CallBaseline")
-    floors: dict[str, tuple[Callable[[list[Any]], Calls], list[list[Any]]]] = {}
+    floors: Timed = {}
     if baseline is not None:
         visit = baseline().visit
         expected = {id(evs): calls for evs, calls in zip(events, w.expected, strict=False)}
@@ -827,17 +848,7 @@ def dict_rows(w: Workload, runs: int) -> list[Row]:
             floors[label] = (read_each, objects)
             notes[label] = notes["toolstitch feed(SDK object)"]
     cs.update(floors)
-    for name, (fn, inputs) in cs.items():
-        if [fn(e) for e in inputs] != w.expected[: len(inputs)]:
-            raise SystemExit(f"{name} rebuilt different calls on {w.title}")
-    times: dict[str, list[float]] = {name: [] for name in cs}
-    for _ in range(runs):
-        for name, (fn, inputs) in cs.items():
-            gc.collect()
-            t0 = time.perf_counter()
-            for response in inputs:
-                fn(response)
-            times[name].append(time.perf_counter() - t0)
+    times = interleaved(w, cs, runs)
     rows = []
     for name, (_, inputs) in cs.items():
         k = len(inputs)
