@@ -30,15 +30,26 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 from test_otel import receiver  # noqa: F401 (a fixture)
 from test_real_recordings import vcr_bodies
 from test_watch import ANTHROPIC, COMPLETION, MESSAGES, OPENAI_CHAT
+from toolstitch import Assembler
+from toolstitch.errors import ProviderError
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 RESPONSES = vcr_bodies(REAL / "openai_responses-function-call.vcr.yaml")[0]
+# vercel/ai's Interactions recording (one JSON event per line) as the SSE it came as.
+INTERACTIONS = b"".join(
+    b"data: " + line + b"\n\n"
+    for line in (REAL / "vercel-ai" / "google-interactions-tool-call-step1.chunks.txt")
+    .read_bytes()
+    .splitlines()
+    if line.strip()
+)
 ROUTES = {
     "/v1/chat/completions": Recording(OPENAI_CHAT),
     "/whole/v1/chat/completions": Recording(COMPLETION, "application/json"),
     "/v1/messages": Recording(ANTHROPIC),
     "/text": Recording(b"just some text", "text/plain"),
     "/v1/responses": Recording(RESPONSES),
+    "/v1beta/interactions": Recording(INTERACTIONS),
 }
 
 # The tools the recordings' calls were made for, in each provider's request form.
@@ -353,6 +364,32 @@ def test_enforce_on_the_responses_api(upstream: RecordingServer, tmp_path: Path)
     assert (
         blocked["enforced"] == "blocked" and "undeclared tool 'get_capital'" in blocked["blocked"]
     )
+
+
+def test_enforce_on_the_interactions_api(upstream: RecordingServer, tmp_path: Path) -> None:
+    """The Gemini Interactions API: a valid call passes byte for byte; an invalid one
+    ends the stream with the API's own error event, which a reader of the stream
+    raises as the provider's error."""
+
+    def request(location: str) -> dict[str, Any]:
+        schema = {"type": "object", "properties": {"location": {"type": location}}}
+        tool = {"type": "function", "name": "getWeather", "parameters": schema}
+        return {"model": "gemini-2.5-flash", "input": "weather?", "stream": True, "tools": [tool]}
+
+    with proxy(upstream.url, tmp_path, "--enforce") as running:
+        url = f"{running.url}/v1beta/interactions"
+        status, body, _ = raw(url, request("string"))
+        assert status == 200 and body == INTERACTIONS
+        status, body, _ = raw(url, request("integer"))
+        assert status == 200 and body != INTERACTIONS
+        asm = Assembler("gemini-interactions")
+        with pytest.raises(ProviderError, match="getWeather"):
+            asm.feed_bytes(body)
+        last = json.loads(body.rstrip().rsplit(b"data: ", 1)[1])
+        assert last["event_type"] == "error" and last["error"]["status"] == "INVALID_TOOL_CALL"
+        passed, blocked = running.records(2)
+    assert passed["dialect"] == "gemini-interactions" and passed["enforced"] == "passed"
+    assert blocked["enforced"] == "blocked" and "getWeather" in blocked["blocked"]
 
 
 # ------------------------------------------------------------ disconnects and secrets

@@ -602,8 +602,13 @@ class _Exchange:
 
 def _error_event(asm: Assembler | None, message: str) -> bytes:
     """An SSE error event the provider's SDK raises."""
-    data = json.dumps(_error_data(asm, message)).encode()
-    if asm is not None and asm.dialect == "anthropic":
+    error = _error_data(asm, message)
+    dialect = asm.dialect if asm is not None else None
+    if dialect == "gemini-interactions":
+        # The Interactions API's streamed error is an event of its own type.
+        error = {"event_type": "error", **error}
+    data = json.dumps(error).encode()
+    if dialect == "anthropic":
         return b"event: error\ndata: " + data + b"\n\n"
     return b"data: " + data + b"\n\n"
 
@@ -617,7 +622,8 @@ def _error_data(asm: Assembler | None, message: str) -> dict[str, Any]:
     dialect = asm.dialect if asm is not None else None
     if dialect == "anthropic":
         return {"type": "error", "error": {"type": "invalid_tool_call_error", "message": message}}
-    if dialect == "gemini":
+    if dialect in ("gemini", "gemini-interactions"):
+        # Google's APIs share one error shape.
         return {"error": {"code": 502, "message": message, "status": "INVALID_TOOL_CALL"}}
     return {
         "error": {
