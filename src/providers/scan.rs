@@ -23,7 +23,8 @@
 //! - after the event, only whitespace.
 //!
 //! The text is `&str`: the framing checked it is UTF-8, and nothing here
-//! checks it again.
+//! checks it again (only the bytes a long string decodes to are checked once
+//! more, to become a `String` without unsafe code: see [`Scan::unescape`]).
 
 use std::borrow::Cow;
 
@@ -166,7 +167,7 @@ const UNICODE: u8 = 1;
 
 /// What the byte after a backslash decodes to: the character of a
 /// one-character escape (all ASCII, none of them 0 or 1), [`UNICODE`], or
-/// [`NOT_AN_ESCAPE`] (a match the compiler makes a table of).
+/// [`NOT_AN_ESCAPE`].
 #[inline(always)]
 fn escaped(b: u8) -> u8 {
     match b {
@@ -382,17 +383,19 @@ impl<'a> Scan<'a> {
         // Decoded, a string is never longer than its text.
         let left = self.text.len() - start;
         if left > SHORT_EVENT {
-            return DECODED.with_borrow_mut(|out| {
-                out.clear();
-                out.reserve(left);
-                let next = self.decode(start, at, out);
-                let text =
-                    next.and_then(|_| Some(simdutf8::basic::from_utf8(out).ok()?.to_owned()));
+            // The thread's buffer, or (while the thread ends) one of its own.
+            let kept = DECODED.try_with(|cell| {
+                let mut out = cell.try_borrow_mut().ok()?;
+                let decoded = self.decode_long(start, at, &mut out);
                 if out.capacity() > KEEP_DECODED {
                     *out = Vec::new();
                 }
-                Some((text?, next?))
+                Some(decoded)
             });
+            return match kept {
+                Ok(Some(decoded)) => decoded,
+                _ => self.decode_long(start, at, &mut Vec::new()),
+            };
         }
         let mut out = String::with_capacity(left);
         out.push_str(self.text.get(start..at)?);
@@ -411,10 +414,20 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// [`Scan::unescape`] of a long event: decoded into `out`, checked as
+    /// UTF-8, copied out.
+    fn decode_long(&self, start: usize, at: usize, out: &mut Vec<u8>) -> Option<(String, usize)> {
+        out.clear();
+        out.reserve(self.text.len() - start);
+        let next = self.decode(start, at, out)?;
+        Some((simdutf8::basic::from_utf8(out).ok()?.to_owned(), next))
+    }
+
     /// Decodes the string of [`Scan::unescape`] into `out`, in one pass: the
     /// text is looked at [`BLOCK`] bytes at a time, each block copied whole
-    /// and the copy cut back to the first `"`, `\\` or control character in
-    /// it; an escape is decoded with a table. Gives where the text goes on.
+    /// and the copy cut back to the first `"`, `\` or control character in
+    /// it; the escape there is decoded by [`escaped`]. Gives where the text
+    /// goes on.
     fn decode(&self, start: usize, mut at: usize, out: &mut Vec<u8>) -> Option<usize> {
         let b = self.bytes();
         out.extend_from_slice(b.get(start..at)?);
