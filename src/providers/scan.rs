@@ -394,7 +394,7 @@ impl<'a> Scan<'a> {
             });
             return match kept {
                 Ok(Some(decoded)) => decoded,
-                _ => self.decode_long(start, at, &mut Vec::new()),
+                _ => self.decode_alone(start, at),
             };
         }
         let mut out = String::with_capacity(left);
@@ -412,6 +412,13 @@ impl<'a> Scan<'a> {
                 _ => return None,
             }
         }
+    }
+
+    /// [`Scan::decode_long`] into a buffer of its own.
+    #[cold]
+    #[inline(never)]
+    fn decode_alone(&self, start: usize, at: usize) -> Option<(String, usize)> {
+        self.decode_long(start, at, &mut Vec::new())
     }
 
     /// [`Scan::unescape`] of a long event: decoded into `out`, checked as
