@@ -670,7 +670,12 @@ fn memo_case(seed: u64, chat: bool) -> Option<(String, String)> {
         anthropic::memo_parts(&template)
     };
     let (prefix, suffix) = parts?;
-    let value = text(&mut r);
+    // Some values long enough for the block decode of a long event.
+    let value = if r.chance(30) {
+        (0..20 + r.below(60)).map(|_| text(&mut r)).collect()
+    } else {
+        text(&mut r)
+    };
     let hostile = r.chance(30);
     let mut event = prefix;
     string(&mut r, &value, hostile, false, &mut event);
@@ -729,6 +734,27 @@ fn the_memo_serves_the_common_events_and_refuses_bad_ones() {
     let with = |piece: &str| format!("{prefix}{piece}{suffix}");
     let escaped = with(r#""caf\u00e9 \\ \ud83e\udd80""#);
     assert_eq!(openai_chat::memo_agrees(template, &escaped), Ok(true));
+    // A long one, decoded in blocks, with each bad piece in its middle too.
+    let long = r#"the \"stream\" of caf\u00e9 \t\\n \ud83e\udd80 \u65e5\/"#.repeat(20);
+    assert_eq!(
+        openai_chat::memo_agrees(template, &with(&format!("\"{long}\""))),
+        Ok(true)
+    );
+    for bad in [
+        r#"\x"#,
+        "\u{1}",
+        r#"\ud800"#,
+        r#"\udc00"#,
+        r#"\ud800\u0041"#,
+        r#"\u12"#,
+    ] {
+        let event = with(&format!("\"{long}{bad}{long}\""));
+        assert_eq!(
+            openai_chat::memo_agrees(template, &event),
+            Ok(false),
+            "{bad}"
+        );
+    }
     for bad in [
         r#""a\x""#,
         "\"a\u{1}\"",
