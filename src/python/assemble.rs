@@ -373,7 +373,8 @@ impl PyAssembler {
     /// objects)`: for the tests and benchmarks that check it is used.
     #[getter]
     fn _memo_served(&self, py: Python<'_>) -> PyResult<(u64, u64)> {
-        Ok(self.state.lock(py)?.memo.served)
+        let memo = &self.state.lock(py)?.memo;
+        Ok((memo.dicts.served, memo.objects.served))
     }
 
     #[getter]

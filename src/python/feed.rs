@@ -11,7 +11,7 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
 use super::errors::{from_framing, from_providers};
 use super::event_tree::{self, NotJson};
 use super::live::LiveValue;
-use super::memo::{Memo, Of, Template, Templates};
+use super::memo::{first, Memo, Of, Template};
 use super::output::{class, Class};
 use super::{Locked, Reentered};
 use crate::partial::{self, PartialOptions};
@@ -126,14 +126,10 @@ fn feed_dict(
 ) -> Result<(), providers::Error> {
     let State { asm, memo, .. } = st;
     if memo.dicts.compares() {
-        let served = memo.dicts.find(dict, event_type).and_then(|(t, piece)| {
-            let text = piece.to_str().ok()?;
-            asm.core
-                .feed_common(event_type, &t.common, text, sink.as_deref_mut())
-        });
+        let found = memo.dicts.find(dict, event_type);
+        let served = serve(&mut asm.core, found, event_type, sink.as_deref_mut());
         memo.dicts.tried(served.is_some());
         if let Some(r) = served {
-            memo.served.0 += 1;
             return r;
         }
     }
@@ -155,6 +151,9 @@ fn feed_tree(
     event_type: Option<&str>,
     sink: Sink<'_>,
 ) -> Result<Option<Common>, providers::Error> {
+    if st.asm.core.is_closed() {
+        return Err(st.asm.core.refuse_after_close());
+    }
     let py = dict.py();
     let State {
         asm,
@@ -195,17 +194,10 @@ pub(crate) fn feed_event(
     sink: Sink<'_>,
 ) -> PyResult<()> {
     let py = event.py();
-    let in_dict = |st: &mut State, dict: &Bound<'_, PyAny>, sink: Sink<'_>| {
-        if st.asm.core.is_closed() {
-            return Err(st.asm.core.refuse_after_close());
-        }
-        feed_dict(st, dict, event_type, sink)
-    };
     let result = if event.cast::<PyDict>().is_ok() {
-        match boto3_chunk(event)? {
-            Some(wire) => in_dict(&mut *state.lock(py)?, &wire, sink),
-            None => in_dict(&mut *state.lock(py)?, event, sink),
-        }
+        let wire = boto3_chunk(event)?;
+        let dict = wire.as_ref().map_or(event, |w| w.as_any());
+        feed_dict(&mut *state.lock(py)?, dict, event_type, sink)
     } else {
         let mut sink = sink;
         let text = with_event_bytes(event, |b| {
@@ -239,36 +231,20 @@ fn feed_object(
         st.memo.objects.compares().then(|| st.memo.objects.shared())
     };
     if let Some(templates) = templates {
-        let found = Templates::fill(&templates, event, event_type);
+        let found = first(&templates, event, event_type);
         let mut st = state.lock(py)?;
-        let text = found
-            .as_ref()
-            .and_then(|(t, piece)| Some((t, piece.to_str().ok()?)));
-        let served = text.and_then(|(t, text)| {
-            st.asm
-                .core
-                .feed_common(event_type, &t.common, text, sink.as_deref_mut())
-        });
+        let served = serve(&mut st.asm.core, found, event_type, sink.as_deref_mut());
         st.memo.objects.tried(served.is_some());
         if let Some(r) = served {
-            st.memo.served.1 += 1;
             return Ok(r);
         }
     }
+    // Kept until the template is learned: its string is found by address.
     let plain = class(py, Class::EventPlain)?.call1((event,))?;
-    let learned = {
-        let mut st = state.lock(py)?;
-        if st.asm.core.is_closed() {
-            return Ok(Err(st.asm.core.refuse_after_close()));
-        }
-        if plain.cast::<PyDict>().is_err() {
-            // A list of SDK objects: a JSON array of events, never a template.
-            return Ok(feed_tree(&mut st, &plain, event_type, sink).map(|_| ()));
-        }
-        match feed_tree(&mut st, &plain, event_type, sink) {
-            Ok(learned) => learned,
-            Err(e) => return Ok(Err(e)),
-        }
+    // A list (of SDK objects: a JSON array of events) learns nothing.
+    let learned = match feed_tree(&mut *state.lock(py)?, &plain, event_type, sink) {
+        Ok(learned) => learned,
+        Err(e) => return Ok(Err(e)),
     };
     if let Some(common) = learned {
         if state.lock(py)?.memo.objects.learning() {
@@ -279,6 +255,19 @@ fn feed_object(
     }
     drop(plain);
     Ok(Ok(()))
+}
+
+/// Applies the common event of the template an event was found to be, with
+/// the string in its hole; `None` when none was found, the string is not
+/// UTF-8 (the general path refuses it), or the core cannot serve it.
+fn serve(
+    core: &mut providers::Assembler,
+    found: Option<(&Template, Bound<'_, PyString>)>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> Option<Result<(), providers::Error>> {
+    let (t, piece) = found?;
+    core.feed_common(event_type, &t.common, piece.to_str().ok()?, sink)
 }
 
 /// An event of boto3's `invoke_model_with_response_stream(...)["body"]`,

@@ -91,13 +91,11 @@ pub(crate) struct Template {
 }
 
 /// What the binding keeps of the last common events: templates for dicts and
-/// for SDK objects, and how many events each served (for the tests that check
-/// it is used).
+/// for SDK objects.
 #[derive(Default)]
 pub(crate) struct Memo {
     pub(crate) dicts: Templates,
     pub(crate) objects: Templates,
-    pub(crate) served: (u64, u64),
 }
 
 /// How many templates are kept: the calls a stream interleaves, one template
@@ -121,6 +119,8 @@ pub(crate) struct Templates {
     hits: u32,
     /// Events left to rest.
     rest: u32,
+    /// Events served in all (for the tests that check the memo is used).
+    pub(crate) served: u64,
 }
 
 impl Templates {
@@ -146,9 +146,7 @@ impl Templates {
         event: &Bound<'py, PyAny>,
         event_type: Option<&str>,
     ) -> Option<(&Template, Bound<'py, PyString>)> {
-        self.list
-            .iter()
-            .find_map(|t| t.fill(event, event_type).map(|piece| (&**t, piece)))
+        first(&self.list, event, event_type)
     }
 
     /// Whether the memo may learn now (it does not while it rests).
@@ -156,21 +154,9 @@ impl Templates {
         self.rest == 0
     }
 
-    /// The first template `event` is, and the string in its hole.
-    #[inline]
-    pub(crate) fn fill<'py>(
-        list: &[Arc<Template>],
-        event: &Bound<'py, PyAny>,
-        event_type: Option<&str>,
-    ) -> Option<(Arc<Template>, Bound<'py, PyString>)> {
-        list.iter().find_map(|t| {
-            t.fill(event, event_type)
-                .map(|piece| (Arc::clone(t), piece))
-        })
-    }
-
     /// An event compared with the templates was served, or not.
     pub(crate) fn tried(&mut self, served: bool) {
+        self.served += u64::from(served);
         self.tried += 1;
         self.hits += u32::from(served);
         if self.tried == WINDOW {
@@ -188,6 +174,17 @@ impl Templates {
         list.extend(self.list.iter().take(KEPT - 1).cloned());
         self.list = Arc::new(list);
     }
+}
+
+/// The first of `list` that `event` is, and the string in its hole.
+#[inline]
+pub(crate) fn first<'t, 'py>(
+    list: &'t [Arc<Template>],
+    event: &Bound<'py, PyAny>,
+    event_type: Option<&str>,
+) -> Option<(&'t Template, Bound<'py, PyString>)> {
+    list.iter()
+        .find_map(|t| t.fill(event, event_type).map(|piece| (&**t, piece)))
 }
 
 /// Whether a template may hold SDK models (learned from an SDK object).
