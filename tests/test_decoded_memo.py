@@ -92,21 +92,25 @@ def sse(dialect: str, event: Any) -> bytes:
     return b"data: " + data + b"\n\n"
 
 
-def described(e: ToolstitchError) -> str:
-    """The error as the tests compare it: JSON text's decode errors also say where in
+def unplaced(message: str) -> str:
+    """A message as the tests compare it: JSON text's decode errors also say where in
     the text (line and column), which decoded data has not."""
-    return re.sub(r" at line \d+ column \d+", "", f"{type(e).__name__}: {e}")
+    return re.sub(r" at line \d+ column \d+", "", message)
+
+
+def described(e: ToolstitchError) -> str:
+    return unplaced(f"{type(e).__name__}: {e}")
 
 
 def summary(asm: Assembler) -> list[Any]:
-    """The messages as the tests compare them (problems as `described` says)."""
+    """The messages as the tests compare them (problems `unplaced`)."""
     return [
         (
             m.blocks,
             m.complete,
             m.finish_reason,
             m.notes,
-            [re.sub(r" at line \d+ column \d+", "", p.message) for p in m.problems],
+            [unplaced(p.message) for p in m.problems],
         )
         for m in asm.messages()
     ]
