@@ -194,8 +194,8 @@ fn delta_event<'a>(ev: &mut Event<'a>, (tag, index, _): Facts, piece: Str<'a>) {
     } = Some(piece);
 }
 
-/// The facts of an event that is exactly a [`delta_event`].
-fn delta_facts(ev: &Event<'_>) -> Option<Facts> {
+/// The facts and the string of an event that is exactly a [`delta_event`].
+fn delta_common<'e>(ev: &'e Event<'_>) -> Option<(Facts, &'e str)> {
     let d = ev.delta.as_ref()?;
     let kind = d.kind.as_deref()?;
     let tag = MEMO_DELTAS.iter().position(|k| *k == kind)?;
@@ -203,20 +203,7 @@ fn delta_facts(ev: &Event<'_>) -> Option<Facts> {
     let facts = (u8::try_from(tag).ok()?, ev.index, None);
     let mut again = Event::default();
     delta_event(&mut again, facts, piece.clone());
-    (again == *ev).then_some(facts)
-}
-
-/// The common event's facts and string, for an event that is exactly a
-/// [`delta_event`].
-fn delta_common<'e>(ev: &'e Event<'_>) -> Option<(Facts, &'e str)> {
-    let facts = delta_facts(ev)?;
-    let d = ev.delta.as_ref()?;
-    let piece = match facts.0 {
-        0 => &d.partial_json,
-        1 => &d.text,
-        _ => &d.thinking,
-    };
-    Some((facts, piece.as_deref()?))
+    (again == *ev).then_some((facts, &**piece))
 }
 
 impl<'a> Memoized<'a> for Event<'a> {
@@ -224,7 +211,7 @@ impl<'a> Memoized<'a> for Event<'a> {
         scan_event(text, self)
     }
     fn facts(&self) -> Option<Facts> {
-        delta_facts(self)
+        delta_common(self).map(|(facts, _)| facts)
     }
     fn fill(&mut self, facts: Facts, piece: Str<'a>) {
         delta_event(self, facts, piece);

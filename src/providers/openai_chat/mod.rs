@@ -214,8 +214,8 @@ fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (_, choice, call): Facts, arguments
     });
 }
 
-/// The facts of a chunk that is exactly a [`fragment_chunk`].
-fn fragment_facts(chunk: &Chunk<'_>) -> Option<Facts> {
+/// The facts and the string of a chunk that is exactly a [`fragment_chunk`].
+fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
     let choice = chunk.choices.as_ref()?.iter().next()?;
     let call = choice.delta.as_ref()?.tool_calls.as_ref()?.iter().next()?;
     let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {
@@ -224,7 +224,7 @@ fn fragment_facts(chunk: &Chunk<'_>) -> Option<Facts> {
     let facts = (0, choice.index, call.index);
     let mut again = Chunk::default();
     fragment_chunk(&mut again, facts, arguments.clone());
-    (again == *chunk).then_some(facts)
+    (again == *chunk).then_some((facts, &**arguments))
 }
 
 impl<'a> Memoized<'a> for Chunk<'a> {
@@ -232,7 +232,7 @@ impl<'a> Memoized<'a> for Chunk<'a> {
         scan_chunk(text, self)
     }
     fn facts(&self) -> Option<Facts> {
-        fragment_facts(self)
+        fragment_common(self).map(|(facts, _)| facts)
     }
     fn fill(&mut self, facts: Facts, piece: Str<'a>) {
         fragment_chunk(self, facts, piece);
@@ -407,18 +407,6 @@ pub(crate) fn apply(
         common::note(s, input, &chunk, fragment_common);
     }
     apply_chunk(s, event_name, chunk, live)
-}
-
-/// The common event's facts and string, for a chunk that is exactly a
-/// [`fragment_chunk`].
-fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
-    let facts = fragment_facts(chunk)?;
-    let choice = chunk.choices.as_ref()?.iter().next()?;
-    let call = choice.delta.as_ref()?.tool_calls.as_ref()?.iter().next()?;
-    match call.function.as_ref()?.arguments.as_ref()? {
-        TextOrObject::Text(arguments) => Some((facts, arguments)),
-        TextOrObject::Object(_) => None,
-    }
 }
 
 /// Applies one decoded chunk (read in place: its choices and calls are not
