@@ -18,6 +18,7 @@ mod common;
 mod content;
 mod detect;
 mod error;
+pub(crate) mod guarded;
 mod input;
 mod json;
 mod message;

@@ -45,6 +45,8 @@ pub(crate) struct Spec {
     pub(crate) client_items: &'static [&'static str],
     /// Kinds of calls the provider runs itself.
     pub(crate) server_items: &'static [&'static str],
+    /// What the guard needs: the provider's name, request paths, error shape.
+    pub(crate) guard: super::guarded::GuardSpec,
 }
 
 /// How `auto` tells a dialect from its first event. Each test is the

@@ -9,6 +9,7 @@
 //! their deltas and stop (Q29).
 
 mod body;
+mod guard;
 
 use std::collections::BTreeSet;
 
@@ -650,4 +651,5 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT, REDACTED_FORMAT],
     client_items: &[],
     server_items: &SERVER_BLOCKS,
+    guard: guard::GUARD,
 };

@@ -4,6 +4,7 @@
 //! `"p"` padding field is ignored (Q22).
 
 mod body;
+mod guard;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -414,4 +415,5 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT, REDACTED_FORMAT],
     client_items: &[],
     server_items: &[SERVER_TOOL],
+    guard: guard::GUARD,
 };

@@ -15,6 +15,7 @@
 //! `providers/bytes.rs`).
 
 mod base64;
+mod guard;
 
 use memchr::memmem;
 use serde::Deserialize;
@@ -359,4 +360,5 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[],
     client_items: &[],
     server_items: &[],
+    guard: guard::GUARD,
 };

@@ -4,6 +4,7 @@
 //! The tool plan is kept as a thinking block.
 
 mod body;
+mod guard;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -273,4 +274,5 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[],
     client_items: &[],
     server_items: &[],
+    guard: guard::GUARD,
 };

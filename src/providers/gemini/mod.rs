@@ -11,6 +11,7 @@
 //! `thoughtSignature` is kept as the call's provider state (a JSON string,
 //! format `"gemini"`).
 
+mod guard;
 mod wire;
 
 use std::borrow::Cow;
@@ -619,4 +620,5 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT],
     client_items: &[],
     server_items: &[EXECUTABLE_CODE],
+    guard: guard::GUARD,
 };

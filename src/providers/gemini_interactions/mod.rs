@@ -17,6 +17,7 @@
 //! skipped (Q29).
 
 mod body;
+mod guard;
 
 use std::collections::BTreeMap;
 
@@ -718,4 +719,5 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT],
     client_items: &[],
     server_items: &SERVER_CALLS,
+    guard: guard::GUARD,
 };

@@ -15,6 +15,7 @@
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
 mod body;
+mod guard;
 mod wire;
 
 use wire::*;
@@ -810,4 +811,5 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT, ITEM_FORMAT],
     client_items: &CLIENT_ITEMS,
     server_items: &SERVER_ITEMS,
+    guard: guard::GUARD,
 };
