@@ -204,6 +204,8 @@ pub struct Guard {
     released: u64,
     /// The body is a JSON array of events (its error goes in as an element).
     array: bool,
+    /// The last byte released that is not whitespace.
+    last_released: Option<u8>,
     live: Vec<LiveEvent>,
     judge: Judge,
     /// Events no dialect read while none was known.
@@ -246,6 +248,7 @@ impl Guard {
             releasable: 0,
             released: 0,
             array: false,
+            last_released: None,
             live: Vec::new(),
             judge: Judge::default(),
             unknown_events: 0,
@@ -368,7 +371,16 @@ impl Guard {
         }
         if self.asm.core().dialect().is_none() {
             // Nothing in the body is a response of any dialect: it is released
-            // as it came (an error body, a models list), and said so.
+            // as it came (an error body, a models list), and said so; but only
+            // when every event of it is whole JSON (a cut or broken body is
+            // not one that no dialect answers in).
+            let whole = self
+                .transport
+                .map_or(Ok(()), |t| whole_json(&self.held, t, self.framing_limits));
+            if let Err(why) = whole {
+                self.block(Cause::Unreadable, why, None, &mut step);
+                return step;
+            }
             self.live.clear();
             self.release_all(&mut step);
             self.unchecked = Some(if self.unknown_events > 0 {
@@ -446,19 +458,13 @@ impl Guard {
         }
         let mut cut_at = Vec::new();
         cutter.cuts(self.held.get(from..).unwrap_or_default(), &mut cut_at);
-        // JSON lines are cut at every byte a value may end at: a cut is a
-        // point to release at only when a value did end there.
-        let every_cut = !matches!(self.transport, Some(Transport::JsonLines));
         let mut start = from;
         for cut in cut_at.into_iter().map(|c| c + from) {
-            let before = self.asm.core().events_seen();
             if !self.push_piece(start, cut, step) {
                 return false;
             }
             start = cut;
-            if (every_cut || self.asm.core().events_seen() != before)
-                && !self.at_cut(cut, check, step)
-            {
+            if !self.at_cut(cut, check, step) {
                 return false;
             }
         }
@@ -518,7 +524,15 @@ impl Guard {
         if self.judge_now(check, step).is_err() {
             return false;
         }
-        self.release(cut, step);
+        // The framing may hold the start of the next event already (a JSON
+        // line holding two values): only what lies before it goes out.
+        let unfinished = self
+            .asm
+            .decoder
+            .as_ref()
+            .and_then(Decoder::unfinished_from)
+            .map(|at| usize::try_from(at.saturating_sub(self.released)).unwrap_or(usize::MAX));
+        self.release(unfinished.map_or(cut, |u| u.min(cut)), step);
         true
     }
 
@@ -662,6 +676,13 @@ impl Guard {
     /// Moves what is releasable into the step.
     fn flush(&mut self, step: &mut Step) {
         let cut = std::mem::take(&mut self.releasable).min(self.held.len());
+        if let Some(&b) = self
+            .held
+            .get(..cut)
+            .and_then(|h| h.iter().rev().find(|b| !b.is_ascii_whitespace()))
+        {
+            self.last_released = Some(b);
+        }
         step.forward.extend(self.held.drain(..cut));
         self.pushed = self.pushed.saturating_sub(cut);
         self.released = self
@@ -694,7 +715,7 @@ impl Guard {
             dialect,
             transport: self.transport,
             array: self.array,
-            released: self.released > 0,
+            last_released: self.last_released,
         };
         let (status, headers, body) = tail::whole(dialect, &message);
         let (choice, call_id, tool_name) = match call {
@@ -717,6 +738,35 @@ impl Guard {
         self.live.clear();
         self.blocked = Some(blocked.clone());
         step.blocked = Some(blocked);
+    }
+}
+
+/// Every event of `body` is whole JSON (or an SSE event with no data, or
+/// `[DONE]`), framed the way the guard framed it.
+fn whole_json(body: &[u8], t: Transport, limits: FramingLimits) -> Result<(), String> {
+    fn json(text: &[u8]) -> bool {
+        serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok()
+    }
+    let mut decoder = Decoder::with_transport(t, limits);
+    let mut bad = false;
+    let mut each = |frame: framing::FrameRef<'_>| {
+        bad |= match frame {
+            framing::FrameRef::Sse(ev) => {
+                !(ev.data.is_empty() || ev.data == "[DONE]" || json(ev.data.as_bytes()))
+            }
+            framing::FrameRef::Line(line) => !json(line.as_bytes()),
+            framing::FrameRef::EventStream(m) => !(m.payload.is_empty() || json(&m.payload)),
+        };
+    };
+    let framed = decoder
+        .push_borrowed(body, &mut each)
+        .and_then(|()| decoder.finish_borrowed(&mut each));
+    match framed {
+        Err(e) => Err(one_line(&format!("the body cannot be framed: {e}"))),
+        Ok(()) if bad => Err(
+            "the body holds an event that is not whole JSON, and no dialect reads it".to_owned(),
+        ),
+        Ok(()) => Ok(()),
     }
 }
 

@@ -20,8 +20,8 @@ pub(crate) struct Ends {
     pub(crate) transport: Option<Transport>,
     /// The body is a JSON array of events.
     pub(crate) array: bool,
-    /// Some of the body went out already.
-    pub(crate) released: bool,
+    /// The last byte that went out and is not whitespace.
+    pub(crate) last_released: Option<u8>,
 }
 
 impl Ends {
@@ -32,12 +32,11 @@ impl Ends {
         match self.transport {
             Some(Transport::EventStream) => exception_frame(shape, message),
             Some(Transport::JsonLines) if self.array => {
-                // Released bytes end just after an element: the error is the
-                // next one, and the array closes.
-                let mut out = if self.released {
-                    b",".to_vec()
-                } else {
-                    b"[".to_vec()
+                // The error is the array's next element, and the array closes.
+                let mut out = match self.last_released {
+                    None => b"[".to_vec(),
+                    Some(b'[' | b',') => Vec::new(),
+                    Some(_) => b",".to_vec(),
                 };
                 out.extend_from_slice(event.to_string().as_bytes());
                 out.extend_from_slice(b"]\n");

@@ -353,3 +353,44 @@ proptest! {
         prop_assert_eq!(out.as_slice(), &ANTHROPIC[..stop]);
     }
 }
+
+#[test]
+fn a_json_line_holding_the_start_of_the_next_value_releases_only_the_first() {
+    let first = br#"{"model":"m","message":{"role":"assistant","content":"hi"},"done":false}"#;
+    let second = br#"{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"rm","arguments":{}}}]},"done":false}"#;
+    let body = [&first[..], &second[..20]].concat();
+    let mut g = guard(None, Encoding::Identity);
+    let mut c = check(&["rm"], &[]);
+    let step = g.feed(&[&body[..], b"\n"].concat(), &mut c);
+    assert_eq!(step.forward, first);
+    let step = g.feed(&[&second[20..], b"\n"].concat(), &mut c);
+    assert!(step.forward.is_empty());
+    assert!(step.blocked.is_some());
+}
+
+#[test]
+fn a_json_array_of_events_ends_as_valid_json_when_blocked() {
+    let element = |name: &str, args: &str| {
+        format!(
+            r#"{{"candidates":[{{"content":{{"role":"model","parts":[{{"functionCall":{{"name":"{name}","args":{args}}}}}]}},"index":0}}]}}"#
+        )
+    };
+    let body = format!(
+        "[{},\r\n{},\r\n{}]",
+        element("ok", "{}"),
+        element("rm", r#"{"path":"/"}"#),
+        r#"{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}]}"#
+    );
+    for cuts in [vec![], vec![1, 2, 3], (0..body.len()).step_by(7).collect()] {
+        let (out, blocked, _) = run(body.as_bytes(), &cuts, &mut check(&["rm"], &[]));
+        let blocked = blocked.expect("blocked");
+        let whole = [out.as_slice(), blocked.tail.as_slice()].concat();
+        let parsed: serde_json::Value = serde_json::from_slice(&whole).expect("valid JSON");
+        let items = parsed.as_array().unwrap();
+        assert_eq!(items.len(), 2, "{}", String::from_utf8_lossy(&whole));
+        assert!(items[1].get("error").is_some());
+        assert!(!out.windows(4).any(|w| w == b"\"rm\""));
+    }
+    let (out, blocked, _) = run(body.as_bytes(), &[], &mut check(&[], &[]));
+    assert_eq!((out.as_slice(), blocked), (body.as_bytes(), None));
+}
