@@ -112,6 +112,11 @@ class _Server(_server_base()):  # type: ignore[misc]
     def handle_exit(self, sig: int, frame: Any) -> None:
         self.app.draining = True
         super().handle_exit(sig, frame)
+        # A stop asked for and drained is a clean exit (status 0): uvicorn would
+        # raise the signal again once it has shut down.
+        captured = getattr(self, "_captured_signals", None)
+        if isinstance(captured, list):
+            captured.clear()
 
 
 def nodelay_protocol() -> type[Any]:
