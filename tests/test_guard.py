@@ -21,6 +21,7 @@ from readers import REAL, cassette_bodies
 from toolstitch import Assembler
 from toolstitch.guard import Guard, dialect_for_path, error_response, provider_name
 from toolstitch.messages import MessageDone, ToolCallFinished, ToolCallStarted
+from toolstitch.streams import Provider
 from toolstitch.tools import Toolset
 
 HERE = Path(__file__).resolve().parent
@@ -31,7 +32,7 @@ FIXTURES = HERE / "fixtures"
 @dataclass(frozen=True)
 class Case:
     name: str
-    dialect: str
+    dialect: Provider
     body: bytes
     transport: str | None
 
@@ -67,22 +68,64 @@ def _cases() -> list[Case]:
             "type": "message",
             "role": "assistant",
             "model": "claude-x",
-            "content": [{"type": "tool_use", "id": "toolu_1", "name": "get_weather", "input": {"city": "Oslo"}}],
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "get_weather",
+                    "input": {"city": "Oslo"},
+                }
+            ],
             "stop_reason": "tool_use",
         }
     ).encode()
     return [
-        Case("openai-chat sse", "openai-chat", (REAL / "openai_chat-completions-parallel-two-tools.sse").read_bytes(), "sse"),
+        Case(
+            "openai-chat sse",
+            "openai-chat",
+            (REAL / "openai_chat-completions-parallel-two-tools.sse").read_bytes(),
+            "sse",
+        ),
         Case("openai-chat body", "openai-chat", chat_body, "json"),
-        Case("openai-responses sse", "openai-responses", cassette_bodies(SAMPLES / "openai-responses.vcr.yaml")[0], "sse"),
-        Case("anthropic sse", "anthropic", (REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes(), "sse"),
+        Case(
+            "openai-responses sse",
+            "openai-responses",
+            cassette_bodies(SAMPLES / "openai-responses.vcr.yaml")[0],
+            "sse",
+        ),
+        Case(
+            "anthropic sse",
+            "anthropic",
+            (REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes(),
+            "sse",
+        ),
         Case("anthropic body", "anthropic", anthropic_body, "json"),
-        Case("bedrock eventstream", "bedrock", cassette_bodies(SAMPLES / "bedrock.vcr.yaml")[0], "eventstream"),
+        Case(
+            "bedrock eventstream",
+            "bedrock",
+            cassette_bodies(SAMPLES / "bedrock.vcr.yaml")[0],
+            "eventstream",
+        ),
         Case("gemini json lines", "gemini", (SAMPLES / "gemini-vertex.jsonl").read_bytes(), None),
         Case("cohere json lines", "cohere", (SAMPLES / "cohere.jsonl").read_bytes(), None),
-        Case("ollama json lines", "ollama", (FIXTURES / "ollama" / "chat-stream-tool-calls.jsonl").read_bytes(), None),
-        Case("bedrock-invoke eventstream", "bedrock-invoke", (FIXTURES / "bedrock_invoke" / "claude-text-then-tool-use.eventstream").read_bytes(), "eventstream"),
-        Case("gemini-interactions json lines", "gemini-interactions", (SAMPLES / "gemini-interactions.jsonl").read_bytes(), None),
+        Case(
+            "ollama json lines",
+            "ollama",
+            (FIXTURES / "ollama" / "chat-stream-tool-calls.jsonl").read_bytes(),
+            None,
+        ),
+        Case(
+            "bedrock-invoke eventstream",
+            "bedrock-invoke",
+            (FIXTURES / "bedrock_invoke" / "claude-text-then-tool-use.eventstream").read_bytes(),
+            "eventstream",
+        ),
+        Case(
+            "gemini-interactions json lines",
+            "gemini-interactions",
+            (SAMPLES / "gemini-interactions.jsonl").read_bytes(),
+            None,
+        ),
     ]
 
 
@@ -113,7 +156,7 @@ def _run(case: Case, tools: Any, cuts: list[int] | None = None) -> tuple[bytes, 
     out = b""
     blocked = None
     at = 0
-    for cut in sorted(cuts or []) + [len(case.body)]:
+    for cut in [*sorted(cuts or []), len(case.body)]:
         step = guard.feed(case.body[at:cut])
         at = max(at, cut)
         out += step.forward
@@ -215,7 +258,9 @@ def test_a_cut_response_never_ends_normally(case: Case) -> None:
     # (A cut of only the last blank line or newline leaves a whole last event: the
     # stream then ends as the provider meant.)
     for cut in (end // 3, end // 2, end * 2 // 3, end - 30):
-        out, blocked, _ = _run(Case(case.name, case.dialect, case.body[:cut], case.transport), _tools(names))
+        out, blocked, _ = _run(
+            Case(case.name, case.dialect, case.body[:cut], case.transport), _tools(names)
+        )
         assert blocked is not None, cut
         assert blocked.cause in ("incomplete", "unreadable")
         assert not any(isinstance(e, MessageDone) for e in _delivered(case, out))
@@ -272,14 +317,17 @@ def test_a_check_that_raises_anything_refuses_the_call() -> None:
     def check(call: Any) -> None:
         raise RuntimeError("boom")
 
-    out, blocked, _ = _run(CASES[3], check)
+    _, blocked, _ = _run(CASES[3], check)
     assert blocked is not None and "boom" in blocked.reason
 
 
 def test_the_error_shapes_are_the_providers() -> None:
     status, headers, body = error_response("anthropic", "no")
     assert status == 502 and ("x-should-retry", "false") in headers
-    assert json.loads(body) == {"type": "error", "error": {"type": "invalid_tool_call_error", "message": "no"}}
+    assert json.loads(body) == {
+        "type": "error",
+        "error": {"type": "invalid_tool_call_error", "message": "no"},
+    }
     status, headers, body = error_response("bedrock", "no")
     assert status == 424 and ("x-amzn-ErrorType", "ModelErrorException") in headers
     assert json.loads(error_response(None, "no")[2])["error"]["message"] == "no"
@@ -289,7 +337,10 @@ def test_the_error_shapes_are_the_providers() -> None:
     assert dialect_for_path("/v1/models") is None
     assert provider_name("openai-responses") == "openai"
     assert provider_name("bedrock-invoke") == "aws.bedrock"
-    assert provider_name("gemini", "/v1/projects/p/locations/us/publishers/google/models/m") == "gcp.vertex_ai"
+    assert (
+        provider_name("gemini", "/v1/projects/p/locations/us/publishers/google/models/m")
+        == "gcp.vertex_ai"
+    )
 
 
 def test_a_toolset_is_taken_as_it_is() -> None:

@@ -18,28 +18,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anthropic
 import boto3
 import httpx
 import openai
 import pytest
-from botocore.exceptions import EventStreamError
+from botocore.exceptions import EventStreamError  # type: ignore[import-untyped]
 from http_server import Recording, RecordingServer
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 from readers import REAL, cassette_bodies
 from test_otel import receiver  # noqa: F401 (a fixture)
-from test_proxy import (
-    ANTHROPIC,
-    CHAT_TOOLS,
-    MESSAGES,
-    OPENAI_CHAT,
-    RESPONSES,
-    WEATHER_TOOL,
-    proxy,
-    raw,
-)
+from test_proxy import CHAT_TOOLS, RESPONSES, WEATHER_TOOL, proxy, raw
+from test_watch import ANTHROPIC, MESSAGES, OPENAI_CHAT
 
 EVENTSTREAM = "application/vnd.amazon.eventstream"
 CONVERSE = cassette_bodies(REAL / "bedrock_converse-stream-nova-tool-use.vcr.yaml")[0]
@@ -66,7 +58,9 @@ TEMPERATURE = {
         {
             "toolSpec": {
                 "name": "get_temperature",
-                "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "integer"}}}},
+                "inputSchema": {
+                    "json": {"type": "object", "properties": {"city": {"type": "integer"}}}
+                },
             }
         }
     ]
@@ -116,8 +110,8 @@ def test_chat_an_invalid_first_call_never_reaches_the_client(enforcing: Any, how
     held = OPENAI_CHAT.rindex(b"\n\n", 0, next_call) + 2
     assert body.startswith(OPENAI_CHAT[:held])
     error = body[held:]
-    assert error.startswith(b"data: {\"error\":") and error.endswith(b"\n\n")
-    assert b"finish_reason\":\"tool_calls" not in body
+    assert error.startswith(b'data: {"error":') and error.endswith(b"\n\n")
+    assert b'finish_reason":"tool_calls' not in body
     client = openai.OpenAI(base_url=f"{enforcing.url}/v1", api_key="k", max_retries=0)
     done = []
     with (
@@ -134,7 +128,7 @@ def test_chat_an_invalid_second_call_lets_the_first_through(enforcing: Any) -> N
     tools = [CHAT_TOOLS[0], strict(CHAT_TOOLS)[1]]
     _, body = chat(enforcing.url, tools)
     assert b'"index":1,"id"' in body
-    assert b"finish_reason\":\"tool_calls" not in body and b"get_stock_price" in body
+    assert b'finish_reason":"tool_calls' not in body and b"get_stock_price" in body
     client = openai.OpenAI(base_url=f"{enforcing.url}/v1", api_key="k", max_retries=0)
     done = []
     with (
@@ -152,7 +146,7 @@ def test_chat_an_undecodable_event_blocks_everything_after_it(enforcing: Any) ->
     _, body, _ = raw(f"{enforcing.url}/broken/v1/chat/completions", request)
     assert body.startswith(OPENAI_CHAT[:_FIRST])
     assert b"tool_calls" not in body[_FIRST:].split(b"\n\n", 1)[0] or b"error" in body[_FIRST:]
-    assert b"GetWeatherArgs" not in body and body[_FIRST:].startswith(b"data: {\"error\":")
+    assert b"GetWeatherArgs" not in body and body[_FIRST:].startswith(b'data: {"error":')
 
 
 def test_chat_a_cut_stream_ends_with_the_providers_error(enforcing: Any) -> None:
@@ -166,7 +160,13 @@ def test_chat_a_cut_stream_ends_with_the_providers_error(enforcing: Any) -> None
 
 def test_valid_streams_pass_byte_identical(enforcing: Any) -> None:
     assert chat(enforcing.url, CHAT_TOOLS) == (200, OPENAI_CHAT)
-    request = {"model": "claude", "max_tokens": 9, "messages": MESSAGES, "stream": True, "tools": WEATHER_TOOL}
+    request = {
+        "model": "claude",
+        "max_tokens": 9,
+        "messages": MESSAGES,
+        "stream": True,
+        "tools": WEATHER_TOOL,
+    }
     assert raw(f"{enforcing.url}/v1/messages", request)[1] == ANTHROPIC
     request = {"model": "gpt-4o", "input": "x", "stream": True, "tools": GET_CAPITAL}
     assert raw(f"{enforcing.url}/v1/responses", request)[1] == RESPONSES
@@ -177,7 +177,13 @@ def test_valid_streams_pass_byte_identical(enforcing: Any) -> None:
 
 def test_anthropic_never_delivers_the_invalid_blocks_stop(enforcing: Any) -> None:
     tools = strict(WEATHER_TOOL)
-    request = {"model": "claude", "max_tokens": 9, "messages": MESSAGES, "stream": True, "tools": tools}
+    request = {
+        "model": "claude",
+        "max_tokens": 9,
+        "messages": MESSAGES,
+        "stream": True,
+        "tools": tools,
+    }
     _, body, _ = raw(f"{enforcing.url}/v1/messages", request)
     assert b'"content_block_stop","index":1' not in body and b"message_delta" not in body
     assert body.endswith(b"\n\n") and b"event: error\ndata: " in body
@@ -185,7 +191,9 @@ def test_anthropic_never_delivers_the_invalid_blocks_stop(enforcing: Any) -> Non
     seen = []
     with (
         pytest.raises(anthropic.APIStatusError, match="toolu_01NRLabsLyVHZPKxbKvkfSMn"),
-        client.messages.stream(model="claude", max_tokens=9, messages=MESSAGES, tools=tools) as stream,
+        client.messages.stream(
+            model="claude", max_tokens=9, messages=MESSAGES, tools=tools
+        ) as stream,
     ):
         for event in stream:
             seen.append(event.type)
@@ -204,7 +212,7 @@ def test_responses_never_delivers_the_invalid_items_done(enforcing: Any) -> None
     seen = []
     with (
         pytest.raises(openai.APIError, match="get_capital"),
-        client.responses.stream(model="gpt-4o", input="x", tools=tools) as stream,  # type: ignore[arg-type]
+        client.responses.stream(model="gpt-4o", input="x", tools=tools) as stream,
     ):
         for event in stream:
             seen.append(event.type)
@@ -229,15 +237,25 @@ def test_bedrock_ends_with_an_exception_frame_boto3_raises(enforcing: Any) -> No
     with pytest.raises(EventStreamError, match="get_temperature"):
         for event in stream:
             seen.append(event)
-    (start,) = [e["contentBlockStart"] for e in seen if "toolUse" in e.get("contentBlockStart", {}).get("start", {})]
+    (start,) = [
+        e["contentBlockStart"]
+        for e in seen
+        if "toolUse" in e.get("contentBlockStart", {}).get("start", {})
+    ]
     index = start["contentBlockIndex"]
     # The call's input streamed live; its block never stopped, the message never ended.
     assert any(e.get("contentBlockDelta", {}).get("contentBlockIndex") == index for e in seen)
     assert not any(e.get("contentBlockStop", {}).get("contentBlockIndex") == index for e in seen)
     assert not any("messageStop" in e for e in seen)
     # Valid: the stream as recorded.
-    valid = {"tools": [{"toolSpec": {"name": "get_temperature", "inputSchema": {"json": {"type": "object"}}}}]}
-    events = [e for e in client.converse_stream(modelId=NOVA, messages=[], toolConfig=valid)["stream"]]
+    valid = {
+        "tools": [
+            {"toolSpec": {"name": "get_temperature", "inputSchema": {"json": {"type": "object"}}}}
+        ]
+    }
+    events = [
+        e for e in client.converse_stream(modelId=NOVA, messages=[], toolConfig=valid)["stream"]
+    ]
     assert any("messageStop" in e for e in events)
 
 
@@ -249,7 +267,7 @@ class _Raw(BaseHTTPRequestHandler):
 
     protocol_version = "HTTP/1.1"
     body = b""
-    headers_out: dict[str, str] = {}
+    headers_out: ClassVar[dict[str, str]] = {}
     status = 200
 
     def do_POST(self) -> None:
@@ -289,7 +307,9 @@ def test_a_gzip_bomb_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
     with raw_upstream(bomb, headers) as url, proxy(url, tmp_path, "--enforce") as running:
         client = openai.OpenAI(base_url=f"{running.url}/v1", api_key="k", max_retries=0)
         with pytest.raises(openai.InternalServerError) as raised:
-            client.chat.completions.create(model="m", messages=MESSAGES, stream=True, tools=CHAT_TOOLS)
+            client.chat.completions.create(
+                model="m", messages=MESSAGES, stream=True, tools=CHAT_TOOLS
+            )
         assert raised.value.status_code == 502
         (record,) = running.records(1)
     assert record["enforced"] == "blocked" and record["blocked_cause"] in ("encoding", "limit")
@@ -297,7 +317,10 @@ def test_a_gzip_bomb_is_refused_before_anything_is_sent(tmp_path: Path) -> None:
 
 def test_a_gzipped_stream_sent_despite_identity_is_decoded_and_guarded(tmp_path: Path) -> None:
     headers = {"Content-Type": "text/event-stream", "Content-Encoding": "gzip"}
-    with raw_upstream(gzip.compress(OPENAI_CHAT), headers) as url, proxy(url, tmp_path, "--enforce") as running:
+    with (
+        raw_upstream(gzip.compress(OPENAI_CHAT), headers) as url,
+        proxy(url, tmp_path, "--enforce") as running,
+    ):
         status, body, response_headers = raw(
             f"{running.url}/v1/chat/completions",
             {"model": "m", "messages": MESSAGES, "stream": True, "tools": CHAT_TOOLS},
@@ -308,12 +331,15 @@ def test_a_gzipped_stream_sent_despite_identity_is_decoded_and_guarded(tmp_path:
             f"{running.url}/v1/chat/completions",
             {"model": "m", "messages": MESSAGES, "stream": True, "tools": strict(CHAT_TOOLS)},
         )
-        assert b"finish_reason\":\"tool_calls" not in body and b"\"error\"" in body
+        assert b'finish_reason":"tool_calls' not in body and b'"error"' in body
 
 
 def test_a_24_mib_event_is_refused_without_stalling(tmp_path: Path) -> None:
     big = b'data: {"choices":[{"index":0,"delta":{"content":"' + b"x" * (24 << 20) + b'"}}]}\n\n'
-    with raw_upstream(big, {"Content-Type": "text/event-stream"}) as url, proxy(url, tmp_path, "--enforce") as running:
+    with (
+        raw_upstream(big, {"Content-Type": "text/event-stream"}) as url,
+        proxy(url, tmp_path, "--enforce") as running,
+    ):
         started = time.monotonic()
         status, body, _ = raw(
             f"{running.url}/v1/chat/completions",
@@ -330,12 +356,18 @@ def test_a_24_mib_event_is_refused_without_stalling(tmp_path: Path) -> None:
 
 def test_an_upstream_error_status_passes_through(tmp_path: Path) -> None:
     error = json.dumps({"error": {"message": "overloaded", "type": "server_error"}}).encode()
-    with raw_upstream(error, {"Content-Type": "application/json"}, 500) as url, proxy(url, tmp_path, "--enforce") as running:
+    with (
+        raw_upstream(error, {"Content-Type": "application/json"}, 500) as url,
+        proxy(url, tmp_path, "--enforce") as running,
+    ):
         client = openai.OpenAI(base_url=f"{running.url}/v1", api_key="k", max_retries=0)
         with pytest.raises(openai.InternalServerError, match="overloaded"):
             client.chat.completions.create(model="m", messages=MESSAGES, tools=CHAT_TOOLS)
         (record,) = running.records(1)
-    assert record["enforced"] == "unchecked" and record["unchecked"] == "the upstream answered HTTP 500"
+    assert (
+        record["enforced"] == "unchecked"
+        and record["unchecked"] == "the upstream answered HTTP 500"
+    )
 
 
 def test_an_unreachable_upstream_answers_in_the_requests_provider_shape(tmp_path: Path) -> None:
@@ -360,12 +392,19 @@ def test_the_log_says_what_was_done_and_the_health_endpoint_answers(
     with proxy(upstream.url, tmp_path, "--enforce") as running:
         assert chat(running.url, CHAT_TOOLS)[0] == 200
         chat(running.url, strict(CHAT_TOOLS))
-        raw(f"{running.url}/v1/chat/completions", {"model": "m", "messages": MESSAGES, "stream": True})
+        raw(
+            f"{running.url}/v1/chat/completions",
+            {"model": "m", "messages": MESSAGES, "stream": True},
+        )
         health = httpx.get(f"{running.url}/toolstitch/health")
         assert health.status_code == 200 and health.json()["status"] == "ok"
         running.records(3)
     lines = [line for line in running.stderr.splitlines() if "POST /v1/chat/completions" in line]
-    assert [line.split(" calls=")[1].split()[1] for line in lines] == ["passed", "blocked", "unchecked"]
+    assert [line.split(" calls=")[1].split()[1] for line in lines] == [
+        "passed",
+        "blocked",
+        "unchecked",
+    ]
     assert "invalid-call" in lines[1] and "GetWeatherArgs" in lines[1]
     assert "the request declared no tools" in lines[2]
 
@@ -387,7 +426,15 @@ def test_operator_errors_are_one_line_and_exit_2(tmp_path: Path) -> None:
         cases = [
             (["--listen", "127.0.0.1:99999"], "--listen"),
             (["--listen", f"127.0.0.1:{port}"], "cannot listen"),
-            (["--listen", "127.0.0.1:0", "--records", str(tmp_path / "no" / "such" / "dir.jsonl")], "--records"),
+            (
+                [
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--records",
+                    str(tmp_path / "no" / "such" / "dir.jsonl"),
+                ],
+                "--records",
+            ),
         ]
         for args, message in cases:
             done = _listen(*args)
@@ -428,7 +475,9 @@ def test_sigterm_drains_open_streams_then_exits(tmp_path: Path) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     got: list[bytes] = []
     try:
-        with proxy(f"http://127.0.0.1:{server.server_address[1]}", tmp_path, "--enforce") as running:
+        with proxy(
+            f"http://127.0.0.1:{server.server_address[1]}", tmp_path, "--enforce"
+        ) as running:
             reader = threading.Thread(
                 target=lambda: got.append(chat(running.url, CHAT_TOOLS)[1]), daemon=True
             )

@@ -120,7 +120,7 @@ impl PyGuard {
         max_held_bytes = None,
         max_decoded_bytes = None,
         max_ratio = None,
-    ))]
+    ), text_signature = "(check, *, provider='auto', error_provider=None, transport=None, encoding='identity', max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864, max_event_bytes=16777216, max_line_bytes=16777216, max_held_bytes=None, max_decoded_bytes=None, max_ratio=None)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
