@@ -97,7 +97,7 @@ class Guard:
     ``Content-Encoding`` (``identity``, ``gzip``, ``deflate``): the guard forwards the
     body decoded. The limits are the ``Assembler``'s, plus ``max_held_bytes`` (bytes
     held back at once), ``max_decoded_bytes`` and ``max_ratio`` (a compressed body's
-    bounds).
+    bounds) and ``max_check_bytes`` (bytes of messages read to check calls, in all).
     """
 
     __slots__ = ("_check", "_core")

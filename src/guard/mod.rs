@@ -154,6 +154,10 @@ pub struct Step {
 pub struct GuardLimits {
     /// Bytes held back at once (an event not yet whole, or a JSON body).
     pub max_held_bytes: usize,
+    /// Bytes of messages rebuilt to check their calls, in all (each check reads
+    /// its message whole: a stream of thousands of calls would otherwise cost
+    /// time quadratic in its size).
+    pub max_check_bytes: usize,
     /// The bounds on a compressed body.
     pub inflate: InflateLimits,
 }
@@ -165,6 +169,7 @@ impl Default for GuardLimits {
             max_held_bytes: framing
                 .max_event_bytes
                 .saturating_add(framing.max_line_bytes),
+            max_check_bytes: 256 << 20,
             inflate: InflateLimits::default(),
         }
     }
@@ -181,6 +186,10 @@ struct Judge {
     passed: HashMap<(i64, i64), (String, String, String)>,
     /// Messages that ended since the last judgment: (choice, complete, reason).
     ended: Vec<(i64, bool, Option<String>)>,
+    /// A passed call that changed since (the first one).
+    changed: Option<(i64, i64)>,
+    /// Bytes of messages read to check calls.
+    spent: usize,
 }
 
 /// Guards one response (see the module docs).
@@ -553,18 +562,23 @@ impl Guard {
                 LiveEvent::ToolCallStarted { choice, index, .. } => {
                     let opened = judge.opened.entry(choice).or_default();
                     if !own_stops {
-                        judge
-                            .due
-                            .extend(opened.iter().filter(|&&k| k != index).map(|&k| (choice, k)));
+                        judge.due.extend(
+                            opened
+                                .iter()
+                                .filter(|&&k| {
+                                    k != index && !judge.passed.contains_key(&(choice, k))
+                                })
+                                .map(|&k| (choice, k)),
+                        );
                     }
                     opened.insert(index);
                     if judge.passed.contains_key(&(choice, index)) {
-                        judge.due.insert((choice, index));
+                        judge.changed.get_or_insert((choice, index));
                     }
                 }
                 LiveEvent::ToolInputDelta { choice, index, .. } => {
                     if judge.passed.contains_key(&(choice, index)) {
-                        judge.due.insert((choice, index));
+                        judge.changed.get_or_insert((choice, index));
                     }
                 }
                 LiveEvent::ToolCallFinished { choice, index } => {
@@ -577,7 +591,12 @@ impl Guard {
                     complete,
                 } => {
                     let opened = judge.opened.entry(choice).or_default();
-                    judge.due.extend(opened.iter().map(|&k| (choice, k)));
+                    judge.due.extend(
+                        opened
+                            .iter()
+                            .filter(|&&k| !judge.passed.contains_key(&(choice, k)))
+                            .map(|&k| (choice, k)),
+                    );
                     judge.ended.push((choice, complete, finish_reason));
                 }
                 LiveEvent::TextDelta { .. }
@@ -585,16 +604,38 @@ impl Guard {
                 | LiveEvent::RefusalDelta { .. } => {}
             }
         }
+        if let Some((choice, key)) = self.judge.changed.take() {
+            // A client may have acted on the call as it was when it passed.
+            let id = self
+                .judge
+                .passed
+                .get(&(choice, key))
+                .map(|(id, name, _)| (id.clone(), name.clone()))
+                .unwrap_or_default();
+            let reason = format!(
+                "tool call {} ({}) changed after it was complete and checked (its input or \
+                 name came again): which one a client acted on cannot be told",
+                shown(&id.0),
+                shown(&id.1)
+            );
+            self.block(Cause::Unreadable, reason, Some((choice, id.0, id.1)), step);
+            return Err(());
+        }
         if self.judge.due.is_empty() && self.judge.ended.is_empty() {
             return Ok(());
         }
         let due = std::mem::take(&mut self.judge.due);
         let ended = std::mem::take(&mut self.judge.ended);
         let mut messages: BTreeMap<i64, Option<AssembledMessage>> = BTreeMap::new();
+        let budget = self.limits.max_check_bytes;
         for &(choice, key) in &due {
+            let spent = &mut self.judge.spent;
             let message = messages
                 .entry(choice)
-                .or_insert_with(|| self.asm.core().message(choice));
+                .or_insert_with(|| read_message(choice, self.asm.core(), spent));
+            if self.judge.spent > budget {
+                break;
+            }
             let Some(call) = message
                 .as_ref()
                 .and_then(|m| m.tool_uses.iter().find(|t| t.index == key))
@@ -625,13 +666,14 @@ impl Guard {
             }
             self.judge.passed.insert((choice, key), now);
         }
-        for (choice, complete, reason) in ended {
-            if complete {
+        for (choice, complete, reason) in ended.iter().cloned() {
+            if complete || self.judge.spent > budget {
                 continue;
             }
+            let spent = &mut self.judge.spent;
             let message = messages
                 .entry(choice)
-                .or_insert_with(|| self.asm.core().message(choice));
+                .or_insert_with(|| read_message(choice, self.asm.core(), spent));
             let calls: Vec<String> = message
                 .iter()
                 .flat_map(|m| m.tool_uses.iter())
@@ -661,6 +703,14 @@ impl Guard {
                 why.push(')');
             }
             self.block(Cause::Incomplete, one_line(&why), None, step);
+            return Err(());
+        }
+        if self.judge.spent > budget {
+            let why = format!(
+                "checking the calls would read more than {budget} bytes of messages \
+                 (max_check_bytes): too many calls in one stream"
+            );
+            self.block(Cause::Limit, why, None, step);
             return Err(());
         }
         Ok(())
@@ -768,6 +818,20 @@ fn whole_json(body: &[u8], t: Transport, limits: FramingLimits) -> Result<(), St
         ),
         Ok(()) => Ok(()),
     }
+}
+
+/// One message, read to check its calls; its size is added to `spent`.
+fn read_message(choice: i64, asm: &Assembler, spent: &mut usize) -> Option<AssembledMessage> {
+    let message = asm.message(choice);
+    let size = message.as_ref().map_or(0, |m| {
+        m.tool_uses
+            .iter()
+            .map(|t| t.block.input.len())
+            .sum::<usize>()
+            .saturating_add(m.text.len())
+    });
+    *spent = spent.saturating_add(size);
+    message
 }
 
 fn cause_of(e: &BytesError) -> (Cause, String) {

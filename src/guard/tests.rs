@@ -394,3 +394,73 @@ fn a_json_array_of_events_ends_as_valid_json_when_blocked() {
     let (out, blocked, _) = run(body.as_bytes(), &[], &mut check(&[], &[]));
     assert_eq!((out.as_slice(), blocked), (body.as_bytes(), None));
 }
+
+fn chunk(delta: &str) -> Vec<u8> {
+    format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta}}}]}}\n\n").into_bytes()
+}
+
+fn call_start(index: usize, name: &str, args: &str) -> Vec<u8> {
+    let args = serde_json::to_string(args).unwrap();
+    chunk(&format!(
+        r#"{{"tool_calls":[{{"index":{index},"id":"call_{index}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}}"#
+    ))
+}
+
+fn call_args(index: usize, args: &str) -> Vec<u8> {
+    let args = serde_json::to_string(args).unwrap();
+    chunk(&format!(
+        r#"{{"tool_calls":[{{"index":{index},"function":{{"arguments":{args}}}}}]}}"#
+    ))
+}
+
+#[test]
+fn a_call_that_changes_after_it_passed_blocks() {
+    // Interleaved: call 0 is whole when call 1 opens (a client takes it as done),
+    // then more of call 0 arrives.
+    let body = [
+        call_start(0, "a", "{}"),
+        call_start(1, "b", "{}"),
+        call_args(0, " "),
+    ]
+    .concat();
+    let (out, blocked, _) = run(&body, &[], &mut check(&[], &[]));
+    let blocked = blocked.expect("blocked");
+    assert!(
+        blocked.reason.contains("changed after"),
+        "{}",
+        blocked.reason
+    );
+    assert_eq!(
+        out,
+        [call_start(0, "a", "{}"), call_start(1, "b", "{}")].concat()
+    );
+}
+
+#[test]
+fn checking_many_calls_is_bounded_by_max_check_bytes() {
+    let mut body = Vec::new();
+    for i in 0..400 {
+        body.extend(call_start(
+            i,
+            "f",
+            &format!("{{\"pad\":\"{}\"}}", "x".repeat(1000)),
+        ));
+    }
+    let limits = GuardLimits {
+        max_check_bytes: 1 << 20,
+        ..GuardLimits::default()
+    };
+    let mut g = Guard::new(
+        None,
+        AssemblerLimits::default(),
+        FramingLimits::default(),
+        limits,
+        None,
+        Encoding::Identity,
+        None,
+    );
+    let (_, blocked) = run_with(&mut g, &body, &[], &mut check(&[], &[]));
+    let blocked = blocked.expect("blocked");
+    assert_eq!(blocked.cause, Cause::Limit);
+    assert!(blocked.reason.contains("max_check_bytes"));
+}

@@ -120,7 +120,8 @@ impl PyGuard {
         max_held_bytes = None,
         max_decoded_bytes = None,
         max_ratio = None,
-    ), text_signature = "(check, *, provider='auto', error_provider=None, transport=None, encoding='identity', max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864, max_event_bytes=16777216, max_line_bytes=16777216, max_held_bytes=None, max_decoded_bytes=None, max_ratio=None)")]
+        max_check_bytes = None,
+    ), text_signature = "(check, *, provider='auto', error_provider=None, transport=None, encoding='identity', max_calls=4096, max_input_bytes=8388608, max_total_bytes=67108864, max_event_bytes=16777216, max_line_bytes=16777216, max_held_bytes=None, max_decoded_bytes=None, max_ratio=None, max_check_bytes=None)")]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -137,6 +138,7 @@ impl PyGuard {
         max_held_bytes: Option<usize>,
         max_decoded_bytes: Option<u64>,
         max_ratio: Option<u64>,
+        max_check_bytes: Option<usize>,
     ) -> PyResult<Self> {
         if !check.is_callable() {
             return Err(pyo3::exceptions::PyTypeError::new_err(
@@ -166,7 +168,9 @@ impl PyGuard {
             ..FramingLimits::default()
         };
         let defaults = InflateLimits::default();
+        let guard_defaults = GuardLimits::default();
         let limits = GuardLimits {
+            max_check_bytes: max_check_bytes.unwrap_or(guard_defaults.max_check_bytes),
             max_held_bytes: max_held_bytes
                 .unwrap_or_else(|| max_event_bytes.saturating_add(max_line_bytes)),
             inflate: InflateLimits {
