@@ -43,6 +43,7 @@ class Case:
     path: Path
     source: dict[str, Any]
     expect: dict[str, Any]
+    request: dict[str, Any] = field(default_factory=dict)
 
     @property
     def data(self) -> bytes:
@@ -97,6 +98,7 @@ def load_case(meta_path: Path) -> Case:
         path=meta_path.parent / meta["stream"],
         source=meta["source"],
         expect=meta["expect"],
+        request=meta.get("request", {}),
     )
 
 

@@ -16,7 +16,9 @@ NAME = "toolstitch"
 def reassemble(case: Case) -> Outcome:
     import toolstitch
 
-    assembler = toolstitch.Assembler(case.dialect, live=False)
+    # The request's own output-token limit, when the case states it (Q46).
+    limit = case.request.get("max_output_tokens")
+    assembler = toolstitch.Assembler(case.dialect, live=False, max_output_tokens=limit)
     assembler.feed_bytes(case.data)
     assembler.close()
     calls = []
