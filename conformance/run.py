@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from types import ModuleType
 
@@ -172,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chart", type=Path)
     parser.add_argument("--verbose", "-v", action="store_true")
     args = parser.parse_args(argv)
+    # The libraries' own warnings (pydantic serialisers, deprecations) are not verdicts.
+    warnings.simplefilter("ignore")
     cases = load_cases()
     results = run(args.impl or list(adapters.ADAPTERS), cases, args.verbose)
     document = {
