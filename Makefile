@@ -51,8 +51,8 @@ lint: develop
 	cargo fmt --check
 	cargo clippy --quiet --all-targets --features python,bench-baseline -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --features python
-	$(VENV)/bin/ruff check python tests benches examples .ci fuzz
-	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz
+	$(VENV)/bin/ruff check python tests benches examples .ci fuzz conformance
+	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz conformance
 	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py fuzz
 	$(PY) -m mypy.stubtest toolstitch._toolstitch --mypy-config-file pyproject.toml
 

@@ -21,8 +21,8 @@ from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import adapters  # noqa: E402
-from suite import (  # noqa: E402
+import adapters
+from suite import (
     CATEGORIES,
     SUITE_VERSION,
     VERDICTS,

@@ -103,9 +103,7 @@ def load_case(meta_path: Path) -> Case:
 
 
 def load_cases(root: Path = CASES) -> list[Case]:
-    return sorted(
-        (load_case(p) for p in root.rglob("*.case.json")), key=lambda c: c.id
-    )
+    return sorted((load_case(p) for p in root.rglob("*.case.json")), key=lambda c: c.id)
 
 
 def iter_case_files(root: Path = CASES) -> Iterator[Path]:

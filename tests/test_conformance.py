@@ -46,9 +46,7 @@ def verdicts() -> dict[str, str]:
 
 def test_every_case_passes_or_is_listed_with_its_verdict(verdicts: dict[str, str]) -> None:
     known = known_failures()
-    unexpected = {
-        cid: v for cid, v in verdicts.items() if v != "pass" and known.get(cid) != v
-    }
+    unexpected = {cid: v for cid, v in verdicts.items() if v != "pass" and known.get(cid) != v}
     assert unexpected == {}, "not passing and not listed in conformance/README.md"
 
 

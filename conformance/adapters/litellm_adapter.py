@@ -1,4 +1,4 @@
-"""LiteLLM: ``litellm.completion(stream=True)`` against a local server, then ``stream_chunk_builder``.
+"""LiteLLM: ``litellm.completion(stream=True)`` from a local server, then ``stream_chunk_builder``.
 
 The OpenAI-compatible route (``openai/<model>`` with ``api_base``), as users point
 LiteLLM at any compatible server; the calls are those of the rebuilt response.
@@ -52,7 +52,8 @@ def reassemble(case: Case) -> Outcome:
     for choice in response.choices if response is not None else []:
         for tool_call in choice.message.tool_calls or []:
             calls.append(
-                Call(tool_call.function.name or "", tool_call.function.arguments or "",
-                     tool_call.id)
+                Call(
+                    tool_call.function.name or "", tool_call.function.arguments or "", tool_call.id
+                )
             )
     return Outcome(calls=calls)

@@ -34,12 +34,19 @@ RECORDINGS: list[dict[str, Any]] = [
         "origin": OPENAI,
         "path": ".inline-snapshot/external/f82268f2…bin",
         "commit": "see tests/fixtures/PROVENANCE.md",
-        "oracle": "tests/lib/chat/test_completions_streaming.py::test_parse_multiple_pydantic_tools",
+        "oracle": "tests/lib/chat/test_completions_streaming.py"
+        "::test_parse_multiple_pydantic_tools",
         "calls": [
-            {"id": "call_JMW1whyEaYG438VE1OIflxA2", "name": "GetWeatherArgs",
-             "arguments": {"city": "Edinburgh", "country": "GB", "units": "c"}},
-            {"id": "call_DNYTawLBoN8fj3KN6qU9N1Ou", "name": "get_stock_price",
-             "arguments": {"ticker": "AAPL", "exchange": "NASDAQ"}},
+            {
+                "id": "call_JMW1whyEaYG438VE1OIflxA2",
+                "name": "GetWeatherArgs",
+                "arguments": {"city": "Edinburgh", "country": "GB", "units": "c"},
+            },
+            {
+                "id": "call_DNYTawLBoN8fj3KN6qU9N1Ou",
+                "name": "get_stock_price",
+                "arguments": {"ticker": "AAPL", "exchange": "NASDAQ"},
+            },
         ],
     },
     {
@@ -52,8 +59,11 @@ RECORDINGS: list[dict[str, Any]] = [
         "commit": "0601a021",
         "oracle": "tests/lib/streaming/test_messages.py",
         "calls": [
-            {"id": "toolu_01NRLabsLyVHZPKxbKvkfSMn", "name": "get_weather",
-             "arguments": {"location": "Paris"}},
+            {
+                "id": "toolu_01NRLabsLyVHZPKxbKvkfSMn",
+                "name": "get_weather",
+                "arguments": {"location": "Paris"},
+            },
         ],
     },
 ]
@@ -84,8 +94,13 @@ CASSETTES: list[dict[str, Any]] = [
         "path": "tests/models/cassettes/test_openai_responses/test_openai_responses_stream.yaml",
         "oracle": "tests/models/test_openai_responses.py::test_openai_responses_stream",
         "calls": [
-            [{"id": "call_kL0PCQV7M2WMoVX8V8OtYSAL", "name": "get_capital",
-              "arguments": {"country": "France"}}],
+            [
+                {
+                    "id": "call_kL0PCQV7M2WMoVX8V8OtYSAL",
+                    "name": "get_capital",
+                    "arguments": {"country": "France"},
+                }
+            ],
             [],
         ],
     },
@@ -97,8 +112,13 @@ CASSETTES: list[dict[str, Any]] = [
         "path": "tests/models/cassettes/test_bedrock/test_bedrock_model_iter_stream.yaml",
         "oracle": "tests/models/test_bedrock.py::test_bedrock_model_iter_stream",
         "calls": [
-            [{"id": "tooluse_lAG_zP8QRHmSYOwZzzaCqA", "name": "get_temperature",
-              "arguments": {"city": "Paris"}}],
+            [
+                {
+                    "id": "tooluse_lAG_zP8QRHmSYOwZzzaCqA",
+                    "name": "get_temperature",
+                    "arguments": {"city": "Paris"},
+                }
+            ],
             [],
         ],
     },
@@ -128,12 +148,24 @@ def main() -> int:
         old.unlink()
     for rec in RECORDINGS:
         project, licence, copyright_line = rec["origin"]
-        write(rec["name"], (FIXTURES / rec["file"]).read_bytes(), {
-            "dialect": rec["dialect"], "category": "real", "transport": rec["transport"],
-            "source": {"project": project, "path": rec["path"], "commit": rec["commit"],
-                       "licence": licence, "copyright": copyright_line, "oracle": rec["oracle"]},
-            "expect": {"outcome": "calls", "calls": rec["calls"]},
-        })
+        write(
+            rec["name"],
+            (FIXTURES / rec["file"]).read_bytes(),
+            {
+                "dialect": rec["dialect"],
+                "category": "real",
+                "transport": rec["transport"],
+                "source": {
+                    "project": project,
+                    "path": rec["path"],
+                    "commit": rec["commit"],
+                    "licence": licence,
+                    "copyright": copyright_line,
+                    "oracle": rec["oracle"],
+                },
+                "expect": {"outcome": "calls", "calls": rec["calls"]},
+            },
+        )
     for cas in CASSETTES:
         project, licence, copyright_line = PYDANTIC
         cassette = yaml.safe_load((FIXTURES / cas["file"]).read_text())
@@ -142,13 +174,24 @@ def main() -> int:
         ):
             body = interaction["response"]["body"]["string"]
             data = body if isinstance(body, bytes) else body.encode()
-            write(f"{cas['name']}.{n}", data, {
-                "dialect": cas["dialect"], "category": "real", "transport": cas["transport"],
-                "source": {"project": project, "path": f"{cas['path']} (interaction {n})",
-                           "commit": "see tests/fixtures/PROVENANCE.md", "licence": licence,
-                           "copyright": copyright_line, "oracle": cas["oracle"]},
-                "expect": {"outcome": "calls", "calls": calls},
-            })
+            write(
+                f"{cas['name']}.{n}",
+                data,
+                {
+                    "dialect": cas["dialect"],
+                    "category": "real",
+                    "transport": cas["transport"],
+                    "source": {
+                        "project": project,
+                        "path": f"{cas['path']} (interaction {n})",
+                        "commit": "see tests/fixtures/PROVENANCE.md",
+                        "licence": licence,
+                        "copyright": copyright_line,
+                        "oracle": cas["oracle"],
+                    },
+                    "expect": {"outcome": "calls", "calls": calls},
+                },
+            )
     return 0
 
 

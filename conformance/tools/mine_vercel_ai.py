@@ -23,6 +23,7 @@ copied byte for byte. toolstitch is not imported: the oracle is vercel/ai's.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import subprocess
@@ -39,8 +40,15 @@ MAX_BYTES = 120_000
 
 # Package folder -> dialect of its chat/streaming fixtures (checked against content).
 OPENAI_CHAT_PACKAGES = {
-    "mistral", "groq", "deepseek", "alibaba", "moonshotai", "openai-compatible",
-    "perplexity", "xai", "togetherai",
+    "mistral",
+    "groq",
+    "deepseek",
+    "alibaba",
+    "moonshotai",
+    "openai-compatible",
+    "perplexity",
+    "xai",
+    "togetherai",
 }
 
 
@@ -85,19 +93,28 @@ def dialect_of(path: str, data: bytes, streamed: bool) -> str | None:
     if package in ("google", "google-vertex"):
         return "gemini"
     text = data.decode("utf-8", "replace")
-    if '"type":"response.' in text or '"object":"response"' in text or (
-        not streamed and event.get("object") == "response"
+    if (
+        '"type":"response.' in text
+        or '"object":"response"' in text
+        or (not streamed and event.get("object") == "response")
     ):
         return "openai-responses"
-    if "choices" in event and event.get("object") != "text_completion":
-        if package in OPENAI_CHAT_PACKAGES or package in ("openai", "azure"):
-            return "openai-chat"
+    if (
+        "choices" in event
+        and event.get("object") != "text_completion"
+        and (package in OPENAI_CHAT_PACKAGES or package in ("openai", "azure"))
+    ):
+        return "openai-chat"
     return None
 
 
 CLIENT_ITEMS = {
-    "function_call", "custom_tool_call", "local_shell_call", "shell_call",
-    "apply_patch_call", "computer_call",
+    "function_call",
+    "custom_tool_call",
+    "local_shell_call",
+    "shell_call",
+    "apply_patch_call",
+    "computer_call",
 }
 
 
@@ -110,10 +127,8 @@ def events_of(data: bytes, streamed: bool) -> list[Any]:
     out = []
     for line in data.splitlines():
         if line.strip():
-            try:
+            with contextlib.suppress(ValueError):
                 out.append(json.loads(line))
-            except ValueError:
-                pass
     return out
 
 
@@ -284,8 +299,10 @@ def main() -> int:
     commit = git(args.gitdir, "rev-parse", args.commit).decode().strip()
     files = git(args.gitdir, "ls-tree", "-r", "--name-only", commit).decode().split("\n")
     fixtures = [
-        f for f in files
-        if "/__fixtures__/" in f and f.startswith("packages/")
+        f
+        for f in files
+        if "/__fixtures__/" in f
+        and f.startswith("packages/")
         and (f.endswith(".chunks.txt") or f.endswith(".json"))
     ]
     snaps: dict[str, list[tuple[str, str, str]]] = {}
@@ -377,8 +394,11 @@ def main() -> int:
             names, kinds = on_wire
             if sorted(names) != sorted(c["name"] for c in calls):
                 dropped.append(
-                    (path, f"snapshot's calls {sorted(c['name'] for c in calls)}, "
-                     f"the bytes' {sorted(names)}")
+                    (
+                        path,
+                        f"snapshot's calls {sorted(c['name'] for c in calls)}, "
+                        f"the bytes' {sorted(names)}",
+                    )
                 )
                 continue
             if kinds - {"function_call", "custom_tool_call"}:
