@@ -149,19 +149,30 @@ def chart(results: dict[str, dict[str, str]], cases: list[Case], out: Path) -> N
     }
     names = list(results)
     fig, axes = plt.subplots(
-        1, len(CATEGORIES), figsize=(4 * len(CATEGORIES), 0.5 * len(names) + 1.8), sharey=True
+        1,
+        len(CATEGORIES),
+        figsize=(3.2 * len(CATEGORIES), 0.45 * len(names) + 1.8),
+        sharey=True,
+        layout="constrained",
     )
     for ax, category in zip(axes, CATEGORIES, strict=True):
-        left = [0] * len(names)
+        n = sum(1 for c in cases if c.category == category) or 1
+        left = [0.0] * len(names)
         for v in VERDICTS:
-            widths = [tally(results[n], cases, category)[v] for n in names]
+            widths = [100 * tally(results[name], cases, category)[v] / n for name in names]
             ax.barh(names, widths, left=left, color=colours[v], label=v)
             left = [a + b for a, b in zip(left, widths, strict=True)]
-        ax.set_title(f"{category} ({sum(1 for c in cases if c.category == category)})")
-        ax.invert_yaxis() if category == CATEGORIES[0] else None
-    axes[0].legend(loc="lower left", bbox_to_anchor=(0, 1.12), ncol=len(VERDICTS), frameon=False)
-    fig.suptitle(f"toolstitch conformance suite {SUITE_VERSION}: verdicts per reassembler", y=1.02)
-    fig.tight_layout()
+        ax.set_title(f"{category} ({n} cases)")
+        ax.set_xlim(0, 100)
+        ax.set_xlabel("% of cases")
+    axes[0].invert_yaxis()
+    fig.legend(
+        *axes[0].get_legend_handles_labels(),
+        loc="outside lower center",
+        ncol=len(VERDICTS),
+        frameon=False,
+    )
+    fig.suptitle(f"Conformance suite {SUITE_VERSION}: verdicts per reassembler")
     fig.savefig(out, dpi=110, bbox_inches="tight")
 
 

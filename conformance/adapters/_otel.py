@@ -1,4 +1,4 @@
-"""What the tracer adapters share: an in-memory exporter and a real openai client."""
+"""What the tracer adapters share: an in-memory exporter and the real SDK clients."""
 
 from __future__ import annotations
 
@@ -23,15 +23,29 @@ class Traced:
         self.client = openai.OpenAI(
             base_url=self.server.url + "/v1", api_key="conformance", max_retries=0
         )
+        self.anthropic: Any = None
 
     def attributes(self, case: Case) -> dict[str, Any]:
         """Stream the case through the instrumented client; the span's attributes."""
         self.exporter.clear()
-        self.server.serve(as_sse(case, done=True))
-        stream = self.client.chat.completions.create(
-            model="conformance", messages=[{"role": "user", "content": "hi"}], stream=True
-        )
-        for _ in stream:
+        messages = [{"role": "user", "content": "hi"}]
+        if case.dialect == "anthropic":
+            if self.anthropic is None:
+                import anthropic
+
+                self.anthropic = anthropic.Anthropic(
+                    base_url=self.server.url, api_key="conformance", max_retries=0
+                )
+            self.server.serve(as_sse(case, named=True))
+            events = self.anthropic.messages.create(
+                model="conformance", max_tokens=1024, messages=messages, stream=True
+            )
+        else:
+            self.server.serve(as_sse(case, done=True))
+            events = self.client.chat.completions.create(
+                model="conformance", messages=messages, stream=True
+            )
+        for _ in events:
             pass
         spans = self.exporter.get_finished_spans()
         merged: dict[str, Any] = {}

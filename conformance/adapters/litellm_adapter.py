@@ -1,7 +1,8 @@
 """LiteLLM: ``litellm.completion(stream=True)`` from a local server, then ``stream_chunk_builder``.
 
 The OpenAI-compatible route (``openai/<model>`` with ``api_base``), as users point
-LiteLLM at any compatible server; the calls are those of the rebuilt response.
+LiteLLM at any compatible server, and the Anthropic route (``anthropic/<model>``); the
+calls are those of the rebuilt response (LiteLLM's OpenAI form for both).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from suite import Call, Case, Outcome
 from adapters._server import StreamServer, as_sse
 
 NAME = "litellm"
-DIALECTS = {"openai-chat"}
+DIALECTS = {"openai-chat", "anthropic"}
 TRANSPORTS = {"sse", "jsonl"}
 
 _server: StreamServer | None = None
@@ -35,12 +36,17 @@ def reassemble(case: Case) -> Outcome:
     import litellm
 
     assert _server is not None
-    _server.serve(as_sse(case, done=True))
     messages = [{"role": "user", "content": "hi"}]
+    if case.dialect == "anthropic":
+        _server.serve(as_sse(case, named=True))
+        model, api_base = "anthropic/conformance", _server.url
+    else:
+        _server.serve(as_sse(case, done=True))
+        model, api_base = "openai/conformance", _server.url + "/v1"
     chunks = list(
         litellm.completion(
-            model="openai/conformance",
-            api_base=_server.url + "/v1",
+            model=model,
+            api_base=api_base,
             api_key="conformance",
             messages=messages,
             stream=True,

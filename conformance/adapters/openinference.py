@@ -1,7 +1,7 @@
-"""OpenInference (openinference-instrumentation-openai): what its span records of the calls.
+"""OpenInference (openinference-instrumentation-openai / -anthropic): the calls its span records.
 
-The real openai client streams Chat Completions from a local server under the
-instrumentation; the calls are the span's flattened
+The real openai client streams Chat Completions (the anthropic client, Messages) from a
+local server under the instrumentation; the calls are the span's flattened
 ``llm.output_messages.<m>.message.tool_calls.<n>.tool_call.*`` attributes.
 """
 
@@ -15,26 +15,28 @@ from suite import Call, Case, Outcome
 from adapters._otel import Traced
 
 NAME = "openinference"
-DIALECTS = {"openai-chat"}
+DIALECTS = {"openai-chat", "anthropic"}
 TRANSPORTS = {"sse", "jsonl"}
 
 _traced: Traced | None = None
-_instrumentor: Any = None
+_instrumentors: list[Any] = []
 _KEY = re.compile(r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(.+)")
 
 
 def start() -> None:
-    global _traced, _instrumentor
+    global _traced
+    from openinference.instrumentation.anthropic import AnthropicInstrumentor
     from openinference.instrumentation.openai import OpenAIInstrumentor
 
     _traced = Traced()
-    _instrumentor = OpenAIInstrumentor()
-    _instrumentor.instrument(tracer_provider=_traced.provider)
+    for instrumentor in (OpenAIInstrumentor(), AnthropicInstrumentor()):
+        instrumentor.instrument(tracer_provider=_traced.provider)
+        _instrumentors.append(instrumentor)
 
 
 def stop() -> None:
-    if _instrumentor is not None:
-        _instrumentor.uninstrument()
+    while _instrumentors:
+        _instrumentors.pop().uninstrument()
     if _traced is not None:
         _traced.close()
 

@@ -1,7 +1,7 @@
-"""OpenLLMetry (opentelemetry-instrumentation-openai): what its span records of the calls.
+"""OpenLLMetry (opentelemetry-instrumentation-openai / -anthropic): the calls its span records.
 
-The real openai client streams Chat Completions from a local server under the
-instrumentation; the calls are the ``tool_call`` parts of the span's
+The real openai client streams Chat Completions (the anthropic client, Messages) from a
+local server under the instrumentation; the calls are the ``tool_call`` parts of the span's
 ``gen_ai.output.messages`` (the GenAI convention's JSON), one message per choice.
 """
 
@@ -15,25 +15,27 @@ from suite import Call, Case, Outcome
 from adapters._otel import Traced
 
 NAME = "openllmetry"
-DIALECTS = {"openai-chat"}
+DIALECTS = {"openai-chat", "anthropic"}
 TRANSPORTS = {"sse", "jsonl"}
 
 _traced: Traced | None = None
-_instrumentor: Any = None
+_instrumentors: list[Any] = []
 
 
 def start() -> None:
-    global _traced, _instrumentor
+    global _traced
+    from opentelemetry.instrumentation.anthropic import AnthropicInstrumentor
     from opentelemetry.instrumentation.openai import OpenAIInstrumentor
 
     _traced = Traced()
-    _instrumentor = OpenAIInstrumentor()
-    _instrumentor.instrument(tracer_provider=_traced.provider)
+    for instrumentor in (OpenAIInstrumentor(), AnthropicInstrumentor()):
+        instrumentor.instrument(tracer_provider=_traced.provider)
+        _instrumentors.append(instrumentor)
 
 
 def stop() -> None:
-    if _instrumentor is not None:
-        _instrumentor.uninstrument()
+    while _instrumentors:
+        _instrumentors.pop().uninstrument()
     if _traced is not None:
         _traced.close()
 
