@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import traceback
 import warnings
@@ -186,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     # The libraries' own warnings (pydantic serialisers, deprecations) are not verdicts.
     warnings.simplefilter("ignore")
+    # OpenTelemetry logs each attribute its span limit drops (the 1,000-call case).
+    logging.getLogger("opentelemetry").setLevel(logging.ERROR)
     cases = load_cases()
     results = run(args.impl or list(adapters.ADAPTERS), cases, args.verbose)
     document = {
