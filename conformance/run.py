@@ -99,6 +99,10 @@ def results_md(results: dict[str, dict[str, str]], cases: list[Case]) -> str:
         "",
         "![scoreboard](results.png)",
         "",
+        "Every verdict of every case is in `results.json`; the cases toolstitch does not "
+        "pass, and why, are listed in "
+        "[README.md](README.md#cases-toolstitch-does-not-pass).",
+        "",
         "## Every case",
         "",
         "| reassembler | " + " | ".join(VERDICTS) + " | pass of those read |",
