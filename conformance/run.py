@@ -1,6 +1,6 @@
 """Run reassemblers over every case and write the verdicts.
 
-    python conformance/run.py [--impl NAME ...] [--json FILE] [--results-md] [--chart PNG]
+    python conformance/run.py [--impl NAME ...] [--json FILE] [--results-md] [--chart PNG] [-v]
 
 ``--json`` writes ``{"suite", "cases": [{"id", "dialect", "category", "source"}],
 "results": {IMPL: {CASE_ID: VERDICT}}}``; ``--results-md`` regenerates
@@ -183,7 +183,9 @@ def chart(results: dict[str, dict[str, str]], cases: list[Case], out: Path) -> N
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--impl", action="append", choices=sorted(adapters.ADAPTERS))
+    parser.add_argument(
+        "--impl", action="extend", nargs="+", choices=sorted(adapters.ADAPTERS), metavar="NAME"
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument("--results-md", action="store_true")
     parser.add_argument("--chart", type=Path)
