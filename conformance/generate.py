@@ -1907,7 +1907,7 @@ def _unused(dialect: str, ev: Any) -> bool:
 
 
 BASES = [
-    # (name, dialect, transport, file under cases/real, every boundary cut?)
+    # (name, dialect, transport, file under cases/real): one recording per dialect
     ("openai-chat", "openai-chat", "sse", "local/openai-python.chat-parallel-two-tools.sse"),
     ("anthropic", "anthropic", "sse", "local/anthropic-sdk-python.text-then-tool-use.sse"),
     (
