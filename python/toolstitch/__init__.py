@@ -68,7 +68,7 @@ from toolstitch.blocks import (
     ToolResultMessage,
     ToolUseBlock,
 )
-from toolstitch.calls import ToolArgumentDone, ValidatedCall
+from toolstitch.calls import ToolArgumentDone, ToolArgumentsReset, ValidatedCall
 from toolstitch.errors import (
     BlockDecodeError,
     BlockEncodeError,
@@ -188,6 +188,7 @@ __all__ = [
     "ThinkingDelta",
     "TokenUsage",
     "ToolArgumentDone",
+    "ToolArgumentsReset",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolDefinition",

@@ -101,11 +101,18 @@ class ToolCallStarted:
 @dataclass(frozen=True, slots=True)
 class ToolInputDelta:
     """Raw input text appended to a call (concatenate the fragments of one call to get
-    its input so far; ``Assembler.partial_calls()`` gives the parsed best-effort value)."""
+    its input so far; ``Assembler.partial_calls()`` gives the parsed best-effort value).
+
+    With ``replaces``, ``fragment`` is the call's whole new input in place of every
+    fragment before it: the provider restated the input with text that does not extend
+    it (a Responses ``.done`` that disagrees with the deltas, Q10 and Q44; ``{}`` then
+    the real object, Q41; a Gemini call rebuilt). Start the call's text over from it;
+    never append it (``{"a":`` then ``{"b":1}`` would read as one value)."""
 
     choice: int
     index: int
     fragment: str
+    replaces: bool = False
 
 
 @dataclass(frozen=True, slots=True)

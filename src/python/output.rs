@@ -58,7 +58,7 @@ pub(crate) fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyAny>> {
 /// The fields of each live event class, in order (its `__slots__`).
 const LIVE_FIELDS: [&[&str]; 7] = [
     &["choice", "index", "id", "name"],
-    &["choice", "index", "fragment"],
+    &["choice", "index", "fragment", "replaces"],
     &["choice", "index"],
     &["choice", "text"],
     &["choice", "text"],
@@ -197,7 +197,16 @@ fn live_to_py<'py>(
             choice,
             index,
             fragment,
-        } => maker(1)?.make(py, &[int(*choice)?, int(*index)?, text(fragment)]),
+            replaces,
+        } => maker(1)?.make(
+            py,
+            &[
+                int(*choice)?,
+                int(*index)?,
+                text(fragment),
+                PyBool::new(py, *replaces).to_owned().into_any(),
+            ],
+        ),
         LiveEvent::ToolCallFinished { choice, index } => {
             maker(2)?.make(py, &[int(*choice)?, int(*index)?])
         }
@@ -299,7 +308,10 @@ impl LiveMode {
 
 /// Appends `next` to `last` when both are deltas of the same stream of text (one
 /// call's input, or one choice's text, reasoning or refusal): what a consumer that
-/// concatenates deltas builds is the same either way.
+/// concatenates deltas builds is the same either way. A delta that replaces a
+/// call's input is never appended to the ones before it (joined, `{}` and
+/// `{"city":…}` would read as one text); deltas after it extend it, and the
+/// merged delta still replaces.
 fn merge_into(last: &mut LiveEvent, next: &LiveEvent) -> bool {
     match (last, next) {
         (
@@ -307,11 +319,13 @@ fn merge_into(last: &mut LiveEvent, next: &LiveEvent) -> bool {
                 choice,
                 index,
                 fragment,
+                ..
             },
             LiveEvent::ToolInputDelta {
                 choice: c,
                 index: i,
                 fragment: more,
+                replaces: false,
             },
         ) if choice == c && index == i => {
             fragment.push_str(more);
