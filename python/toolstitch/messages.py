@@ -325,7 +325,10 @@ class AssembledMessage:
       ``"tool-calls"``;
     - ``tokens``: the token counts of ``usage`` as a ``TokenUsage``;
     - ``notes``: what narrow rules interpreted (``Note``: a server's shape that is not
-      the documented one but whose meaning is certain); never a problem.
+      the documented one but whose meaning is certain); never a problem;
+    - ``dialect``: the dialect the message was assembled from (the one named, or the
+      one ``auto`` detected), or ``None``; rendering into it keeps the calls' ids as
+      the provider sent them (Q55).
     """
 
     choice: int
@@ -342,6 +345,7 @@ class AssembledMessage:
     finish: Finish | None = None
     tokens: TokenUsage = TokenUsage()
     notes: tuple[Note, ...] = ()
+    dialect: str | None = None
 
     def to_message(self) -> Message:
         """The assistant turn as a ``Message("assistant", blocks)``."""

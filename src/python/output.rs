@@ -502,9 +502,12 @@ fn map_to_py<'py>(py: Python<'py>, map: &Map<String, Value>) -> PyResult<Bound<'
     Ok(dict)
 }
 
+/// `dialect` is the assembler's (the one named, or the one `auto` detected): a
+/// render into the same dialect keeps the message's ids as sent (Q55).
 pub(crate) fn message_to_py<'py>(
     py: Python<'py>,
     m: &providers::AssembledMessage,
+    dialect: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let tool_uses = m
         .tool_uses
@@ -578,6 +581,7 @@ pub(crate) fn message_to_py<'py>(
     more.set_item("skipped", PyTuple::new(py, skipped)?)?;
     more.set_item("finish", m.finish.map(providers::Finish::name))?;
     more.set_item("tokens", tokens)?;
+    more.set_item("dialect", dialect)?;
     class(py, Class::AssembledMessage)?.call(
         (
             m.choice,
