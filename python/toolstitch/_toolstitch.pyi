@@ -261,6 +261,9 @@ CLIENT_ITEMS: dict[str, tuple[str, ...]]
 SERVER_ITEMS: dict[str, tuple[str, ...]]
 DEPTH_BOUNDS: dict[str, int]
 PROBLEM_KINDS: tuple[str, ...]
+_RESPONSE_HEAD_BYTES: int
+
+def _response_facts(dialect: str, head: bytes) -> tuple[str | None, str | None]: ...
 
 def _json_depth(text: str) -> int: ...
 

@@ -18,6 +18,7 @@ mod common;
 mod content;
 mod detect;
 mod error;
+mod facts;
 mod input;
 mod json;
 mod message;
@@ -57,6 +58,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
+pub use facts::{response_facts, ResponseFacts, HEAD_BYTES, HEAD_EVENTS};
 #[cfg(feature = "python")]
 pub(crate) use common::Common;
 pub use error::{DecodeKind, Error, EventRef, Limit, Rule};

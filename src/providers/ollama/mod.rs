@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use super::json::{text, Index, Str, TextOrObject};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, Hints, Spec};
+use super::registry::{Adapter, Hints, Spec, ResponseFields};
 use super::state::{provider_error, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -208,4 +208,8 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[],
     client_items: &[],
     server_items: &[],
+    response: ResponseFields {
+        id: &[],
+        model: &["/model"],
+    },
 };
