@@ -192,7 +192,7 @@ def test_events_given_as_objects_and_a_replaced_input() -> None:
     assert done == ToolArgumentDone(0, 0, "call_1", "/path", "src/main.rs")
     assert tracker.update([ToolInputDelta(0, 0, 'xt": "fn main')]) == ()
     (text,) = tracker.update([ToolInputDelta(0, 0, '", "n": 1.5e2')])
-    assert text.path == "/text" and text.value == "fn main"
+    assert text == ToolArgumentDone(0, 0, "call_1", "/text", "fn main")
     (number,) = tracker.update([ToolInputDelta(0, 0, "}")])  # a number ends at the next byte
     assert number == ToolArgumentDone(0, 0, "call_1", "/n", 150.0)
     assert tracker.final_paths() == {(0, 0): ("/path", "/text", "/n")}
@@ -202,7 +202,10 @@ def test_events_given_as_objects_and_a_replaced_input() -> None:
         [ToolInputDelta(0, 0, '{"path": "b.rs", "a/b~": [1]}', replaces=True)]
     )
     assert reset == ToolArgumentsReset(0, 0, "call_1")
-    assert [(d.path, d.value) for d in again] == [("/path", "b.rs"), ("/a~1b~0", [1])]
+    assert again == [
+        ToolArgumentDone(0, 0, "call_1", "/path", "b.rs"),
+        ToolArgumentDone(0, 0, "call_1", "/a~1b~0", [1]),
+    ]
     assert tracker.final_paths()[(0, 0)] == ("/path", "/a~1b~0")
     # Text that cannot continue the input, not marked as a replacement, is never taken
     # for one: the input is invalid from there, and nothing more is reported.
@@ -270,7 +273,11 @@ def responses_stream(deltas: list[str], done: str) -> bytes:
             "item_id": "fc_1",
             "arguments": done,
         },
-        {"type": "response.output_item.done", "output_index": 0, "item": {**item, "arguments": done}},
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**item, "arguments": done},
+        },
         {"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}},
     ]
     for n, e in enumerate(events):
@@ -377,7 +384,10 @@ def test_coalesced_never_joins_a_replacement_to_the_deltas_before_it() -> None:
         ToolInputDelta(0, 0, "{}"),
         ToolInputDelta(0, 0, '{"city": "Paris"}', replaces=True),
     ]
-    assert reports == [ToolArgumentsReset(0, 0, "call_1"), ToolArgumentDone(0, 0, "call_1", "/city", "Paris")]
+    assert reports == [
+        ToolArgumentsReset(0, 0, "call_1"),
+        ToolArgumentDone(0, 0, "call_1", "/city", "Paris"),
+    ]
     assert [n.kind for n in asm.message().notes] == ["empty-arguments-replaced"]
     check_against_final(asm, reports, deltas)
 
@@ -413,7 +423,9 @@ _json_leaf = (
 )
 _json_value = st.recursive(
     _json_leaf,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 _arguments = st.dictionaries(st.text(max_size=5), _json_value, max_size=4)

@@ -240,9 +240,7 @@ def test_the_argument_tracker_reports_the_same_paths_from_coalesced_events() -> 
     each, merging = ArgumentTracker(), ArgumentTracker()
     done_each = [d for per_event, _ in per_feed for d in each.update(per_event)]
     done_merged = [d for _, coalesced in per_feed for d in merging.update(coalesced)]
-    assert [(d.id, d.path, d.value) for d in done_each] == [
-        (d.id, d.path, d.value) for d in done_merged
-    ]
+    assert done_each == done_merged
     assert each.final_paths() == merging.final_paths()
 
 

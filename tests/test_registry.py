@@ -88,7 +88,9 @@ def test_tools_bounds_and_kinds_are_the_registrys() -> None:
         if isinstance(node, ast.Assign)
         and any(isinstance(t, ast.Name) and t.id == "_MAX_SCHEMA_DEPTH" for t in node.targets)
     ]
-    assert not any(isinstance(n, ast.Constant) and isinstance(n.value, int) for n in ast.walk(bound))
+    assert not any(
+        isinstance(n, ast.Constant) and isinstance(n.value, int) for n in ast.walk(bound)
+    )
     assert core.DEPTH_BOUNDS["wire"] == core._WIRE_MAX_DEPTH  # what render.py reads
     client = {k for ks in core.CLIENT_ITEMS.values() for k in ks}
     literals = string_literals("tools.py")

@@ -641,7 +641,12 @@ def anthropic_turn(call_id: str) -> AssembledMessage:
         {
             "type": "content_block_start",
             "index": 0,
-            "content_block": {"type": "tool_use", "id": call_id, "name": "get_weather", "input": {}},
+            "content_block": {
+                "type": "tool_use",
+                "id": call_id,
+                "name": "get_weather",
+                "input": {},
+            },
         },
         {
             "type": "content_block_delta",
@@ -721,7 +726,10 @@ def test_a_stateless_rule_never_sends_two_calls_with_one_id() -> None:
     """``ids="mistral"`` without a map: an id that is already the replacement another
     call's id gets (a model can send any id) would merge the two calls on the wire."""
     minted = ID_RULES["mistral"].mint("call_0_0")
-    turn = [ToolUseBlock("call_0_0", "get_weather", GOOD), ToolUseBlock(minted, "get_weather", GOOD)]
+    turn = [
+        ToolUseBlock("call_0_0", "get_weather", GOOD),
+        ToolUseBlock(minted, "get_weather", GOOD),
+    ]
     results = [ToolResultBlock.text(c.id, "sunny") for c in turn]
     with pytest.raises(RenderError, match=rf"'call_0_0' and '{minted}' with one id '{minted}'"):
         render_assistant("openai-chat", turn, ids="mistral")
@@ -738,7 +746,10 @@ def test_a_stateless_rule_never_sends_two_calls_with_one_id() -> None:
 
 def test_twin_an_id_map_keeps_the_same_calls_apart_and_distinct_ids_pass() -> None:
     minted = ID_RULES["mistral"].mint("call_0_0")
-    turn = [ToolUseBlock("call_0_0", "get_weather", GOOD), ToolUseBlock(minted, "get_weather", GOOD)]
+    turn = [
+        ToolUseBlock("call_0_0", "get_weather", GOOD),
+        ToolUseBlock(minted, "get_weather", GOOD),
+    ]
     results = [ToolResultBlock.text(c.id, f"r{n}") for n, c in enumerate(turn)]
     ids = IdMap("mistral")
     assistant, *answers = render_turn("openai-chat", turn, results, ids=ids)

@@ -237,7 +237,11 @@ def test_a_report_says_when_which_response_and_which_model(server: RecordingServ
         "msg_019Q1hrJbZG26Fb9BQhrkHEr",
         "claude-sonnet-4-20250514",
     )
-    assert (whole.provider, whole.response_id, whole.model) == ("openai-chat", "chatcmpl-1", "gpt-4o")
+    assert (whole.provider, whole.response_id, whole.model) == (
+        "openai-chat",
+        "chatcmpl-1",
+        "gpt-4o",
+    )
     for report in reports:
         assert report.first_byte_at is not None
         assert before <= report.started_at <= report.first_byte_at <= report.ended_at <= after
@@ -266,12 +270,12 @@ def test_a_sync_client_refuses_an_async_callback_when_watched(server: RecordingS
 
     for callback in (on_response, Tracer()):
         for client in (openai_client(server), anthropic_client(server), httpx2.Client()):
-            with pytest.raises(TypeError, match="coroutine function.*sync client"):
+            with pytest.raises(TypeError, match=r"coroutine function.*sync client"):
                 watch(client, callback)
             # Refused before anything changed: the client is as it was.
-            http = getattr(client, "_client", client)
+            http: Any = getattr(client, "_client", client)
             assert not isinstance(http._transport, TeeTransport)
-    with pytest.raises(TypeError, match="'test_a_sync_client_refuses.*on_response'"):
+    with pytest.raises(TypeError, match=r"'test_a_sync_client_refuses.*on_response'"):
         watch(openai_client(server), on_response)
     with pytest.raises(TypeError, match="sync transport"):
         TeeTransport(httpx2.HTTPTransport(), on_response)

@@ -28,6 +28,7 @@ __all__ = [
     "SERVER_ITEMS",
     "STATE_FORMATS",
     "_ASSEMBLER_DEFAULTS",
+    "_RESPONSE_HEAD_BYTES",
     "_WIRE_MAX_DEPTH",
     "ArgumentTracker",
     "Assembler",
@@ -48,6 +49,7 @@ __all__ = [
     "__version__",
     "_json_depth",
     "_parse_strict",
+    "_response_facts",
     "marshal_block",
     "marshal_blocks",
     "marshal_message",
@@ -264,7 +266,6 @@ PROBLEM_KINDS: tuple[str, ...]
 _RESPONSE_HEAD_BYTES: int
 
 def _response_facts(dialect: str, head: bytes) -> tuple[str | None, str | None]: ...
-
 def _json_depth(text: str) -> int: ...
 
 # --- the tool-loop boundary (src/python/tools.rs) ---

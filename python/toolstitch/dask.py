@@ -31,7 +31,6 @@ from distributed import LocalCluster
 from toolstitch._sources import Source, expand, replay_source
 from toolstitch.messages import Provider
 from toolstitch.replay import (
-    RECORD_KEYS,
     RECORD_SCHEMA,
     TEXT_SCHEMA,
     VALIDATION_SCHEMA,
@@ -83,6 +82,7 @@ _ARROW_TYPES = {
     name: _arrow_type(dtype)
     for name, dtype in {**COLUMNS, **_TEXT_COLUMNS, **_TOOLS_COLUMNS}.items()
 }
+
 
 def _columns(text: bool, tools: bool) -> dict[str, Any]:
     columns = dict(COLUMNS)

@@ -50,7 +50,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from toolstitch._toolstitch import _WIRE_MAX_DEPTH, _json_depth, _parse_strict
 from toolstitch.blocks import (
@@ -433,7 +433,7 @@ def _id_policy(
     return _rule(ids), None
 
 
-def _is_call(b: Any) -> bool:
+def _is_call(b: Any) -> TypeGuard[ToolUseBlock]:
     return isinstance(b, ToolUseBlock) and bool(b.id)
 
 

@@ -29,9 +29,9 @@ import gzip
 import io
 import os
 import re
+import typing
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-import typing
 from typing import IO, Any, NamedTuple, TypedDict, cast
 
 from toolstitch.blocks import ThinkingBlock, ToolUseBlock
@@ -43,9 +43,9 @@ from toolstitch.tools import Toolset
 __all__ = [
     "RECORD_KEYS",
     "RECORD_SCHEMA",
+    "STREAM_SUFFIXES",
     "TEXT_SCHEMA",
     "VALIDATION_SCHEMA",
-    "STREAM_SUFFIXES",
     "CallRecord",
     "FieldType",
     "TextFields",

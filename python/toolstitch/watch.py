@@ -163,7 +163,8 @@ def _is_async(transport: Any) -> bool:
 
 def _refuse_coroutine(on_response: Callback, client: str) -> None:
     """A sync client never awaits: a coroutine function given to it is refused now."""
-    call = getattr(on_response, "__call__", None)
+    # An object whose class defines an async __call__ is one too.
+    call = type(on_response).__call__
     if inspect.iscoroutinefunction(on_response) or inspect.iscoroutinefunction(call):
         name = getattr(on_response, "__qualname__", type(on_response).__name__)
         raise TypeError(

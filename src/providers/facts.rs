@@ -91,22 +91,37 @@ mod tests {
     #[test]
     fn each_dialect_names_its_response_where_it_declares() {
         let chat = "data: {\"id\":\"chatcmpl-1\",\"model\":\"gpt-x\",\"choices\":[]}\n\n";
-        assert_eq!(facts(Dialect::OpenAiChat, chat), some("chatcmpl-1", "gpt-x"));
+        assert_eq!(
+            facts(Dialect::OpenAiChat, chat),
+            some("chatcmpl-1", "gpt-x")
+        );
         let responses = "event: response.created\ndata: {\"type\":\"response.created\",\
                          \"response\":{\"id\":\"resp_1\",\"model\":\"gpt-5\"}}\n\n";
-        assert_eq!(facts(Dialect::OpenAiResponses, responses), some("resp_1", "gpt-5"));
+        assert_eq!(
+            facts(Dialect::OpenAiResponses, responses),
+            some("resp_1", "gpt-5")
+        );
         let anthropic = "event: ping\ndata: {\"type\":\"ping\"}\n\nevent: message_start\n\
                          data: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\
                          \"model\":\"claude-x\"}}\n\n";
-        assert_eq!(facts(Dialect::Anthropic, anthropic), some("msg_1", "claude-x"));
-        let gemini = "data: {\"candidates\":[],\"modelVersion\":\"gemini-3\",\"responseId\":\"r1\"}\r\n\r\n";
+        assert_eq!(
+            facts(Dialect::Anthropic, anthropic),
+            some("msg_1", "claude-x")
+        );
+        let gemini =
+            "data: {\"candidates\":[],\"modelVersion\":\"gemini-3\",\"responseId\":\"r1\"}\r\n\r\n";
         assert_eq!(facts(Dialect::Gemini, gemini), some("r1", "gemini-3"));
         // A whole body, not a stream.
-        let body = "{\"id\": \"msg_2\", \"type\": \"message\", \"model\": \"claude-y\", \"content\": []}";
+        let body =
+            "{\"id\": \"msg_2\", \"type\": \"message\", \"model\": \"claude-y\", \"content\": []}";
         assert_eq!(facts(Dialect::Anthropic, body), some("msg_2", "claude-y"));
         // Ollama names no response; Bedrock's stream names neither.
-        let ollama = "{\"model\":\"llama3\",\"message\":{\"role\":\"assistant\",\"content\":\"\"}}\n";
-        assert_eq!(facts(Dialect::Ollama, ollama), (None, Some("llama3".to_owned())));
+        let ollama =
+            "{\"model\":\"llama3\",\"message\":{\"role\":\"assistant\",\"content\":\"\"}}\n";
+        assert_eq!(
+            facts(Dialect::Ollama, ollama),
+            (None, Some("llama3".to_owned()))
+        );
         assert_eq!(facts(Dialect::Bedrock, chat), (None, None));
     }
 
@@ -117,14 +132,23 @@ mod tests {
                          \"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\"}}\n\n";
         assert_eq!(facts(Dialect::Anthropic, anthropic), (None, None));
         // Empty strings say nothing; a later event may say it.
-        let chat = "data: {\"id\":\"\",\"model\":\"\"}\n\ndata: {\"id\":\"c2\",\"model\":\"m2\"}\n\n";
+        let chat =
+            "data: {\"id\":\"\",\"model\":\"\"}\n\ndata: {\"id\":\"c2\",\"model\":\"m2\"}\n\n";
         assert_eq!(facts(Dialect::OpenAiChat, chat), some("c2", "m2"));
         // Cut inside the event, not JSON, not framed, not a string: nothing.
-        for head in ["data: {\"id\":\"chatcm", "data: {not json\n\n", "\u{0}\u{1}", "data: {\"id\":7}\n\n"] {
+        for head in [
+            "data: {\"id\":\"chatcm",
+            "data: {not json\n\n",
+            "\u{0}\u{1}",
+            "data: {\"id\":7}\n\n",
+        ] {
             assert_eq!(facts(Dialect::OpenAiChat, head), (None, None), "{head:?}");
         }
         // Past the head's bound nothing is read.
-        let late = format!("{}data: {{\"id\":\"late\"}}\n\n", ": pad\n".repeat(HEAD_BYTES / 6 + 1));
+        let late = format!(
+            "{}data: {{\"id\":\"late\"}}\n\n",
+            ": pad\n".repeat(HEAD_BYTES / 6 + 1)
+        );
         assert_eq!(facts(Dialect::OpenAiChat, &late), (None, None));
     }
 }

@@ -58,10 +58,10 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
-pub use facts::{response_facts, ResponseFacts, HEAD_BYTES, HEAD_EVENTS};
 #[cfg(feature = "python")]
 pub(crate) use common::Common;
 pub use error::{DecodeKind, Error, EventRef, Limit, Rule};
+pub use facts::{response_facts, ResponseFacts, HEAD_BYTES, HEAD_EVENTS};
 pub(crate) use input::Input;
 pub use outcome::{Finish, TokenUsage};
 pub use output::{

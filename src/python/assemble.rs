@@ -265,7 +265,10 @@ impl PyAssembler {
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let (messages, dialect) = {
             let st = self.state.lock(py)?;
-            (st.asm.core.messages(), st.asm.core.dialect().map(Dialect::name))
+            (
+                st.asm.core.messages(),
+                st.asm.core.dialect().map(Dialect::name),
+            )
         };
         let items = messages
             .iter()
@@ -280,7 +283,10 @@ impl PyAssembler {
     fn message<'py>(&self, py: Python<'py>, choice: i64) -> PyResult<Bound<'py, PyAny>> {
         let (messages, dialect) = {
             let st = self.state.lock(py)?;
-            (st.asm.core.messages(), st.asm.core.dialect().map(Dialect::name))
+            (
+                st.asm.core.messages(),
+                st.asm.core.dialect().map(Dialect::name),
+            )
         };
         match messages.iter().find(|m| m.choice == choice) {
             Some(m) => message_to_py(py, m, dialect),
