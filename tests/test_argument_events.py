@@ -392,6 +392,20 @@ def test_coalesced_never_joins_a_replacement_to_the_deltas_before_it() -> None:
     check_against_final(asm, reports, deltas)
 
 
+def test_coalesced_joins_the_deltas_after_a_replacement_to_it() -> None:
+    """What follows a replacement in the same read extends it: one event, still
+    replacing, whose text is the input from the replacement on."""
+    raw = chat_stream(["{}", '{"q": "x"}', ', "r": 1}'])
+    each = track("openai-chat", raw, [], True)
+    asm, reports, deltas = track("openai-chat", raw, [], "coalesced")
+    assert deltas == [
+        ToolInputDelta(0, 0, "{}"),
+        ToolInputDelta(0, 0, '{"q": "x"}, "r": 1}', replaces=True),
+    ]
+    assert rebuilt(deltas) == rebuilt(each[2]) == asm.message().tool_uses[0].input
+    assert reports == each[1]  # the tracker tells the same, however the deltas came
+
+
 def test_twin_q36_a_restatement_that_extends_the_input_is_joined() -> None:
     """Q36: ``{`` then the whole object starting with it: the assembler sends only what
     extends the input, so nothing replaces and coalesced joins it as before."""

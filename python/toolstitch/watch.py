@@ -133,7 +133,7 @@ def watch(client: _C, on_response: Callback, *, provider: Provider = "auto") -> 
         raise TypeError(f"on_response must be callable, not {type(on_response).__name__}")
     transports = [http._transport, *(getattr(http, "_mounts", None) or {}).values()]
     if any(t is not None and not _is_async(t) for t in transports):
-        _refuse_coroutine(on_response, type(client).__name__)
+        _refuse_coroutine(on_response, f"the {type(client).__name__} client")
     Assembler(provider, live=False)  # an unknown provider is the caller's error, now
     http._transport = _tee(http._transport, on_response, provider)
     mounts = getattr(http, "_mounts", None)
@@ -168,7 +168,7 @@ def _refuse_coroutine(on_response: Callback, client: str) -> None:
     if inspect.iscoroutinefunction(on_response) or inspect.iscoroutinefunction(call):
         name = getattr(on_response, "__qualname__", type(on_response).__name__)
         raise TypeError(
-            f"on_response {name!r} is a coroutine function, but {client} is a sync client: "
+            f"on_response {name!r} is a coroutine function, but {client} is synchronous: "
             f"nothing would await it. Pass a plain function, or watch an async client"
         )
 
@@ -382,7 +382,7 @@ class TeeTransport(_Tee):
     def __init__(
         self, transport: Any, on_response: Callback, *, provider: Provider = "auto"
     ) -> None:
-        _refuse_coroutine(on_response, "a sync transport")
+        _refuse_coroutine(on_response, "a TeeTransport")
         super().__init__(transport, on_response, provider=provider)
 
     def handle_request(self, request: Any) -> Any:
