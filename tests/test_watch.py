@@ -270,7 +270,10 @@ def test_a_sync_client_refuses_an_async_callback_when_watched(server: RecordingS
 
     for callback in (on_response, Tracer()):
         for client in (openai_client(server), anthropic_client(server), httpx2.Client()):
-            with pytest.raises(TypeError, match=r"coroutine function, but the (OpenAI|Anthropic|Client) client is synchronous"):
+            with pytest.raises(
+                TypeError,
+                match=r"coroutine function, but the (OpenAI|Anthropic|Client) client is synchronous",
+            ):
                 watch(client, callback)
             # Refused before anything changed: the client is as it was.
             http: Any = getattr(client, "_client", client)
