@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 MATURIN := $(VENV)/bin/maturin
 TOOLS := $(VENV)/.tools-installed
 
-.PHONY: run test lint bench extension develop release dist dist-check clean fuzz fuzz-build
+.PHONY: run test lint bench extension develop release dist dist-check clean fuzz fuzz-build conformance
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -51,8 +51,8 @@ lint: develop
 	cargo fmt --check
 	cargo clippy --quiet --all-targets --features python,bench-baseline -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --features python
-	$(VENV)/bin/ruff check python tests benches examples .ci fuzz
-	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz
+	$(VENV)/bin/ruff check python tests benches examples .ci fuzz conformance
+	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz conformance
 	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py fuzz
 	$(PY) -m mypy.stubtest toolstitch._toolstitch --mypy-config-file pyproject.toml
 
@@ -63,6 +63,22 @@ bench: release
 	$(PY) benches/bench_blocks.py
 	$(PY) benches/bench_replay.py
 	$(PY) benches/compare.py
+
+# The conformance suite (conformance/README.md): its own environment with the package
+# (debug build) and the peers it is compared with (dependency group `conformance`),
+# every adapter, then RESULTS.md and the chart regenerated.
+CONFORMANCE_VENV := .venv-conformance
+$(CONFORMANCE_VENV)/.installed: pyproject.toml Makefile
+	python3 -m venv $(CONFORMANCE_VENV)
+	$(CONFORMANCE_VENV)/bin/python -m pip install --quiet --upgrade "pip>=25.1" "maturin>=1.9,<2"
+	$(CONFORMANCE_VENV)/bin/python -m pip install --quiet --group conformance
+	touch $@
+
+conformance: $(CONFORMANCE_VENV)/.installed
+	MATURIN_PEP517_ARGS="--profile dev" $(CONFORMANCE_VENV)/bin/python -m pip install --quiet \
+		--no-build-isolation --editable .
+	$(CONFORMANCE_VENV)/bin/python conformance/run.py --results-md \
+		--chart conformance/results.png --json conformance/results.json
 
 # Release tooling for `make dist`: the dependency group `dist` (ziglang, auditwheel).
 $(VENV)/.dist-tools-installed: pyproject.toml $(TOOLS)

@@ -17,7 +17,7 @@ request the time to the first body byte and the time from it to the end. Contend
 alternate request by request; the figures are medians, and the ratios are against
 ``plain`` measured in the same rounds.
 
-Then a bounded load: ``--streams`` (50) concurrent requests of the long stream, every
+Then a bounded load: ``--streams`` (200) concurrent requests of the long stream, every
 body checked whole, three rounds per proxy, best wall time.
 
 Run: ``.venv/bin/python benches/bench_proxy.py [--requests N] [--streams N] [--load-only]``
@@ -195,7 +195,7 @@ def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int) -> N
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=60, help="per contender and stream")
-    parser.add_argument("--streams", type=int, default=50, help="concurrent streams (load)")
+    parser.add_argument("--streams", type=int, default=200, help="concurrent streams (load)")
     parser.add_argument("--load-only", action="store_true", help="only the concurrent part")
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()

@@ -9,6 +9,8 @@
 //! - [`wire`]: the exact JSON wire codec for blocks and messages;
 //! - [`partial`] and [`validate`]: the tool-loop boundary (partial JSON for display,
 //!   strict parsing and JSON Schema before execution);
+//! - [`guard`]: the same boundary on live traffic: a response's bytes released only
+//!   once every call they complete has been checked;
 //! - `python` (feature `python`): the PyO3 binding, the only code that names pyo3.
 
 #![cfg_attr(
@@ -19,6 +21,7 @@
 pub mod accumulate;
 pub mod blocks;
 pub mod framing;
+pub mod guard;
 pub mod partial;
 pub mod providers;
 mod statics;

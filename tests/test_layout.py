@@ -47,15 +47,19 @@ PACKAGE = ROOT / "python" / "toolstitch"
 CORE = {"_toolstitch", "blocks", "calls", "errors", "messages"}
 
 
-def imported_modules(tree: ast.Module, modules: set[str]) -> set[str]:
+def imported_modules(tree: ast.Module, modules: set[str], within: str = "") -> set[str]:
     """Every toolstitch module ``tree`` imports, wherever the import is: at the top, under
     ``if TYPE_CHECKING:``, inside a function, at the bottom. ``"toolstitch"`` is the
-    package's ``__init__`` (a name imported from the package that is not a module)."""
+    package's ``__init__`` (a name imported from the package that is not a module).
+    ``within`` is the sub-package ``tree`` is a module of (its relative imports are its
+    own)."""
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             targets = [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
+            if node.level and within:
+                continue  # a sub-package's own modules
             # A relative import (``from .x import y``) is one of the package's own.
             module = f"toolstitch.{node.module or ''}" if node.level else node.module or ""
             module = module.rstrip(".")
@@ -77,12 +81,19 @@ def import_graph(package: Path) -> dict[str, set[str]]:
     """Module name (``"toolstitch"`` for ``__init__``) to the toolstitch modules it
     imports, from the source of every ``.py`` and of the core's ``.pyi`` stubs."""
     files = sorted([*package.glob("*.py"), *package.glob("*.pyi")])
-    modules = {path.stem for path in files} - {"__init__"}
+    # A sub-package (``proxy/``) is one module of the graph, all its files together.
+    subpackages = sorted(p.parent for p in package.glob("*/__init__.py"))
+    modules = ({path.stem for path in files} - {"__init__"}) | {p.name for p in subpackages}
     graph: dict[str, set[str]] = {}
     for path in files:
         name = "toolstitch" if path.stem == "__init__" else path.stem
         tree = ast.parse(path.read_text(), filename=str(path))
         graph.setdefault(name, set()).update(imported_modules(tree, modules) - {name})
+    for sub in subpackages:
+        for path in sorted(sub.glob("*.py")):
+            tree = ast.parse(path.read_text(), filename=str(path))
+            found = imported_modules(tree, modules, within=sub.name) - {sub.name}
+            graph.setdefault(sub.name, set()).update(found)
     return graph
 
 

@@ -321,16 +321,27 @@ def test_enforce_turns_an_invalid_call_into_the_sdks_exception(
             ) as stream,
         ):
             stream.get_final_message()
-        # A whole response: a 502 the SDK does not retry.
+        # A whole response: a 502 the SDK does not retry (its call names a tool the
+        # request did not declare).
         whole = openai.OpenAI(base_url=f"{running.url}/whole/v1", api_key="k", max_retries=2)
         with pytest.raises(openai.InternalServerError, match="call_1") as error:
-            whole.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+            whole.chat.completions.create(model="gpt-4o", messages=MESSAGES, tools=CHAT_TOOLS)
         assert error.value.status_code == 502
-        records = running.records(4)
-    assert [r["enforced"] for r in records] == ["blocked", "passed", "blocked", "blocked"]
+        # A request that declared no tools is not guarded: passed untouched, and said so.
+        untouched = whole.chat.completions.create(model="gpt-4o", messages=MESSAGES)
+        assert untouched.choices[0].message.tool_calls[0].id == "call_1"  # type: ignore[index]
+        records = running.records(5)
+    assert [r["enforced"] for r in records] == [
+        "blocked",
+        "passed",
+        "blocked",
+        "blocked",
+        "unchecked",
+    ]
     assert "GetWeatherArgs" in records[0]["blocked"]
+    assert records[4]["unchecked"] == "the request declared no tools"
     # max_retries=2, yet one request reached the proxy: x-should-retry: false held.
-    assert len(records) == 4
+    assert len(records) == 5
 
 
 def test_enforce_on_the_responses_api(upstream: RecordingServer, tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ too):
 - the applications built on it: ``streams`` (the ``Assembler`` and one call from any
   source), ``tools`` (``Toolset``), ``render`` (messages back to each provider's
   format), ``replay`` with ``_sources`` and ``_capture`` (recordings to call records),
-  ``otel``, ``watch``, ``proxy``, ``cli`` and ``dask``.
+  ``guard`` (the core's guard: a response's bytes released only once the calls they
+  complete pass), ``otel``, ``watch``, ``proxy`` (a package: the checking gateway),
+  ``cli`` and ``dask``.
 
 ``assemble`` (the old home of the message types and the ``Assembler``) re-exports
 them from ``messages`` and ``streams``; this package re-exports every public name.

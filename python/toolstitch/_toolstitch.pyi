@@ -45,10 +45,14 @@ __all__ = [
     "ToolUseChunk",
     "ToolUses",
     "_CompiledSchema",
+    "_Guard",
     "_RegexGrammar",
     "__version__",
+    "_dialect_for_path",
+    "_error_response",
     "_json_depth",
     "_parse_strict",
+    "_provider_name",
     "_response_facts",
     "marshal_block",
     "marshal_blocks",
@@ -375,3 +379,52 @@ class Assembler:
     def _memo_served(self) -> tuple[int, int]: ...
     def __getstate__(self) -> bytes: ...
     def __setstate__(self, state: bytes, /) -> None: ...
+
+# The guard (src/python/guard.rs); toolstitch.guard wraps it.
+_GuardBlocked = tuple[
+    str, str, int | None, str | None, str | None, bytes, int, list[tuple[str, str]], bytes
+]
+
+@final
+class _Guard:
+    def __new__(
+        cls,
+        check: Any,
+        *,
+        provider: str = "auto",
+        error_provider: str | None = None,
+        transport: str | None = None,
+        encoding: str = "identity",
+        max_calls: int = 4096,
+        max_input_bytes: int = 8388608,
+        max_total_bytes: int = 67108864,
+        max_event_bytes: int = 16777216,
+        max_line_bytes: int = 16777216,
+        max_held_bytes: int | None = None,
+        max_decoded_bytes: int | None = None,
+        max_ratio: int | None = None,
+        max_check_bytes: int | None = None,
+    ) -> Self: ...
+    def feed(self, data: bytes) -> tuple[bytes, _GuardBlocked | None]: ...
+    def finish(self) -> tuple[bytes, _GuardBlocked | None]: ...
+    @property
+    def outcome(self) -> Literal["open", "passed", "blocked", "unchecked"]: ...
+    @property
+    def blocked(self) -> _GuardBlocked | None: ...
+    @property
+    def unchecked_reason(self) -> str | None: ...
+    @property
+    def dialect(self) -> str | None: ...
+    @property
+    def transport(self) -> str | None: ...
+    @property
+    def released(self) -> int: ...
+    @property
+    def held(self) -> int: ...
+    def messages(self) -> list[_messages.AssembledMessage]: ...
+
+def _error_response(
+    provider: str | None, message: str
+) -> tuple[int, list[tuple[str, str]], bytes]: ...
+def _dialect_for_path(path: str) -> str | None: ...
+def _provider_name(dialect: str) -> str: ...

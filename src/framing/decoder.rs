@@ -129,6 +129,20 @@ impl Decoder {
         }
     }
 
+    /// Where the event the decoder holds unfinished starts (an offset from
+    /// the first byte), if it holds one: every byte before it belongs to
+    /// events already given out (or to none). Before the transport is told,
+    /// the first byte.
+    #[must_use]
+    pub fn unfinished_from(&self) -> Option<u64> {
+        match &self.inner {
+            Inner::Undecided => (!self.head.is_empty()).then_some(0),
+            Inner::Sse(d) => d.unfinished_from(),
+            Inner::Lines(d) => d.unfinished_from(),
+            Inner::Events(d) => d.unfinished_from(),
+        }
+    }
+
     /// Back to the start of a new stream (detecting again unless the
     /// transport was given), forgetting any error.
     pub fn reset(&mut self) {

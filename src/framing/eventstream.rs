@@ -407,6 +407,12 @@ impl EventStreamDecoder {
         advance(self.frame_start, self.pending.len())
     }
 
+    /// Where the frame the decoder holds unfinished starts, if it holds one.
+    #[must_use]
+    pub fn unfinished_from(&self) -> Option<u64> {
+        (!self.pending.is_empty()).then_some(self.frame_start)
+    }
+
     /// Takes the next bytes, cut anywhere, and appends each frame they
     /// complete to `out`.
     ///

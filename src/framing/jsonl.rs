@@ -296,6 +296,12 @@ impl JsonLinesDecoder {
         self.offset
     }
 
+    /// Where the value the decoder holds unfinished starts, if it holds one.
+    #[must_use]
+    pub fn unfinished_from(&self) -> Option<u64> {
+        (self.open != Open::None).then_some(self.value_start)
+    }
+
     /// Takes the next bytes, cut anywhere, and appends each value (or array
     /// element) they complete to `out`.
     ///

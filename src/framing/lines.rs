@@ -64,6 +64,11 @@ impl LineSplitter {
         self.offset
     }
 
+    /// Where a line cut by the end of the last push starts, if there is one.
+    pub(crate) fn pending_from(&self) -> Option<u64> {
+        (!self.pending.is_empty()).then_some(self.line_start)
+    }
+
     fn too_long(&self) -> Error {
         Error::Limit {
             limit: "max_line_bytes",

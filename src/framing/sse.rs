@@ -238,6 +238,15 @@ impl SseDecoder {
         self.lines.offset()
     }
 
+    /// Where the event the decoder holds unfinished starts (its first field
+    /// line, or a line cut by the end of a push), if it holds one.
+    #[must_use]
+    pub fn unfinished_from(&self) -> Option<u64> {
+        self.builder
+            .started_at
+            .or_else(|| self.lines.pending_from())
+    }
+
     /// Takes the next bytes of the stream, cut anywhere, and appends each event
     /// they complete to `out`.
     ///

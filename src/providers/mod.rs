@@ -19,6 +19,7 @@ mod content;
 mod detect;
 mod error;
 mod facts;
+pub(crate) mod guarded;
 mod input;
 mod json;
 mod message;

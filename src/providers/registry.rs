@@ -47,6 +47,8 @@ pub(crate) struct Spec {
     pub(crate) server_items: &'static [&'static str],
     /// Where a response names itself and the model that answered.
     pub(crate) response: ResponseFields,
+    /// What the guard needs: the provider's name, request paths, error shape.
+    pub(crate) guard: super::guarded::GuardSpec,
 }
 
 /// JSON Pointers into one event (or the whole body) of the dialect: the

@@ -12,6 +12,7 @@ mod convert;
 mod errors;
 mod event_tree;
 mod feed;
+mod guard;
 mod imports;
 mod live;
 mod memo;
@@ -129,6 +130,7 @@ fn _toolstitch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     assemble::register(m)?;
     wire::register(m)?;
     tools::register(m)?;
+    guard::register(m)?;
     registry::register(m)?;
     #[cfg(feature = "bench-baseline")]
     baseline::register(m)?;

@@ -9,6 +9,7 @@
 //! their deltas and stop (Q29).
 
 mod body;
+mod guard;
 
 use std::collections::BTreeSet;
 
@@ -654,4 +655,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &["/message/id", "/id"],
         model: &["/message/model", "/model"],
     },
+    guard: guard::GUARD,
 };

@@ -4,6 +4,7 @@
 //! `"p"` padding field is ignored (Q22).
 
 mod body;
+mod guard;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -418,4 +419,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &[],
         model: &[],
     },
+    guard: guard::GUARD,
 };

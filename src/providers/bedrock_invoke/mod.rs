@@ -15,6 +15,7 @@
 //! `providers/bytes.rs`).
 
 mod base64;
+mod guard;
 
 use memchr::memmem;
 use serde::Deserialize;
@@ -363,4 +364,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &["/id"],
         model: &["/model"],
     },
+    guard: guard::GUARD,
 };

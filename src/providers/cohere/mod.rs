@@ -4,6 +4,7 @@
 //! The tool plan is kept as a thinking block.
 
 mod body;
+mod guard;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -277,4 +278,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &["/id"],
         model: &[],
     },
+    guard: guard::GUARD,
 };

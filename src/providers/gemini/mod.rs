@@ -11,6 +11,7 @@
 //! `thoughtSignature` is kept as the call's provider state (a JSON string,
 //! format `"gemini"`).
 
+mod guard;
 mod wire;
 
 use std::borrow::Cow;
@@ -623,4 +624,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &["/responseId"],
         model: &["/modelVersion"],
     },
+    guard: guard::GUARD,
 };

@@ -17,6 +17,7 @@
 //! skipped (Q29).
 
 mod body;
+mod guard;
 
 use std::collections::BTreeMap;
 
@@ -722,4 +723,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &["/interaction/id", "/id"],
         model: &["/interaction/model", "/model"],
     },
+    guard: guard::GUARD,
 };

@@ -7,6 +7,8 @@
 //! Each `tool_calls` entry is a whole call: its `arguments` is a JSON object
 //! (kept as compact JSON text, keys in the order sent), never a fragment.
 
+mod guard;
+
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -134,7 +136,10 @@ fn apply(s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
                 input: args,
                 ..Opening::default()
             };
-            s.new_call(C, opening, live)?;
+            // Each call comes whole: its input is done as it opens (which the
+            // guard and the live events see as the call's end).
+            let key = s.new_call(C, opening, live)?;
+            s.finish_call(C, key, live);
         }
     }
     if line.done == Some(true) {
@@ -212,4 +217,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &[],
         model: &["/model"],
     },
+    guard: guard::GUARD,
 };

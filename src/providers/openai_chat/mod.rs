@@ -5,6 +5,7 @@
 //! then the call routing of Q1 / Q2 / Q20 before the accumulator sees a key.
 
 mod body;
+mod guard;
 mod calls;
 
 use calls::{content_parts, executed_tools, fragment, restated_finish, Args, Piece, EXECUTED};
@@ -603,4 +604,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &["/id"],
         model: &["/model"],
     },
+    guard: guard::GUARD,
 };

@@ -15,6 +15,7 @@
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
 mod body;
+mod guard;
 mod wire;
 
 use wire::*;
@@ -814,4 +815,5 @@ pub(crate) const SPEC: Spec = Spec {
         id: &["/response/id", "/id"],
         model: &["/response/model", "/model"],
     },
+    guard: guard::GUARD,
 };

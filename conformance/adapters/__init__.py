@@ -1,0 +1,21 @@
+"""One module per reassembler; ``ADAPTERS`` names them (README.md, "Adding a reassembler")."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+# NAME -> module under conformance/adapters/.
+ADAPTERS = {
+    "toolstitch": "toolstitch_adapter",
+    "openai-python": "openai_python",
+    "anthropic-sdk-python": "anthropic_python",
+    "litellm": "litellm_adapter",
+    "langchain-core": "langchain_core_adapter",
+    "openllmetry": "openllmetry",
+    "openinference": "openinference",
+}
+
+
+def load(name: str) -> ModuleType:
+    return importlib.import_module(f"adapters.{ADAPTERS[name]}")

@@ -1,0 +1,57 @@
+"""What the tracer adapters share: an in-memory exporter and the real SDK clients."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from suite import Case
+
+from adapters._server import StreamServer, as_sse
+
+
+class Traced:
+    def __init__(self) -> None:
+        import openai
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+        self.exporter = InMemorySpanExporter()
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(SimpleSpanProcessor(self.exporter))
+        self.server = StreamServer()
+        self.client = openai.OpenAI(
+            base_url=self.server.url + "/v1", api_key="conformance", max_retries=0
+        )
+        self.anthropic: Any = None
+
+    def attributes(self, case: Case) -> dict[str, Any]:
+        """Stream the case through the instrumented client; the span's attributes."""
+        self.exporter.clear()
+        messages = [{"role": "user", "content": "hi"}]
+        if case.dialect == "anthropic":
+            if self.anthropic is None:
+                import anthropic
+
+                self.anthropic = anthropic.Anthropic(
+                    base_url=self.server.url, api_key="conformance", max_retries=0
+                )
+            self.server.serve(as_sse(case, named=True))
+            events = self.anthropic.messages.create(
+                model="conformance", max_tokens=1024, messages=messages, stream=True
+            )
+        else:
+            self.server.serve(as_sse(case, done=True))
+            events = self.client.chat.completions.create(
+                model="conformance", messages=messages, stream=True
+            )
+        for _ in events:
+            pass
+        spans = self.exporter.get_finished_spans()
+        merged: dict[str, Any] = {}
+        for span in spans:
+            merged.update(span.attributes or {})
+        return merged
+
+    def close(self) -> None:
+        self.server.close()

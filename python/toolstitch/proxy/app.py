@@ -1,0 +1,584 @@
+"""The ASGI application: one ``_Exchange`` per request, plumbing around the core's guard."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import socket
+import time
+import zlib
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+import httpx
+
+from toolstitch.errors import ToolstitchError
+from toolstitch.guard import Blocked, Guard, dialect_for_path, error_response, transport_for
+from toolstitch.messages import AssembledMessage
+from toolstitch.otel import StreamTiming
+from toolstitch.streams import Assembler
+from toolstitch.tools import Toolset
+
+from . import records
+from .records import Record, one_line
+from .spans import ResponseSpan
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+_log = logging.getLogger("toolstitch.proxy")
+
+# Never forwarded (RFC 9110 7.6.1), and never sent twice: the server and the client set
+# them for their own connection.
+_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"proxy-connection",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+        b"host",
+        b"content-length",
+    }
+)
+_READ_TYPES = ("text/event-stream", "application/json", "application/vnd.amazon.eventstream")
+_MODEL_IN_PATH = re.compile(r"/models?/([^/:?]+)")
+HEALTH_PATH = "/toolstitch/health"
+
+
+class Proxy:
+    """The ASGI application (see ``toolstitch.proxy``).
+
+    ``upstream`` is the base URL requests go to (its path is prefixed to theirs);
+    ``on_record`` gets each response's record; ``enforce`` guards every response whose
+    request declared tools; ``check=False`` turns every check off (a plain pass-through
+    on the same server and client, for comparison); ``tracer`` (an OpenTelemetry
+    ``Tracer``) gets one span per response.
+    """
+
+    def __init__(
+        self,
+        upstream: str,
+        *,
+        enforce: bool = False,
+        on_record: Callable[[Record], None] | None = None,
+        check: bool = True,
+        tracer: Any = None,
+        client: httpx.AsyncClient | None = None,
+    ) -> None:
+        url = httpx.URL(upstream)
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ValueError(f"the upstream must be an http:// or https:// URL, not {upstream!r}")
+        self.upstream = upstream.rstrip("/")
+        self.enforce = enforce
+        self.on_record = on_record
+        self.check = check
+        self.tracer = tracer
+        self._client = client
+        self.open_streams = 0
+        self.draining = False
+
+    @property
+    def client(self) -> httpx.AsyncClient:
+        if self._client is None:
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=100)
+            self._client = httpx.AsyncClient(
+                # Small writes (an event, a request's body after its headers) go out at
+                # once: no Nagle delay waiting for the peer's delayed ACK.
+                transport=httpx.AsyncHTTPTransport(
+                    limits=limits,
+                    socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+                ),
+                timeout=httpx.Timeout(600.0, connect=30.0),
+                follow_redirects=False,
+                trust_env=False,
+            )
+        return self._client
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+        elif scope["type"] == "http":
+            if scope.get("path") == HEALTH_PATH and scope.get("method") == "GET":
+                await self._health(send)
+                return
+            self.open_streams += 1
+            try:
+                await _Exchange(self, scope, receive, send).run()
+            finally:
+                self.open_streams -= 1
+
+    async def _health(self, send: Send) -> None:
+        status = 503 if self.draining else 200
+        body = json.dumps(
+            {
+                "status": "draining" if self.draining else "ok",
+                "open": self.open_streams,
+                "enforce": self.enforce,
+            }
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", b"%d" % len(body)),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body, "more_body": False})
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self._client is not None:
+                    await self._client.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    def emit(self, record: Record) -> None:
+        if self.on_record is not None:
+            try:
+                self.on_record(record)
+            except Exception:
+                _log.exception("toolstitch proxy: writing a record failed")
+
+
+def _refuse_every_call(why: str) -> Callable[[Any], None]:
+    """The check of a request whose tools cannot be read: no call can be checked."""
+
+    def check(_call: Any) -> None:
+        raise ToolstitchError(f"the request's tools cannot be read ({why}): no call can be checked")
+
+    return check
+
+
+class _Exchange:
+    """One request and its response."""
+
+    def __init__(self, proxy: Proxy, scope: Scope, receive: Receive, send: Send) -> None:
+        self.proxy = proxy
+        self.scope = scope
+        self.receive = receive
+        self.send = send
+        self.path = scope.get("path", "/")
+        self.path_dialect = dialect_for_path(self.path)
+        self.started = time.time()
+        self.timing = StreamTiming()
+        self.record = records.new(scope.get("method", "GET"), self.path, self.started)
+        self.span = (
+            ResponseSpan(proxy.tracer, scope.get("headers", []), self.path)
+            if proxy.tracer is not None
+            else None
+        )
+        self.toolset: Toolset | None = None
+        # The check the guard runs: the toolset's, or one that refuses every call.
+        self.checker: Any = None
+        self.guard: Guard | None = None
+        self.asm: Assembler | None = None
+        self.decoder: Any = None
+        self.read_error: str | None = None
+        self.response_started = False
+        self.probe = b""
+
+    # ---------------------------------------------------------------- the flow
+
+    async def run(self) -> None:
+        body = await self._request_body()
+        if body is None:
+            return  # the client went away before its request was complete
+        if self.proxy.check:
+            self._read_request(body)
+        guarding = self.proxy.enforce and self.proxy.check
+        headers = [
+            (k, v)
+            for k, v in self.scope.get("headers", [])
+            if k.lower() not in _HOP and not (guarding and k.lower() == b"accept-encoding")
+        ]
+        if guarding:
+            # Events are told apart in the body as sent: ask for it uncompressed (a
+            # body compressed all the same is decoded by the guard, within bounds).
+            headers.append((b"accept-encoding", b"identity"))
+        query = self.scope.get("query_string", b"")
+        raw_path = self.scope.get("raw_path") or self.path.encode()
+        url = self.proxy.upstream + raw_path.decode("latin-1")
+        if query:
+            url += "?" + query.decode("latin-1")
+        client = self.proxy.client
+        request = client.build_request(self.record["method"], url, headers=headers, content=body)
+        self.timing.restart()
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.HTTPError as e:
+            await self._unreachable(e)
+            return
+        try:
+            await self._relay(response)
+        finally:
+            await response.aclose()
+            self._finish()
+
+    async def _request_body(self) -> bytes | None:
+        chunks = []
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+    def _read_request(self, body: bytes) -> None:
+        try:
+            request = json.loads(body) if body else None
+        except (ValueError, UnicodeDecodeError):
+            request = None
+        model = request.get("model") if isinstance(request, dict) else None
+        if not isinstance(model, str):
+            match = _MODEL_IN_PATH.search(self.path)
+            model = match.group(1) if match else None
+        self.record["model"] = model
+        if not isinstance(request, dict):
+            self.record["reason"] = "the request body is not a JSON object"
+            return
+        tools = request.get("tools")
+        if tools is None and isinstance(request.get("toolConfig"), dict):
+            tools = request["toolConfig"].get("tools")  # Bedrock
+        try:
+            # A request without tools still gets its calls recorded (as undeclared);
+            # only one that declared tools is guarded.
+            self.toolset = Toolset(tools or [])
+            if tools:
+                self.checker = self.toolset.validate
+        except ToolstitchError as e:
+            why = one_line(str(e))
+            self.record["reason"] = f"the request's tools cannot be read: {why}"
+            self.checker = _refuse_every_call(why)
+
+    async def _relay(self, response: httpx.Response) -> None:
+        status = response.status_code
+        self.record["status"] = status
+        media = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        encoding = response.headers.get("content-encoding", "identity").strip().lower()
+        self.record["streamed"] = media != "application/json"
+        if self.proxy.enforce and self.proxy.check:
+            if self.checker is None:
+                self.record["enforced"] = "unchecked"
+                self.record["unchecked"] = "the request declared no tools"
+            elif not 200 <= status < 300:
+                self.record["enforced"] = "unchecked"
+                self.record["unchecked"] = f"the upstream answered HTTP {status}"
+            else:
+                await self._guarded(response, status, media, encoding)
+                return
+        await self._passed_through(response, status, media, encoding)
+
+    # ------------------------------------------------------- the guarded path
+
+    async def _guarded(
+        self, response: httpx.Response, status: int, media: str, encoding: str
+    ) -> None:
+        """The body through the core's guard: what it releases goes out as it comes; a
+        block ends the response in the provider's shape."""
+        self.record["readable"] = True
+        try:
+            guard = Guard(
+                self.checker,
+                error_provider=self.path_dialect,
+                transport=transport_for(media),
+                encoding=encoding,
+            )
+        except ValueError:
+            message = f"the body is {encoding}-encoded, which the guard cannot decode"
+            self.guard = None
+            self._record_block("encoding", message, None)
+            await self._whole_error(*error_response(self.path_dialect, message))
+            return
+        self.guard = guard
+        # The body goes out decoded, and its length is the guard's to tell.
+        dropped = (b"content-length", b"content-encoding")
+        headers = [
+            (k, v)
+            for k, v in response.headers.raw
+            if k.lower() not in _HOP and k.lower() not in dropped
+        ]
+
+        async def forward(data: bytes) -> None:
+            if not data:
+                return
+            if not self.response_started:
+                await self._start(status, headers)
+            self._probe(data)
+            await self.send({"type": "http.response.body", "body": data, "more_body": True})
+
+        async def take(chunk: bytes) -> bool:
+            step = guard.feed(chunk)
+            await forward(step.forward)
+            if step.blocked is not None:
+                await self._end_blocked(step.blocked)
+                return False
+            return True
+
+        async def end() -> None:
+            step = guard.finish()
+            await forward(step.forward)
+            if step.blocked is not None:
+                await self._end_blocked(step.blocked)
+                return
+            if not self.response_started:
+                await self._start(status, headers)
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        await self._pump(response, take, end)
+        if self.read_error is not None and not self.response_started:
+            # The upstream failed before anything went out: the client gets the
+            # provider's error, not a server error of the proxy's own.
+            self._record_block("unreadable", self.read_error, None)
+            status_, headers_, body = error_response(
+                guard.dialect or self.path_dialect, f"toolstitch proxy: {self.read_error}"
+            )
+            await self._whole_error(status_, headers_, body)
+            return
+        outcome = guard.outcome
+        if outcome in ("passed", "unchecked", "blocked"):
+            self.record["enforced"] = outcome
+        if outcome == "unchecked":
+            self.record["unchecked"] = guard.unchecked_reason
+
+    async def _end_blocked(self, blocked: Blocked) -> None:
+        call = (
+            {"id": blocked.call_id, "name": blocked.tool_name}
+            if blocked.call_id is not None or blocked.tool_name is not None
+            else None
+        )
+        self._record_block(blocked.cause, blocked.reason, call)
+        if not self.response_started:
+            await self._whole_error(blocked.status, list(blocked.headers), blocked.body)
+            return
+        await self.send({"type": "http.response.body", "body": blocked.tail, "more_body": False})
+
+    def _record_block(self, cause: str, reason: str, call: dict[str, Any] | None) -> None:
+        self.record["enforced"] = "blocked"
+        self.record["blocked"] = reason
+        self.record["blocked_cause"] = cause
+        self.record["blocked_call"] = call
+
+    async def _whole_error(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+        raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        raw.append((b"content-length", b"%d" % len(body)))
+        await self._start(status, raw)
+        await self.send({"type": "http.response.body", "body": body, "more_body": False})
+
+    # --------------------------------------------------- the pass-through path
+
+    async def _passed_through(
+        self, response: httpx.Response, status: int, media: str, encoding: str
+    ) -> None:
+        """The body forwarded as it comes, byte for byte; a copy read on the side."""
+        readable = self.proxy.check and self._readable(status, media, encoding)
+        headers = [
+            (k, v)
+            for k, v in response.headers.raw
+            if k.lower() not in _HOP or k.lower() == b"content-length"
+        ]
+        if readable:
+            self.asm = Assembler("auto", live=False)
+            if encoding in ("gzip", "x-gzip"):
+                self.decoder = zlib.decompressobj(zlib.MAX_WBITS | 16)
+            elif encoding == "deflate":
+                self.decoder = zlib.decompressobj()
+        await self._start(status, headers)
+
+        async def take(chunk: bytes) -> bool:
+            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+            self._copy(chunk)
+            return True
+
+        async def end() -> None:
+            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        await self._pump(response, take, end)
+
+    def _readable(self, status: int, media: str, encoding: str) -> bool:
+        if status >= 400:
+            self.record["reason"] = f"the upstream answered HTTP {status}; passed through"
+        elif not any(kind in media for kind in _READ_TYPES) and not media.endswith(
+            ("ndjson", "jsonl")
+        ):
+            self.record["reason"] = f"not a provider's response ({media or 'no content type'})"
+        elif encoding not in ("identity", "", "gzip", "x-gzip", "deflate"):
+            self.record["reason"] = f"the body is {encoding}-encoded, which is not read"
+        else:
+            return True
+        return False
+
+    def _copy(self, data: bytes) -> None:
+        """The side copy of a pass-through body (never changes what is forwarded)."""
+        if self.asm is None or self.read_error is not None or not data:
+            return
+        try:
+            if self.decoder is not None:
+                # Bounded per read: a compressed body can never be decoded whole at once.
+                data = self.decoder.decompress(data, 1 << 24)
+                if self.decoder.unconsumed_tail:
+                    self.read_error = "the compressed body expands past 16 MiB per read"
+                    return
+            self.asm.feed_bytes(data)
+        except zlib.error as e:
+            self.read_error = f"the body is not valid compressed data: {e}"
+        except ToolstitchError as e:
+            self.read_error = one_line(str(e))
+        except Exception as e:  # never let the copy break the traffic it watches
+            _log.exception("toolstitch proxy: reading %s failed", self.path)
+            self.read_error = f"the proxy could not read the response: {type(e).__name__}"
+
+    # ---------------------------------------------------------------- plumbing
+
+    async def _pump(
+        self,
+        response: httpx.Response,
+        take: Callable[[bytes], Awaitable[bool]],
+        end: Callable[[], Awaitable[None]],
+    ) -> None:
+        """Relays the body with ``take`` until it ends (then ``end``), ``take`` says stop,
+        or the client disconnects (which cancels the read and so closes the upstream
+        request)."""
+        disconnected = asyncio.Event()
+
+        async def watch() -> None:
+            while True:
+                message = await self.receive()
+                if message["type"] == "http.disconnect":
+                    disconnected.set()
+                    return
+
+        async def relay() -> None:
+            async for chunk in response.aiter_raw():
+                self.timing.chunk()
+                self.record["bytes"] += len(chunk)
+                self.record["chunks"] += 1
+                if not await take(chunk):
+                    return
+            await end()
+
+        relaying = asyncio.ensure_future(relay())
+        watching = asyncio.ensure_future(watch())
+        try:
+            done, _ = await asyncio.wait({relaying, watching}, return_when=asyncio.FIRST_COMPLETED)
+            if relaying not in done:
+                self.record["client_disconnected"] = True
+        finally:
+            for task in (relaying, watching):
+                task.cancel()
+                # Its outcome is read below; waiting for it must not raise it here.
+                await asyncio.wait({task})
+        exception = None if relaying.cancelled() else relaying.exception()
+        if isinstance(exception, httpx.HTTPError):
+            # The upstream broke off: the client's response is left unfinished too (the
+            # server drops the connection), so that it cannot pass for a whole one;
+            # nothing the guard held goes out.
+            self.read_error = f"the upstream response failed: {type(exception).__name__}"
+        elif exception is not None:
+            raise exception
+
+    def _probe(self, data: bytes) -> None:
+        """The response's id and model, from the first event that names them (its first
+        64 KiB only): for the record and the span."""
+        if self.record["response_id"] is not None or len(self.probe) > 65536:
+            return
+        self.probe += data[:65536]
+        for line in self.probe.splitlines()[:16]:
+            text = line[5:] if line.startswith(b"data:") else line
+            try:
+                event = json.loads(text)
+            except ValueError:
+                continue
+            if not isinstance(event, dict):
+                continue
+            for part in (event, event.get("response"), event.get("message")):
+                if not isinstance(part, dict):
+                    continue
+                rid = part.get("id") or part.get("responseId")
+                model = part.get("model") or part.get("modelVersion")
+                if isinstance(rid, str) and rid:
+                    self.record["response_id"] = rid
+                    if isinstance(model, str):
+                        self.record["response_model"] = model
+                    self.probe = b""
+                    return
+
+    async def _start(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+        self.record["ttfb_ms"] = (time.time() - self.started) * 1000
+        self.response_started = True
+        await self.send({"type": "http.response.start", "status": status, "headers": headers})
+
+    async def _unreachable(self, error: httpx.HTTPError) -> None:
+        reason = f"the upstream cannot be reached: {type(error).__name__}"
+        self.record["status"] = 502
+        self.record["reason"] = reason
+        _status, headers, body = error_response(self.path_dialect, f"toolstitch proxy: {reason}")
+        # The provider's shape, but a 502 the SDKs may retry: the upstream may be back.
+        headers = [(k, v) for k, v in headers if k.lower() != "x-should-retry"]
+        with contextlib.suppress(Exception):
+            await self._whole_error(502, headers, body)
+        self._finish()
+
+    def _messages(self) -> list[AssembledMessage]:
+        if self.guard is not None:
+            return self.guard.messages() if self.guard.dialect is not None else []
+        if self.asm is None or self.asm.dialect is None:
+            return []
+        return self.asm.messages()
+
+    def _finish(self) -> None:
+        record = self.record
+        if self.asm is not None:
+            if self.read_error is None and self.decoder is not None:
+                with contextlib.suppress(ToolstitchError, zlib.error):
+                    self.asm.feed_bytes(self.decoder.flush())
+            if not self.asm.closed:
+                with contextlib.suppress(ToolstitchError):
+                    self.asm.close()
+        dialect = None
+        if self.guard is not None:
+            dialect = self.guard.dialect
+        elif self.asm is not None:
+            dialect = self.asm.dialect
+        messages = self._messages()
+        if self.guard is not None or self.asm is not None:
+            record["dialect"] = dialect
+            if dialect is None:
+                record["reason"] = (
+                    record["reason"] or self.read_error or "no dialect recognised the response"
+                )
+            else:
+                record["readable"] = True
+                record["reason"] = record["reason"] or self.read_error
+            record["calls"] = records.calls(self.path, messages, self.read_error, self.toolset)
+            record["complete"] = (
+                bool(messages)
+                and self.read_error is None
+                and record["enforced"] != "blocked"
+                and all(m.complete and not m.problems for m in messages)
+            )
+        records.finish(record, self.started)
+        if self.span is not None:
+            try:
+                self.span.end(record, messages, self.timing, self.path_dialect)
+            except Exception:
+                _log.exception("toolstitch proxy: ending a span failed")
+        self.proxy.emit(record)
+        _log.info("%s", records.log_line(record))

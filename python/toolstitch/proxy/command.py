@@ -1,0 +1,154 @@
+"""``toolstitch proxy`` on the command line: serving, records, the operator's errors."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import sys
+from typing import IO, Any
+
+from .app import Proxy
+from .records import Record
+
+
+def serve(
+    upstream: str,
+    listen: str,
+    *,
+    enforce: bool,
+    records: str,
+    otel: bool,
+    check: bool = True,
+    drain_seconds: float = 30.0,
+) -> int:
+    """``toolstitch proxy``: serves ``Proxy(upstream)`` on ``listen`` (``host:port``; port
+    0 picks a free one) until interrupted, writing records as JSON lines to ``records``
+    (a path, or ``-`` for standard output). The address it listens on is said on
+    standard error once it accepts connections. SIGTERM (or Ctrl-C) stops accepting,
+    lets open streams finish for up to ``drain_seconds``, then exits.
+
+    An operator's mistake (a bad ``--listen``, a busy port, an unwritable ``--records``,
+    a bad ``--upstream``) is one line on standard error and exit status 2."""
+    import uvicorn
+
+    def fail(message: str) -> int:
+        print(f"toolstitch proxy: {message}", file=sys.stderr)
+        return 2
+
+    host, _, port_text = listen.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    if not port_text.isdigit() or not 0 <= int(port_text) <= 65535:
+        return fail(f"--listen {listen}: give HOST:PORT (a port from 0 to 65535)")
+    try:
+        out: IO[str] = sys.stdout if records == "-" else open(records, "a", encoding="utf-8")  # noqa: SIM115
+    except OSError as e:
+        return fail(f"--records {records}: cannot be written: {e.strerror or e}")
+
+    def write(record: Record) -> None:
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.flush()
+
+    provider, tracer = _tracer() if otel else (None, None)
+    try:
+        app = Proxy(upstream, enforce=enforce, on_record=write, check=check, tracer=tracer)
+    except ValueError as e:
+        return fail(f"--upstream: {e}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, int(port_text)))
+    except (OSError, OverflowError) as e:
+        reason = getattr(e, "strerror", None) or e
+        return fail(f"cannot listen on {listen}: {reason}")
+    sock.listen(1024)
+    bound = sock.getsockname()
+    shown = f"[{bound[0]}]" if family == socket.AF_INET6 else bound[0]
+    logging.basicConfig(level=logging.INFO, format="toolstitch proxy: %(message)s")
+    # httpx logs every request's full URL, query string (and so a key) included.
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    config = uvicorn.Config(
+        app,
+        http=nodelay_protocol(),
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=int(drain_seconds),
+    )
+    server = _Server(config, app)
+    print(
+        f"toolstitch proxy: listening on http://{shown}:{bound[1]} for {upstream}"
+        + (" (enforcing)" if enforce else ""),
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        server.run(sockets=[sock])
+    finally:
+        if provider is not None:
+            provider.shutdown()
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def _server_base() -> type[Any]:
+    import uvicorn
+
+    return uvicorn.Server
+
+
+class _Server(_server_base()):  # type: ignore[misc]
+    """uvicorn's server, telling the app it drains (its health check says so) when a
+    signal asks it to stop."""
+
+    def __init__(self, config: Any, app: Proxy) -> None:
+        super().__init__(config)
+        self.app = app
+
+    def handle_exit(self, sig: int, frame: Any) -> None:
+        self.app.draining = True
+        super().handle_exit(sig, frame)
+        # A stop asked for and drained is a clean exit (status 0): uvicorn would
+        # raise the signal again once it has shut down.
+        captured = getattr(self, "_captured_signals", None)
+        if isinstance(captured, list):
+            captured.clear()
+
+
+def nodelay_protocol() -> type[Any]:
+    """uvicorn's HTTP protocol (httptools when installed, else h11) with Nagle's algorithm
+    off on every accepted connection. asyncio leaves it on for server sockets, and a
+    stream forwarded in small writes then stalls for the client's delayed ACK (about
+    40 ms on Linux) whenever a write waits behind an unacknowledged one."""
+    base: type[Any]
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as base
+    except ImportError:
+        from uvicorn.protocols.http.h11_impl import H11Protocol as base
+
+    class NoDelayProtocol(base):  # type: ignore[misc]
+        def connection_made(self, transport: Any) -> None:
+            sock = transport.get_extra_info("socket")
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            super().connection_made(transport)
+
+    return NoDelayProtocol
+
+
+def _tracer() -> tuple[Any, Any]:
+    """A tracer provider exporting over OTLP/HTTP (``OTEL_EXPORTER_OTLP_ENDPOINT`` and the
+    other standard variables configure it), and its tracer."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": "toolstitch-proxy"}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    return provider, provider.get_tracer("toolstitch.proxy")

@@ -1,0 +1,466 @@
+use super::*;
+use crate::framing::{EventStreamDecoder, FramingLimits};
+use crate::validate::parse_strict;
+use proptest::prelude::*;
+use std::io::Write;
+
+const CHAT: &[u8] =
+    include_bytes!("../../tests/fixtures/real/openai_chat-completions-parallel-two-tools.sse");
+const ANTHROPIC: &[u8] =
+    include_bytes!("../../tests/fixtures/real/anthropic_messages-text-then-tool-use.sse");
+const OLLAMA: &[u8] = include_bytes!("../../tests/fixtures/ollama/chat-stream-tool-calls.jsonl");
+const INVOKE: &[u8] =
+    include_bytes!("../../tests/fixtures/bedrock_invoke/claude-text-then-tool-use.eventstream");
+const INTERACTIONS: &[u8] =
+    include_bytes!("../../tests/fixtures/gemini_interactions/tool-call-step1.json");
+
+/// Accepts a call whose name is not refused and whose input is one JSON
+/// object without any refused text.
+struct Check {
+    refuse_names: &'static [&'static str],
+    refuse_text: &'static [&'static str],
+    seen: Vec<String>,
+}
+
+fn check(refuse_names: &'static [&'static str], refuse_text: &'static [&'static str]) -> Check {
+    Check {
+        refuse_names,
+        refuse_text,
+        seen: Vec::new(),
+    }
+}
+
+impl CallCheck for Check {
+    fn check(&mut self, call: &ToolUse) -> Result<(), String> {
+        self.seen.push(call.block.name.clone());
+        if call.block.name.is_empty() || self.refuse_names.contains(&call.block.name.as_str()) {
+            return Err(format!("{:?} is not declared", call.block.name));
+        }
+        if let Some(t) = self
+            .refuse_text
+            .iter()
+            .find(|t| call.block.input.contains(**t))
+        {
+            return Err(format!("{t} is refused"));
+        }
+        let input = if call.block.input.is_empty() {
+            "{}"
+        } else {
+            &call.block.input
+        };
+        match parse_strict(input) {
+            Ok(serde_json::Value::Object(_)) => Ok(()),
+            Ok(_) => Err("not an object".to_owned()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+fn guard(transport: Option<Transport>, encoding: Encoding) -> Guard {
+    Guard::new(
+        None,
+        AssemblerLimits::default(),
+        FramingLimits::default(),
+        GuardLimits::default(),
+        transport,
+        encoding,
+        None,
+    )
+}
+
+/// The bytes forwarded for `body` read in pieces cut at `cuts`, and the block.
+fn run_with(
+    g: &mut Guard,
+    body: &[u8],
+    cuts: &[usize],
+    c: &mut Check,
+) -> (Vec<u8>, Option<Blocked>) {
+    let mut out = Vec::new();
+    let mut blocked = None;
+    let mut at = 0;
+    let mut points: Vec<usize> = cuts.iter().copied().filter(|&p| p <= body.len()).collect();
+    points.sort_unstable();
+    points.push(body.len());
+    for p in points {
+        let step = g.feed(&body[at.min(p)..p], c);
+        out.extend_from_slice(&step.forward);
+        blocked = blocked.or(step.blocked);
+        at = at.max(p);
+    }
+    let step = g.finish(c);
+    out.extend_from_slice(&step.forward);
+    (out, blocked.or(step.blocked))
+}
+
+fn run(body: &[u8], cuts: &[usize], c: &mut Check) -> (Vec<u8>, Option<Blocked>, Outcome) {
+    let mut g = guard(None, Encoding::Identity);
+    let (out, blocked) = run_with(&mut g, body, cuts, c);
+    (out, blocked, g.outcome())
+}
+
+fn position(hay: &[u8], needle: &[u8]) -> usize {
+    hay.windows(needle.len())
+        .position(|w| w == needle)
+        .expect("needle present")
+}
+
+/// The start of the SSE event holding `needle`.
+fn event_start(hay: &[u8], needle: &[u8]) -> usize {
+    let at = position(hay, needle);
+    hay[..at]
+        .windows(2)
+        .rposition(|w| w == b"\n\n")
+        .map_or(0, |p| p + 2)
+}
+
+#[test]
+fn valid_streams_pass_byte_identical_however_they_are_cut() {
+    for body in [CHAT, ANTHROPIC, OLLAMA, INVOKE, INTERACTIONS] {
+        for cuts in [
+            vec![],
+            vec![1],
+            vec![7, 8, 9, 10],
+            (0..body.len()).step_by(97).collect::<Vec<_>>(),
+        ] {
+            let (out, blocked, outcome) = run(body, &cuts, &mut check(&[], &[]));
+            assert_eq!(blocked, None);
+            assert_eq!(outcome, Outcome::Passed);
+            assert_eq!(out, body);
+        }
+    }
+    let every: Vec<usize> = (0..CHAT.len()).collect();
+    let (out, blocked, _) = run(CHAT, &every, &mut check(&[], &[]));
+    assert_eq!((out.as_slice(), blocked), (CHAT, None));
+}
+
+#[test]
+fn openai_chat_holds_the_chunk_that_opens_the_next_index() {
+    let mut c = check(&["GetWeatherArgs"], &[]);
+    let (out, blocked, outcome) = run(CHAT, &[], &mut c);
+    let blocked = blocked.expect("blocked");
+    assert_eq!(outcome, Outcome::Blocked);
+    assert_eq!(blocked.cause, Cause::InvalidCall);
+    assert_eq!(
+        blocked.call_id.as_deref(),
+        Some("call_JMW1whyEaYG438VE1OIflxA2")
+    );
+    assert_eq!(blocked.tool_name.as_deref(), Some("GetWeatherArgs"));
+    // Every byte before the chunk that opens index 1, and not one after.
+    let next = event_start(CHAT, b"\"index\":1,\"id\"");
+    assert_eq!(out, &CHAT[..next]);
+    assert!(blocked.tail.starts_with(b"data: {\"error\":"));
+    assert!(String::from_utf8_lossy(&blocked.tail).contains("GetWeatherArgs"));
+    assert_eq!(blocked.status, 502);
+}
+
+#[test]
+fn anthropic_never_releases_the_stop_of_an_invalid_call() {
+    let (out, blocked, _) = run(ANTHROPIC, &[], &mut check(&["get_weather"], &[]));
+    let blocked = blocked.expect("blocked");
+    let stop = event_start(ANTHROPIC, b"{\"type\":\"content_block_stop\",\"index\":1}");
+    assert_eq!(out, &ANTHROPIC[..stop]);
+    assert!(!out.windows(13).any(|w| w == b"message_delta"));
+    assert!(blocked.tail.starts_with(b"event: error\ndata: {\"error\":"));
+    // The deltas before it went out live: the input was streamed.
+    assert!(out.windows(16).any(|w| w == b"input_json_delta"));
+}
+
+#[test]
+fn an_undecodable_event_blocks_everything_after_it() {
+    let at = event_start(CHAT, b"\"index\":1,\"id\"");
+    let body = [&CHAT[..at], b"data: {not json\n\n", &CHAT[at..]].concat();
+    let (out, blocked, _) = run(&body, &[], &mut check(&[], &[]));
+    let blocked = blocked.expect("blocked");
+    assert_eq!(blocked.cause, Cause::Unreadable);
+    assert_eq!(out, &CHAT[..at]);
+}
+
+#[test]
+fn a_cut_stream_with_calls_is_blocked_at_its_end() {
+    let at = event_start(ANTHROPIC, b"message_delta");
+    let (out, blocked, _) = run(&ANTHROPIC[..at], &[], &mut check(&[], &[]));
+    let blocked = blocked.expect("blocked");
+    assert_eq!(blocked.cause, Cause::Incomplete);
+    assert_eq!(out, &ANTHROPIC[..at]);
+    // A cut inside an event: the part of it never goes out.
+    let (out, blocked, _) = run(&ANTHROPIC[..at + 20], &[], &mut check(&[], &[]));
+    assert!(blocked.is_some());
+    assert_eq!(out, &ANTHROPIC[..at]);
+}
+
+fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn a_gzip_body_is_decoded_as_it_arrives_and_guarded() {
+    let z = gzip(CHAT);
+    let mut g = guard(None, Encoding::Gzip);
+    let (out, blocked) = run_with(&mut g, &z, &[10, 100, 1000], &mut check(&[], &[]));
+    assert_eq!((out.as_slice(), blocked), (CHAT, None));
+    let mut g = guard(None, Encoding::Gzip);
+    let (out, blocked) = run_with(
+        &mut g,
+        &z,
+        &[10, 100, 1000],
+        &mut check(&["get_stock_price"], &[]),
+    );
+    assert_eq!(blocked.unwrap().cause, Cause::InvalidCall);
+    assert!(CHAT.starts_with(&out) && out.len() < CHAT.len());
+}
+
+#[test]
+fn a_compression_bomb_is_refused_in_bounded_memory() {
+    let mut bomb = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"".to_vec();
+    bomb.resize(200 << 20, b'a');
+    let z = gzip(&bomb);
+    let mut g = guard(None, Encoding::Gzip);
+    let (out, blocked) = run_with(&mut g, &z, &[], &mut check(&[], &[]));
+    let blocked = blocked.expect("blocked");
+    assert!(
+        matches!(blocked.cause, Cause::Encoding | Cause::Limit),
+        "{blocked:?}"
+    );
+    assert!(out.is_empty());
+}
+
+#[test]
+fn a_whole_json_body_is_held_until_it_is_checked() {
+    let body = br#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"rm","arguments":"{\"path\":\"/\"}"}}]},"finish_reason":"tool_calls"}]}"#;
+    let mut g = guard(Some(Transport::JsonLines), Encoding::Identity);
+    let (out, blocked) = run_with(&mut g, body, &[5, 50], &mut check(&["rm"], &[]));
+    let blocked = blocked.expect("blocked");
+    assert!(out.is_empty());
+    assert_eq!(blocked.status, 502);
+    assert!(String::from_utf8_lossy(&blocked.body).contains("(rm)"));
+    let (out, blocked, outcome) = run(body, &[5, 50], &mut check(&[], &[]));
+    assert_eq!(
+        (out.as_slice(), blocked, outcome),
+        (&body[..], None, Outcome::Passed)
+    );
+}
+
+#[test]
+fn a_body_no_dialect_answers_in_passes_unchecked() {
+    let body = br#"{"object":"list","data":[{"id":"gpt-x","object":"model"}]}"#;
+    let mut g = guard(None, Encoding::Identity);
+    let (out, blocked) = run_with(&mut g, body, &[3], &mut check(&[], &[]));
+    assert_eq!((out.as_slice(), blocked), (&body[..], None));
+    assert_eq!(g.outcome(), Outcome::Unchecked);
+    assert!(g.unchecked_reason().unwrap().contains("no dialect"));
+    // The same, then a chunk a dialect reads: the first could not be checked.
+    let body = [&body[..], b"\n", &CHAT[..position(CHAT, b"\n\n")]].concat();
+    let mut g = guard(Some(Transport::JsonLines), Encoding::Identity);
+    let (out, blocked) = run_with(&mut g, &body, &[], &mut check(&[], &[]));
+    assert!(out.is_empty());
+    assert!(blocked.is_some());
+}
+
+#[test]
+fn bytes_in_no_transport_are_blocked() {
+    let (out, blocked, _) = run(b"<html>oops</html>", &[], &mut check(&[], &[]));
+    assert!(out.is_empty());
+    assert_eq!(blocked.expect("blocked").cause, Cause::Unreadable);
+    let (out, blocked, outcome) = run(b"", &[], &mut check(&[], &[]));
+    assert_eq!((out.len(), blocked, outcome), (0, None, Outcome::Unchecked));
+}
+
+#[test]
+fn an_event_stream_block_ends_with_an_exception_frame() {
+    let (out, blocked, _) = run(INVOKE, &[], &mut check(&["get_weather"], &[]));
+    let blocked = blocked.expect("blocked");
+    assert!(INVOKE.starts_with(&out) && out.len() < INVOKE.len());
+    let mut d = EventStreamDecoder::new(FramingLimits::default());
+    let mut frames = Vec::new();
+    d.push(
+        &[out.as_slice(), blocked.tail.as_slice()].concat(),
+        &mut frames,
+    )
+    .unwrap();
+    d.finish(&mut frames).unwrap();
+    let last = frames.last().unwrap();
+    assert_eq!(last.message_type(), Some("exception"));
+    assert_eq!(last.exception_type(), Some("modelStreamErrorException"));
+    assert_eq!(blocked.status, 424);
+}
+
+#[test]
+fn an_ollama_line_with_an_invalid_whole_call_is_held() {
+    let (out, blocked, _) = run(OLLAMA, &[], &mut check(&[], &["Ottawa"]));
+    let blocked = blocked.expect("blocked");
+    let line = position(OLLAMA, b"Ottawa");
+    let start = OLLAMA[..line].iter().rposition(|&b| b == b'\n').unwrap() + 1;
+    // The line before went out; its newline waits with the next line.
+    assert!(
+        out.len() >= start - 1 && out.len() <= start,
+        "{} vs {start}",
+        out.len()
+    );
+    assert!(!out.windows(6).any(|w| w == b"Ottawa"));
+    assert_eq!(blocked.tail.first(), Some(&b'\n'));
+    assert!(String::from_utf8_lossy(&blocked.tail).contains("\"error\""));
+}
+
+#[test]
+fn a_huge_event_is_refused_by_a_limit() {
+    let mut body = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"".to_vec();
+    body.resize(24 << 20, b'x');
+    let (out, blocked, _) = run(&body, &[1 << 20, 8 << 20], &mut check(&[], &[]));
+    assert!(out.is_empty());
+    assert_eq!(blocked.expect("blocked").cause, Cause::Limit);
+}
+
+#[test]
+fn nothing_goes_out_after_a_block() {
+    let mut g = guard(None, Encoding::Identity);
+    let mut c = check(&["GetWeatherArgs"], &[]);
+    let step = g.feed(CHAT, &mut c);
+    assert!(step.blocked.is_some());
+    assert_eq!(g.feed(CHAT, &mut c), Step::default());
+    assert_eq!(g.finish(&mut c), Step::default());
+}
+
+#[test]
+fn a_message_ended_abnormally_is_blocked_when_it_has_calls() {
+    let finish = position(CHAT, b"\"finish_reason\":\"tool_calls\"");
+    let body = [
+        &CHAT[..finish],
+        b"\"finish_reason\":\"length\"",
+        &CHAT[finish + 28..],
+    ]
+    .concat();
+    let (out, blocked, _) = run(&body, &[], &mut check(&[], &[]));
+    assert_eq!(blocked.expect("blocked").cause, Cause::Incomplete);
+    assert!(!out.windows(8).any(|w| w == b"\"length\""));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn the_same_bytes_go_out_however_the_reads_are_cut(cuts in prop::collection::vec(0..CHAT.len(), 0..12)) {
+        let (out, blocked, _) = run(CHAT, &cuts, &mut check(&[], &[]));
+        prop_assert_eq!(out.as_slice(), CHAT);
+        prop_assert!(blocked.is_none());
+        let next = event_start(CHAT, b"\"index\":1,\"id\"");
+        let (out, blocked, _) = run(CHAT, &cuts, &mut check(&["GetWeatherArgs"], &[]));
+        prop_assert_eq!(out.as_slice(), &CHAT[..next]);
+        prop_assert!(blocked.is_some());
+        let stop = event_start(ANTHROPIC, b"{\"type\":\"content_block_stop\",\"index\":1}");
+        let (out, _, _) = run(ANTHROPIC, &cuts, &mut check(&["get_weather"], &[]));
+        prop_assert_eq!(out.as_slice(), &ANTHROPIC[..stop]);
+    }
+}
+
+#[test]
+fn a_json_line_holding_the_start_of_the_next_value_releases_only_the_first() {
+    let first = br#"{"model":"m","message":{"role":"assistant","content":"hi"},"done":false}"#;
+    let second = br#"{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"rm","arguments":{}}}]},"done":false}"#;
+    let body = [&first[..], &second[..20]].concat();
+    let mut g = guard(None, Encoding::Identity);
+    let mut c = check(&["rm"], &[]);
+    let step = g.feed(&[&body[..], b"\n"].concat(), &mut c);
+    assert_eq!(step.forward, first);
+    let step = g.feed(&[&second[20..], b"\n"].concat(), &mut c);
+    assert!(step.forward.is_empty());
+    assert!(step.blocked.is_some());
+}
+
+#[test]
+fn a_json_array_of_events_ends_as_valid_json_when_blocked() {
+    let element = |name: &str, args: &str| {
+        format!(
+            r#"{{"candidates":[{{"content":{{"role":"model","parts":[{{"functionCall":{{"name":"{name}","args":{args}}}}}]}},"index":0}}]}}"#
+        )
+    };
+    let body = format!(
+        "[{},\r\n{},\r\n{}]",
+        element("ok", "{}"),
+        element("rm", r#"{"path":"/"}"#),
+        r#"{"candidates":[{"content":{"role":"model","parts":[{"text":""}]},"finishReason":"STOP","index":0}]}"#
+    );
+    for cuts in [vec![], vec![1, 2, 3], (0..body.len()).step_by(7).collect()] {
+        let (out, blocked, _) = run(body.as_bytes(), &cuts, &mut check(&["rm"], &[]));
+        let blocked = blocked.expect("blocked");
+        let whole = [out.as_slice(), blocked.tail.as_slice()].concat();
+        let parsed: serde_json::Value = serde_json::from_slice(&whole).expect("valid JSON");
+        let items = parsed.as_array().unwrap();
+        assert_eq!(items.len(), 2, "{}", String::from_utf8_lossy(&whole));
+        assert!(items[1].get("error").is_some());
+        assert!(!out.windows(4).any(|w| w == b"\"rm\""));
+    }
+    let (out, blocked, _) = run(body.as_bytes(), &[], &mut check(&[], &[]));
+    assert_eq!((out.as_slice(), blocked), (body.as_bytes(), None));
+}
+
+fn chunk(delta: &str) -> Vec<u8> {
+    format!("data: {{\"object\":\"chat.completion.chunk\",\"choices\":[{{\"index\":0,\"delta\":{delta}}}]}}\n\n").into_bytes()
+}
+
+fn call_start(index: usize, name: &str, args: &str) -> Vec<u8> {
+    let args = serde_json::to_string(args).unwrap();
+    chunk(&format!(
+        r#"{{"tool_calls":[{{"index":{index},"id":"call_{index}","type":"function","function":{{"name":"{name}","arguments":{args}}}}}]}}"#
+    ))
+}
+
+fn call_args(index: usize, args: &str) -> Vec<u8> {
+    let args = serde_json::to_string(args).unwrap();
+    chunk(&format!(
+        r#"{{"tool_calls":[{{"index":{index},"function":{{"arguments":{args}}}}}]}}"#
+    ))
+}
+
+#[test]
+fn a_call_that_changes_after_it_passed_blocks() {
+    // Interleaved: call 0 is whole when call 1 opens (a client takes it as done),
+    // then more of call 0 arrives.
+    let body = [
+        call_start(0, "a", "{}"),
+        call_start(1, "b", "{}"),
+        call_args(0, " "),
+    ]
+    .concat();
+    let (out, blocked, _) = run(&body, &[], &mut check(&[], &[]));
+    let blocked = blocked.expect("blocked");
+    assert!(
+        blocked.reason.contains("changed after"),
+        "{}",
+        blocked.reason
+    );
+    assert_eq!(
+        out,
+        [call_start(0, "a", "{}"), call_start(1, "b", "{}")].concat()
+    );
+}
+
+#[test]
+fn checking_many_calls_is_bounded_by_max_check_bytes() {
+    let mut body = Vec::new();
+    for i in 0..400 {
+        body.extend(call_start(
+            i,
+            "f",
+            &format!("{{\"pad\":\"{}\"}}", "x".repeat(1000)),
+        ));
+    }
+    let limits = GuardLimits {
+        max_check_bytes: 1 << 20,
+        ..GuardLimits::default()
+    };
+    let mut g = Guard::new(
+        None,
+        AssemblerLimits::default(),
+        FramingLimits::default(),
+        limits,
+        None,
+        Encoding::Identity,
+        None,
+    );
+    let (_, blocked) = run_with(&mut g, &body, &[], &mut check(&[], &[]));
+    let blocked = blocked.expect("blocked");
+    assert_eq!(blocked.cause, Cause::Limit);
+    assert!(blocked.reason.contains("max_check_bytes"));
+}

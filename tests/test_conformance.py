@@ -1,0 +1,114 @@
+"""The conformance suite (conformance/README.md) through toolstitch's own adapter.
+
+Every case must pass except those listed, with their reason, in conformance/README.md
+("Cases toolstitch does not pass"); a listed case that starts passing fails too, so
+the list stays true. No peer library is needed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "conformance"
+sys.path.insert(0, str(ROOT))
+suite: Any = importlib.import_module("suite")
+adapter: Any = importlib.import_module("adapters.toolstitch_adapter")
+run: Any = importlib.import_module("run")
+
+KNOWN_ROW = re.compile(r"^\| `([^`]+)` \| (wrong|missed|error) \| (.+) \|$")
+
+
+def known_failures() -> dict[str, str]:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("<!-- known-failures:start -->")[1].split("<!-- known-failures:end -->")[0]
+    known = {}
+    for line in block.splitlines():
+        match = KNOWN_ROW.match(line.strip())
+        if match:
+            known[match[1]] = match[2]
+    return known
+
+
+CASES = suite.load_cases()
+
+
+@pytest.fixture(scope="module")
+def verdicts() -> dict[str, str]:
+    return {case.id: suite.verdict(case, run.outcome_of(adapter, case)) for case in CASES}
+
+
+def test_every_case_passes_or_is_listed_with_its_verdict(verdicts: dict[str, str]) -> None:
+    known = known_failures()
+    unexpected = {cid: v for cid, v in verdicts.items() if v != "pass" and known.get(cid) != v}
+    assert unexpected == {}, "not passing and not listed in conformance/README.md"
+
+
+def test_no_listed_case_passes_now(verdicts: dict[str, str]) -> None:
+    known = known_failures()
+    assert set(known) <= set(verdicts), "a listed case no longer exists"
+    now_passing = sorted(cid for cid in known if verdicts[cid] == "pass")
+    assert now_passing == [], "passes now: remove it from conformance/README.md's list"
+
+
+def test_the_floor_is_met() -> None:
+    assert len(CASES) >= 400
+    assert sum(1 for c in CASES if c.category == "real") >= 100
+    assert {c.dialect for c in CASES} == set(suite.DIALECTS)
+    assert {c.category for c in CASES} == set(suite.CATEGORIES)
+    rows = {(c.source["quirk"], c.source["shape"]) for c in CASES if c.category == "quirk"}
+    for n in range(1, 52):
+        assert (f"Q{n}", "quirk") in rows and (f"Q{n}", "twin") in rows, f"Q{n}"
+
+
+def test_every_real_case_names_its_source_and_licence() -> None:
+    for case in CASES:
+        if case.category == "real":
+            source = case.source
+            assert source["licence"] in ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause")
+            assert source["project"] and source["path"] and source["commit"]
+            assert source["copyright"] and source["oracle"]
+
+
+def _changed(expect: dict[str, Any]) -> dict[str, Any]:
+    if expect["outcome"] == "refuse":
+        return {"outcome": "calls", "calls": [{"name": "weather", "arguments": {}}]}
+    calls = [dict(c) for c in expect["calls"]]
+    if not calls:
+        return {"outcome": "calls", "calls": [{"name": "weather", "arguments": {}}]}
+    first = calls[0]
+    if "arguments" in first:
+        first["arguments"] = {**first["arguments"], "changed": True}
+    else:
+        first["input_text"] = first["input_text"] + " changed"
+    return {"outcome": "calls", "calls": calls}
+
+
+@pytest.mark.parametrize(
+    "case_id",
+    [
+        "real/openai-python.chat-parallel-two-tools",
+        "real/anthropic-sdk-python.text-then-tool-use",
+        "quirk/q2.quirk",
+        "quirk/q28.quirk",
+    ],
+)
+def test_a_changed_expectation_fails(verdicts: dict[str, str], case_id: str) -> None:
+    case = next(c for c in CASES if c.id == case_id)
+    assert verdicts[case_id] == "pass"
+    changed = dataclasses.replace(case, expect=_changed(case.expect))
+    assert suite.verdict(changed, run.outcome_of(adapter, changed)) != "pass"
+
+
+def test_a_call_case_whose_stream_is_cut_does_not_pass(tmp_path: Path) -> None:
+    case = next(c for c in CASES if c.id == "quirk/q2.quirk")
+    cut = tmp_path / "cut.sse"
+    cut.write_bytes(case.data[: len(case.data) // 2])
+    shortened = dataclasses.replace(case, path=cut)
+    assert suite.verdict(shortened, run.outcome_of(adapter, shortened)) in ("missed", "error")
