@@ -977,7 +977,8 @@ fn a_body_streams_live_events() {
             LiveEvent::ToolInputDelta {
                 choice: 0,
                 index: 0,
-                fragment: r#"{"a":1}"#.to_owned()
+                fragment: r#"{"a":1}"#.to_owned(),
+                replaces: false
             },
             LiveEvent::ToolCallFinished {
                 choice: 0,

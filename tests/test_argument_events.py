@@ -19,17 +19,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_real_recordings import vcr_bodies
 from toolstitch import (
     ArgumentTracker,
     Assembler,
     LiveEvent,
     ToolArgumentDone,
+    ToolArgumentsReset,
     ToolCallStarted,
     ToolInputDelta,
     ToolstitchError,
     ToolUseBlock,
 )
+from toolstitch._toolstitch import _parse_strict
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 
@@ -120,6 +124,7 @@ def test_every_argument_is_reported_once_its_value_is_closed(
     asm, per_feed = feeds(path, body, seed)
     tracker = ArgumentTracker()
     received: dict[tuple[int, int], str] = {}
+    replaced: set[tuple[int, int]] = set()
     ids: dict[tuple[int, int], str] = {}
     reported: list[tuple[ToolArgumentDone, int, int]] = []  # event, text before, text after
     for events in per_feed:
@@ -129,9 +134,15 @@ def test_every_argument_is_reported_once_its_value_is_closed(
                 ids[(e.choice, e.index)] = e.id
             elif isinstance(e, ToolInputDelta):
                 key = (e.choice, e.index)
-                received[key] = received.get(key, "") + e.fragment
+                if e.replaces:
+                    replaced.add(key)
+                received[key] = ("" if e.replaces else received.get(key, "")) + e.fragment
         for done in tracker.update(events):
             key = (done.choice, done.index)
+            if isinstance(done, ToolArgumentsReset):
+                # What was reported before is void: only the new input's reports count.
+                reported = [r for r in reported if (r[0].choice, r[0].index) != key]
+                continue
             reported.append((done, len(before.get(key, "")), len(received.get(key, ""))))
 
     finals: dict[str, ToolUseBlock] = {b.id: b for m in asm.messages() for b in m.tool_uses}
@@ -147,18 +158,17 @@ def test_every_argument_is_reported_once_its_value_is_closed(
             assert mine == []  # a custom tool's text, a call without input: nothing to say
             continue
         checked += len(mine)
-        # The last report of each path holds the final value (a provider that replaces
-        # a call's input, as a Responses item restated whole, gets them reported again).
-        last = {d.path: d for d, _, _ in mine}
-        assert list(last) == [pointer(k) for k in arguments], path
-        assert tracker.final_paths()[key] == tuple(last)
-        for name, value in arguments.items():
-            done = last[pointer(name)]
+        # Since the last reset, each path once, in order, with the final value.
+        assert [d.path for d, _, _ in mine] == [pointer(k) for k in arguments], path
+        assert tracker.final_paths()[key] == tuple(d.path for d, _, _ in mine)
+        for (done, _, _), value in zip(mine, arguments.values(), strict=True):
             assert done.id == call_id
             assert done.value == value and type(done.value) is type(value)
-        if received.get(key) != block.input:
-            continue  # replaced: the fragments are not one text
-        assert [d.path for d, _, _ in mine] == [pointer(k) for k in arguments]
+        # The fragments, appended or replacing as each says, are the call's input.
+        assert received.get(key) == block.input
+        if key in replaced:
+            continue  # the timing below is measured on one text
+
         ends = member_ends(block.input)
         for done, had, has in mine:
             name = next(k for k in arguments if pointer(k) == done.path)
@@ -182,14 +192,24 @@ def test_events_given_as_objects_and_a_replaced_input() -> None:
     assert done == ToolArgumentDone(0, 0, "call_1", "/path", "src/main.rs")
     assert tracker.update([ToolInputDelta(0, 0, 'xt": "fn main')]) == ()
     (text,) = tracker.update([ToolInputDelta(0, 0, '", "n": 1.5e2')])
-    assert text.path == "/text" and text.value == "fn main"
+    assert text == ToolArgumentDone(0, 0, "call_1", "/text", "fn main")
     (number,) = tracker.update([ToolInputDelta(0, 0, "}")])  # a number ends at the next byte
     assert number == ToolArgumentDone(0, 0, "call_1", "/n", 150.0)
     assert tracker.final_paths() == {(0, 0): ("/path", "/text", "/n")}
-    # The input sent again whole, different (the assembler does so when a provider
-    # replaces it): every member is reported again, from the new text.
-    again = tracker.update([ToolInputDelta(0, 0, '{"path": "b.rs", "a/b~": [1]}')])
-    assert [(d.path, d.value) for d in again] == [("/path", "b.rs"), ("/a~1b~0", [1])]
+    # The input replaced (the assembler says so when a provider restates it with text
+    # that does not extend it): a reset, then every member again, from the new text.
+    reset, *again = tracker.update(
+        [ToolInputDelta(0, 0, '{"path": "b.rs", "a/b~": [1]}', replaces=True)]
+    )
+    assert reset == ToolArgumentsReset(0, 0, "call_1")
+    assert again == [
+        ToolArgumentDone(0, 0, "call_1", "/path", "b.rs"),
+        ToolArgumentDone(0, 0, "call_1", "/a~1b~0", [1]),
+    ]
+    assert tracker.final_paths()[(0, 0)] == ("/path", "/a~1b~0")
+    # Text that cannot continue the input, not marked as a replacement, is never taken
+    # for one: the input is invalid from there, and nothing more is reported.
+    assert tracker.update([ToolInputDelta(0, 0, '{"x": 1}')]) == ()
     assert tracker.final_paths()[(0, 0)] == ("/path", "/a~1b~0")
     # Not an object: nothing to report.
     assert tracker.update([ToolCallStarted(0, 1, "c2", "f"), ToolInputDelta(0, 1, "[1, 2]")]) == ()
@@ -208,3 +228,253 @@ def test_an_assembler_without_a_tracker_does_no_argument_work() -> None:
         "ToolCallFinished",
         "MessageDone",
     }
+
+
+# ------------------------------------------- replacements (Q10/Q44, Q36, Q41)
+#
+# A provider that restates a call's input with text that does not extend it: the
+# assembler marks that delta ``replaces``, the tracker resets the call, and
+# ``live="coalesced"`` never joins it to the deltas before it.
+
+
+def sse(*events: dict[str, Any]) -> bytes:
+    out = b""
+    for e in events:
+        name = f"event: {e['type']}\n" if "type" in e else ""
+        out += f"{name}data: {json.dumps(e)}\n\n".encode()
+    return out
+
+
+def responses_stream(deltas: list[str], done: str) -> bytes:
+    """One Responses function call: its argument deltas, then a ``.done`` (and the
+    item's ``done``) giving ``done`` as the whole arguments."""
+    item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": {"id": "resp_1", "status": "in_progress"}},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**item, "arguments": ""},
+        },
+    ]
+    for d in deltas:
+        events.append(
+            {
+                "type": "response.function_call_arguments.delta",
+                "output_index": 0,
+                "item_id": "fc_1",
+                "delta": d,
+            }
+        )
+    events += [
+        {
+            "type": "response.function_call_arguments.done",
+            "output_index": 0,
+            "item_id": "fc_1",
+            "arguments": done,
+        },
+        {
+            "type": "response.output_item.done",
+            "output_index": 0,
+            "item": {**item, "arguments": done},
+        },
+        {"type": "response.completed", "response": {"id": "resp_1", "status": "completed"}},
+    ]
+    for n, e in enumerate(events):
+        e["sequence_number"] = n
+    return sse(*events)
+
+
+def chat_stream(pieces: list[str]) -> bytes:
+    """One OpenAI chat call whose ``arguments`` come in ``pieces``, chunk by chunk."""
+    chunks = []
+    for n, piece in enumerate(pieces):
+        call: dict[str, Any] = {"index": 0, "function": {"arguments": piece}}
+        if n == 0:
+            call.update(id="call_1", type="function")
+            call["function"]["name"] = "f"
+        chunks.append({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]})
+    return sse(*chunks) + b"data: [DONE]\n\n"
+
+
+def track(
+    provider: str, raw: bytes, cuts: list[int], live: bool | str
+) -> tuple[Assembler, list[Any], list[ToolInputDelta]]:
+    """``raw`` fed in the pieces ``cuts`` makes: the tracker's reports, and the deltas."""
+    asm = Assembler(provider, live=live)  # type: ignore[arg-type]
+    tracker = ArgumentTracker()
+    reports: list[Any] = []
+    deltas: list[ToolInputDelta] = []
+    at = 0
+    for cut in [*sorted(set(cuts)), len(raw)]:
+        events = asm.feed_bytes(raw[at:cut])
+        deltas += [e for e in events if isinstance(e, ToolInputDelta)]
+        reports += tracker.update(events)
+        at = cut
+    events = asm.close()
+    deltas += [e for e in events if isinstance(e, ToolInputDelta)]
+    reports += tracker.update(events)
+    return asm, reports, deltas
+
+
+def since_reset(reports: list[Any]) -> list[tuple[str, Any]]:
+    last = max((n for n, r in enumerate(reports) if isinstance(r, ToolArgumentsReset)), default=-1)
+    return [(r.path, r.value) for r in reports[last + 1 :]]
+
+
+def rebuilt(deltas: list[ToolInputDelta]) -> str:
+    text = ""
+    for d in deltas:
+        text = d.fragment if d.replaces else text + d.fragment
+    return text
+
+
+def check_against_final(asm: Assembler, reports: list[Any], deltas: list[ToolInputDelta]) -> None:
+    """The tracker's reports since its last reset are the strict parse of the final
+    arguments, key by key, in order; earlier ones are only ever voided by a reset; the
+    deltas, appended or replacing as each says, are the final input."""
+    (block,) = asm.message().tool_uses
+    assert rebuilt(deltas) == block.input
+    try:
+        final = _parse_strict(block.input)
+    except ToolstitchError:
+        return  # no final arguments: nothing to compare with
+    if not isinstance(final, dict):
+        assert since_reset(reports) == []
+        return
+    assert since_reset(reports) == [(pointer(k), v) for k, v in final.items()]
+    for path, value in since_reset(reports):
+        assert type(value) is type(final[path[1:].replace("~1", "/").replace("~0", "~")])
+
+
+def test_a_done_that_parses_as_the_deltas_continuation_resets_the_call() -> None:
+    """The issue's repro: deltas ``{"a":`` then a ``.done`` of ``{"b":1,"c":"x"}``. Joined
+    they parse as ``{"a":{"b":1,"c":"x"}``: before, ``/a`` was reported with the whole
+    object and ``/b``, ``/c`` never were."""
+    raw = responses_stream(['{"a":'], '{"b":1,"c":"x"}')
+    for live in (True, "coalesced"):
+        asm, reports, deltas = track("openai-responses", raw, [], live)
+        assert deltas == [
+            ToolInputDelta(0, 0, '{"a":'),
+            ToolInputDelta(0, 0, '{"b":1,"c":"x"}', replaces=True),
+        ]
+        assert reports == [
+            ToolArgumentsReset(0, 0, "call_1"),
+            ToolArgumentDone(0, 0, "call_1", "/b", 1),
+            ToolArgumentDone(0, 0, "call_1", "/c", "x"),
+        ]
+        check_against_final(asm, reports, deltas)
+
+
+def test_twin_a_done_that_extends_the_deltas_is_no_replacement() -> None:
+    raw = responses_stream(['{"a":'], '{"a":1}')
+    asm, reports, deltas = track("openai-responses", raw, [], "coalesced")
+    assert deltas == [ToolInputDelta(0, 0, '{"a":1}')]  # one read: joined, no reset
+    assert reports == [ToolArgumentDone(0, 0, "call_1", "/a", 1)]
+    check_against_final(asm, reports, deltas)
+
+
+def test_coalesced_never_joins_a_replacement_to_the_deltas_before_it() -> None:
+    """Q41 in one read: ``{}`` then the real object. Coalesced, the replacement is its own
+    event (joined, ``{}{"city":"Paris"}`` would be one broken text)."""
+    raw = chat_stream(["{}", '{"city": "Paris"}'])
+    asm, reports, deltas = track("openai-chat", raw, [], "coalesced")
+    assert deltas == [
+        ToolInputDelta(0, 0, "{}"),
+        ToolInputDelta(0, 0, '{"city": "Paris"}', replaces=True),
+    ]
+    assert reports == [
+        ToolArgumentsReset(0, 0, "call_1"),
+        ToolArgumentDone(0, 0, "call_1", "/city", "Paris"),
+    ]
+    assert [n.kind for n in asm.message().notes] == ["empty-arguments-replaced"]
+    check_against_final(asm, reports, deltas)
+
+
+def test_coalesced_joins_the_deltas_after_a_replacement_to_it() -> None:
+    """What follows a replacement in the same read extends it: one event, still
+    replacing, whose text is the input from the replacement on."""
+    raw = chat_stream(["{}", '{"q": "x"}', ', "r": 1}'])
+    each = track("openai-chat", raw, [], True)
+    asm, reports, deltas = track("openai-chat", raw, [], "coalesced")
+    assert deltas == [
+        ToolInputDelta(0, 0, "{}"),
+        ToolInputDelta(0, 0, '{"q": "x"}, "r": 1}', replaces=True),
+    ]
+    assert rebuilt(deltas) == rebuilt(each[2]) == asm.message().tool_uses[0].input
+    assert reports == each[1]  # the tracker tells the same, however the deltas came
+
+
+def test_twin_q36_a_restatement_that_extends_the_input_is_joined() -> None:
+    """Q36: ``{`` then the whole object starting with it: the assembler sends only what
+    extends the input, so nothing replaces and coalesced joins it as before."""
+    raw = chat_stream(["{", '{"city": "Paris"}'])
+    asm, reports, deltas = track("openai-chat", raw, [], "coalesced")
+    assert deltas == [ToolInputDelta(0, 0, '{"city": "Paris"}')]
+    assert reports == [ToolArgumentDone(0, 0, "call_1", "/city", "Paris")]
+    assert [n.kind for n in asm.message().notes] == ["arguments-restated"]
+    check_against_final(asm, reports, deltas)
+
+
+def test_twin_a_real_object_then_another_is_no_replacement() -> None:
+    """Q41's twin: two real objects are appended (and never valid): no delta replaces,
+    no reset, and nothing is reported past the first object."""
+    raw = chat_stream(['{"q": "a"}', '{"q": "b"}'])
+    for live in (True, "coalesced"):
+        asm, reports, deltas = track("openai-chat", raw, [], live)
+        assert not any(d.replaces for d in deltas)
+        assert reports == [ToolArgumentDone(0, 0, "call_1", "/q", "a")]
+        assert rebuilt(deltas) == asm.message().tool_uses[0].input == '{"q": "a"}{"q": "b"}'
+
+
+_json_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**30), 10**30)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6)
+)
+_json_value = st.recursive(
+    _json_leaf,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_arguments = st.dictionaries(st.text(max_size=5), _json_value, max_size=4)
+
+
+@st.composite
+def replaced_streams(draw: st.DrawFn) -> tuple[str, bytes]:
+    """A call whose arguments end as ``final`` after one of the replacement rules: a
+    Responses ``.done`` after deltas of other text (a cut prefix of another object, so
+    that it often parses as the deltas' continuation), or of a prefix of ``final``
+    (Q10/Q44); Q41's ``{}`` then the object; Q36's cut prefix then the whole object."""
+    separators = draw(st.sampled_from([(",", ":"), (", ", ": ")]))
+    final = json.dumps(draw(_arguments), separators=separators)
+    rule = draw(st.sampled_from(["responses-other", "responses-prefix", "q41", "q36"]))
+    if rule in ("responses-other", "responses-prefix"):
+        source = final if rule == "responses-prefix" else json.dumps(draw(_arguments))
+        held = source[: draw(st.integers(0, len(source)))]
+        cuts = sorted(draw(st.lists(st.integers(0, len(held)), max_size=3)))
+        deltas = [held[a:b] for a, b in zip([0, *cuts], [*cuts, len(held)], strict=True)]
+        return "openai-responses", responses_stream([d for d in deltas if d], final)
+    if rule == "q41":
+        return "openai-chat", chat_stream(["{}", final])
+    held = final[: draw(st.integers(1, max(1, len(final) - 1)))]
+    return "openai-chat", chat_stream([held, final])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    stream=replaced_streams(),
+    cuts=st.lists(st.integers(0, 4000), max_size=6),
+    live=st.sampled_from([True, "coalesced"]),
+)
+def test_reports_equal_the_final_parse_under_every_replacement_rule(
+    stream: tuple[str, bytes], cuts: list[int], live: bool | str
+) -> None:
+    provider, raw = stream
+    asm, reports, deltas = track(provider, raw, [c % (len(raw) + 1) for c in cuts], live)
+    check_against_final(asm, reports, deltas)

@@ -214,6 +214,53 @@ def test_q8_no_id_mints_a_stable_flagged_id() -> None:
     assert asm.message() == m
 
 
+def _readme_id_claims() -> dict[str, str]:
+    """The ids column of README.md's provider table, by dialect."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    head = "| dialect | calls keyed by | ids |"
+    table = readme[readme.index(head) :].split("\n\n")[0].splitlines()[2:]
+    return {row.split("|")[1].strip(): row.split("|")[3].strip() for row in table}
+
+
+def _gemini_call(call_id: str | None) -> AssembledMessage:
+    call: dict[str, Any] = {"name": "f", "args": {"a": 1}}
+    if call_id is not None:
+        call["id"] = call_id
+    chunk = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"functionCall": call}]},
+                "finishReason": "STOP",
+                "index": 0,
+            }
+        ]
+    }
+    asm = Assembler("gemini")
+    asm.feed_bytes(f"data: {json.dumps(chunk)}\r\n\r\n".encode())
+    asm.close()
+    return asm.message()
+
+
+def test_q8_the_readme_says_what_gemini_ids_are() -> None:
+    """Gemini's ``functionCall.id`` is optional and sent by some models and endpoints:
+    it is read as sent, and minted only when absent. The README's table once said
+    "always minted (none sent)"; this fails if its ids column says so again, or stops
+    saying either half."""
+    sent = _gemini_call("fc_7x")
+    assert [b.id for b in sent.tool_uses] == ["fc_7x"] and sent.minted_ids == frozenset()
+    absent = _gemini_call(None)
+    assert [b.id for b in absent.tool_uses] == ["call_0_0"]
+    assert absent.minted_ids == frozenset({"call_0_0"})
+    claim = _readme_id_claims()["gemini"]
+    assert "always" not in claim and "none sent" not in claim, claim
+    assert "as sent" in claim and "minted" in claim, claim
+    # No dialect read here ignores a sent id: no row may say none is sent.
+    for dialect, cell in _readme_id_claims().items():
+        assert "none sent" not in cell, (dialect, cell)
+
+
 def test_q9_whole_call_in_one_chunk_with_the_finish_reason() -> None:
     event = {
         "choices": [

@@ -6,6 +6,7 @@ checked against a serial replay of the same paths, row for row.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -84,6 +85,31 @@ def test_explicit_dtypes_match_what_partitions_compute(client: Client, corpus: P
     computed = frame.compute()
     assert dict(computed.dtypes) == toolstitch_dask.COLUMNS
     assert computed["id"].isna().sum() == 2  # the two cassette answers without calls
+
+
+def test_the_columns_come_from_the_records_one_schema() -> None:
+    """Names and types are written once, in ``toolstitch.replay`` (``CallRecord`` and the
+    fields ``text=`` and a toolset add); dask.py derives its dtypes and names none."""
+    from toolstitch import dask as module
+    from toolstitch import replay
+
+    assert tuple(replay.RECORD_SCHEMA) == RECORD_KEYS
+    expected = {
+        "stream": "string",
+        "choice": "int64",
+        "complete": "bool",
+        "server_side": "bool",
+    }
+    for name, dtype in toolstitch_dask.COLUMNS.items():
+        assert str(dtype) == expected.get(name, "string"), name
+    every = {**replay.RECORD_SCHEMA, **replay.TEXT_SCHEMA, **replay.VALIDATION_SCHEMA}
+    assert replay.VALIDATION_SCHEMA["valid"] == replay.FieldType(bool, True)
+    assert str(toolstitch_dask._columns(True, True)["valid"]) == "boolean"
+    tree = ast.parse(Path(module.__file__ or "").read_text())
+    literals = {
+        n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+    }
+    assert not (literals & set(every)), "a record key is written again in dask.py"
 
 
 def test_partitions_hold_about_blocksize_bytes_and_big_files_alone(

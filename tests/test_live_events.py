@@ -51,7 +51,8 @@ TEXT_DELTAS = (TextDelta, ThinkingDelta, RefusalDelta)
 
 def mergeable(a: LiveEvent, b: LiveEvent) -> bool:
     if isinstance(a, ToolInputDelta) and isinstance(b, ToolInputDelta):
-        return (a.choice, a.index) == (b.choice, b.index)
+        # A delta that replaces the input is never joined to the ones before it.
+        return (a.choice, a.index) == (b.choice, b.index) and not b.replaces
     return type(a) is type(b) and isinstance(a, TEXT_DELTAS) and a.choice == b.choice
 
 
@@ -62,7 +63,8 @@ def merged(events: Sequence[LiveEvent]) -> list[LiveEvent]:
         last = out[-1] if out else None
         if last is not None and mergeable(last, e):
             if isinstance(last, ToolInputDelta) and isinstance(e, ToolInputDelta):
-                out[-1] = ToolInputDelta(last.choice, last.index, last.fragment + e.fragment)
+                joined = last.fragment + e.fragment
+                out[-1] = ToolInputDelta(last.choice, last.index, joined, last.replaces)
             elif isinstance(last, TEXT_DELTAS) and isinstance(e, TEXT_DELTAS):
                 out[-1] = type(last)(last.choice, last.text + e.text)
         else:
@@ -240,9 +242,7 @@ def test_the_argument_tracker_reports_the_same_paths_from_coalesced_events() -> 
     each, merging = ArgumentTracker(), ArgumentTracker()
     done_each = [d for per_event, _ in per_feed for d in each.update(per_event)]
     done_merged = [d for _, coalesced in per_feed for d in merging.update(coalesced)]
-    assert [(d.id, d.path, d.value) for d in done_each] == [
-        (d.id, d.path, d.value) for d in done_merged
-    ]
+    assert done_each == done_merged
     assert each.final_paths() == merging.final_paths()
 
 

@@ -80,6 +80,17 @@ def test_render_names_only_registered_dialects_and_formats() -> None:
 
 def test_tools_bounds_and_kinds_are_the_registrys() -> None:
     assert core.DEPTH_BOUNDS["schema"] == tools._MAX_SCHEMA_DEPTH
+    # Read from the binding, never retyped: no number is assigned to it in tools.py.
+    tree = ast.parse((PACKAGE / "tools.py").read_text())
+    (bound,) = [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "_MAX_SCHEMA_DEPTH" for t in node.targets)
+    ]
+    assert not any(
+        isinstance(n, ast.Constant) and isinstance(n.value, int) for n in ast.walk(bound)
+    )
     assert core.DEPTH_BOUNDS["wire"] == core._WIRE_MAX_DEPTH  # what render.py reads
     client = {k for ks in core.CLIENT_ITEMS.values() for k in ks}
     literals = string_literals("tools.py")

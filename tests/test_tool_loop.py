@@ -547,8 +547,12 @@ def test_every_pair_renders_with_ids_the_target_accepts(source: str, target: str
     again = read_back(dialect, rendered[:n])
     mapped = [c.id for c in again.tool_uses]
     assert len(set(mapped)) == len(calls)
+    if source == target:
+        # Q55: into the dialect they came from, ids go back exactly as sent (vLLM's
+        # 46-character ids included), unless the caller names a rule.
+        assert mapped == [c.id for c in calls]
     for original, new in zip(calls, mapped, strict=True):
-        assert TARGET_IDS[target].fullmatch(new), (target, new)
+        assert source == target or TARGET_IDS[target].fullmatch(new), (target, new)
         assert ids.original(new) == original.id
         if TARGET_IDS[target].fullmatch(original.id):
             assert new == original.id  # an id the target takes is left alone
@@ -593,6 +597,173 @@ def test_ids_are_mapped_deterministically_and_never_collide() -> None:
     # "as-is" sends every id as it came.
     (kept,) = render_assistant("anthropic", [ToolUseBlock("a.b", "f", "{}")], ids="as-is")
     assert kept["content"][0]["id"] == "a.b"
+
+
+# ------------------------------------------------ ids in their own dialect (Q55)
+
+
+def sse_of(events: list[dict[str, Any]], named: bool) -> bytes:
+    out = b""
+    for e in events:
+        head = f"event: {e['type']}\n" if named else ""
+        out += f"{head}data: {json.dumps(e)}\n\n".encode()
+    return out
+
+
+def chat_turn(call_id: str) -> AssembledMessage:
+    """An OpenAI chat stream (vLLM's shape) with one call of id ``call_id``."""
+    call = {
+        "index": 0,
+        "id": call_id,
+        "type": "function",
+        "function": {"name": "get_weather", "arguments": GOOD},
+    }
+    chunks = [
+        {"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [c]}
+        for c in (
+            {"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}},
+            {"index": 0, "delta": {}, "finish_reason": "tool_calls"},
+        )
+    ]
+    asm = Assembler("auto")
+    asm.feed_bytes(sse_of(chunks, named=False) + b"data: [DONE]\n\n")
+    asm.close()
+    return asm.message()
+
+
+def anthropic_turn(call_id: str) -> AssembledMessage:
+    """An Anthropic Messages stream (Moonshot's Kimi K2 endpoint's shape) with one call."""
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": []},
+        },
+        {
+            "type": "content_block_start",
+            "index": 0,
+            "content_block": {
+                "type": "tool_use",
+                "id": call_id,
+                "name": "get_weather",
+                "input": {},
+            },
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "input_json_delta", "partial_json": GOOD},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
+        {"type": "message_stop"},
+    ]
+    asm = Assembler("auto")
+    asm.feed_bytes(sse_of(events, named=True))
+    asm.close()
+    return asm.message()
+
+
+KIMI = "functions.get_weather:0"
+VLLM = "chatcmpl-tool-0f6c3b1e9a2d4c5f8e7a6b5c4d3e2f10"  # 46 characters
+JOINED = "call_abc|fc_def"
+
+
+@pytest.mark.parametrize(
+    ("turn", "dialect", "call_id"),
+    [
+        (chat_turn, "openai-chat", VLLM),
+        (chat_turn, "openai-chat", KIMI),
+        (anthropic_turn, "anthropic", KIMI),
+        (anthropic_turn, "anthropic", JOINED),
+    ],
+)
+def test_q55_ids_go_back_as_sent_into_the_dialect_they_came_from(
+    turn: Callable[[str], AssembledMessage], dialect: str, call_id: str
+) -> None:
+    message = turn(call_id)
+    assert message.complete and message.dialect == dialect
+    results = [ToolResultBlock.text(call_id, "sunny")]
+    rendered = render_turn(dialect, message, results)
+    assert read_back(dialect, rendered[:1]).tool_uses[0].id == call_id
+    assert answered_ids(dialect, rendered[1:]) == [call_id]
+    # The same through one IdMap for the conversation, and with the source named.
+    ids = IdMap()
+    assert answered_ids(dialect, render_turn(dialect, message, results, ids=ids)[1:]) == [call_id]
+    plain = list(message.blocks)  # blocks alone say nothing of where they came from
+    apart = render_results(dialect, results, calls=plain, source=dialect)
+    assert answered_ids(dialect, apart) == [call_id]
+
+
+@pytest.mark.parametrize(
+    ("turn", "dialect", "call_id", "target"),
+    [
+        (anthropic_turn, "anthropic", VLLM, "openai-chat"),  # another target: its rule
+        (chat_turn, "openai-chat", KIMI, "anthropic"),
+        (anthropic_turn, "anthropic", JOINED, "bedrock"),
+    ],
+)
+def test_q55_twin_an_id_rule_applies_when_the_target_differs_or_is_asked_for(
+    turn: Callable[[str], AssembledMessage], dialect: str, call_id: str, target: str
+) -> None:
+    message = turn(call_id)
+    results = [ToolResultBlock.text(call_id, "sunny")]
+    rendered = render_turn(target, message, results)
+    (sent,) = [c.id for c in read_back(target, rendered[:1]).tool_uses]
+    assert sent == ID_RULES[target].mint(call_id) and TARGET_IDS[target].fullmatch(sent)
+    assert answered_ids(target, rendered[1:]) == [sent]
+    # A rule asked for by name applies in their own dialect too.
+    asked = render_turn(dialect, message, results, ids=target)
+    assert [c.id for c in read_back(dialect, asked[:1]).tool_uses] == [sent]
+    assert answered_ids(dialect, asked[1:]) == [sent]
+    # Without calls= or source=, results cannot tell where their ids came from: the
+    # dialect's own rule applies.
+    rule = ID_RULES[dialect]
+    alone = call_id if rule.accepts(call_id) else rule.mint(call_id)
+    assert answered_ids(dialect, render_results(dialect, results)) == [alone]
+
+
+def test_a_stateless_rule_never_sends_two_calls_with_one_id() -> None:
+    """``ids="mistral"`` without a map: an id that is already the replacement another
+    call's id gets (a model can send any id) would merge the two calls on the wire."""
+    minted = ID_RULES["mistral"].mint("call_0_0")
+    turn = [
+        ToolUseBlock("call_0_0", "get_weather", GOOD),
+        ToolUseBlock(minted, "get_weather", GOOD),
+    ]
+    results = [ToolResultBlock.text(c.id, "sunny") for c in turn]
+    with pytest.raises(RenderError, match=rf"'call_0_0' and '{minted}' with one id '{minted}'"):
+        render_assistant("openai-chat", turn, ids="mistral")
+    with pytest.raises(RenderError, match="IdMap"):
+        render_results("openai-chat", results, ids="mistral")
+    with pytest.raises(RenderError, match="call_0_0"):
+        render_turn("openai-chat", turn, results, ids="mistral")
+    # A rule with one-character replacements: any two calls may meet.
+    tiny = IdRule("tiny", r"[0-9]", 1, "", 1)
+    many = [ToolUseBlock(f"call_{i}", "f", "{}") for i in range(20)]
+    with pytest.raises(RenderError, match="tiny"):
+        render_assistant("openai-chat", many, ids=tiny)
+
+
+def test_twin_an_id_map_keeps_the_same_calls_apart_and_distinct_ids_pass() -> None:
+    minted = ID_RULES["mistral"].mint("call_0_0")
+    turn = [
+        ToolUseBlock("call_0_0", "get_weather", GOOD),
+        ToolUseBlock(minted, "get_weather", GOOD),
+    ]
+    results = [ToolResultBlock.text(c.id, f"r{n}") for n, c in enumerate(turn)]
+    ids = IdMap("mistral")
+    assistant, *answers = render_turn("openai-chat", turn, results, ids=ids)
+    sent = [c["id"] for c in assistant["tool_calls"]]
+    assert len(set(sent)) == 2 and all(ID_RULES["mistral"].accepts(i) for i in sent)
+    assert [a["tool_call_id"] for a in answers] == sent
+    assert [ids.original(i) for i in sent] == ["call_0_0", minted]
+    # Ids that do not meet pass without a map, results rendered apart matching.
+    plain = [ToolUseBlock("call_0_0", "f", "{}"), ToolUseBlock("call_0_1", "f", "{}")]
+    (chat,) = render_assistant("openai-chat", plain, ids="mistral")
+    apart = render_results("openai-chat", [ToolResultBlock.text("call_0_1", "x")], ids="mistral")
+    assert apart[0]["tool_call_id"] == chat["tool_calls"][1]["id"] != chat["tool_calls"][0]["id"]
+    with pytest.raises(RenderError, match="unknown source dialect 'vllm'"):
+        render_assistant("openai-chat", plain, source="vllm")
 
 
 def test_state_that_cannot_travel_is_left_out_with_a_note() -> None:

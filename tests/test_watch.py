@@ -8,13 +8,17 @@ what the tee reports must equal ``toolstitch.assemble`` of the same bytes.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
+import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anthropic
+import anyio
 import httpx2
 import openai
 import pytest
@@ -209,6 +213,132 @@ def test_a_transport_given_to_an_httpx2_client_tees_it(server: RecordingServer) 
     assert list(report.messages) == toolstitch.assemble(ANTHROPIC)
 
 
+def test_a_report_says_when_which_response_and_which_model(server: RecordingServer) -> None:
+    """Start, first byte and end on one clock; the response's id and model as its body
+    names them; the dialect it was read as."""
+    reports: list[WatchedResponse] = []
+    before = time.time()
+    chat_chunks(watch(openai_client(server), reports.append))
+    client = watch(anthropic_client(server), reports.append)
+    with client.messages.stream(model="claude", max_tokens=100, messages=MESSAGES) as s:
+        s.get_final_message()
+    watch(openai_client(server, "/whole"), reports.append).chat.completions.create(
+        model="gpt-4o", messages=MESSAGES
+    )
+    after = time.time()
+    chat, claude, whole = reports
+    assert (chat.provider, chat.response_id, chat.model) == (
+        "openai-chat",
+        "chatcmpl-ABfwAwrNePHUgBBezonVC6MX3zd63",
+        "gpt-4o-2024-08-06",
+    )
+    assert (claude.provider, claude.response_id, claude.model) == (
+        "anthropic",
+        "msg_019Q1hrJbZG26Fb9BQhrkHEr",
+        "claude-sonnet-4-20250514",
+    )
+    assert (whole.provider, whole.response_id, whole.model) == (
+        "openai-chat",
+        "chatcmpl-1",
+        "gpt-4o",
+    )
+    for report in reports:
+        assert report.first_byte_at is not None
+        assert before <= report.started_at <= report.first_byte_at <= report.ended_at <= after
+        assert report.time_to_first_byte == report.first_byte_at - report.started_at
+        assert report.duration == report.ended_at - report.started_at > 0
+
+
+def test_twin_a_report_without_a_readable_body_names_no_response(server: RecordingServer) -> None:
+    reports: list[WatchedResponse] = []
+    with pytest.raises(openai.InternalServerError):
+        watch(openai_client(server, "/status/500"), reports.append).chat.completions.create(
+            model="gpt-4o", messages=MESSAGES, stream=True
+        )
+    report = only(reports)
+    assert (report.provider, report.response_id, report.model) == (None, None, None)
+    assert report.started_at <= report.ended_at
+
+
+def test_a_sync_client_refuses_an_async_callback_when_watched(server: RecordingServer) -> None:
+    async def on_response(report: WatchedResponse) -> None:
+        pass
+
+    class Tracer:
+        async def __call__(self, report: WatchedResponse) -> None:
+            pass
+
+    for callback in (on_response, Tracer()):
+        for client in (openai_client(server), anthropic_client(server), httpx2.Client()):
+            with pytest.raises(
+                TypeError,
+                match=r"coroutine function, but the (OpenAI|Anthropic|Client) client is synchronous",
+            ):
+                watch(client, callback)
+            # Refused before anything changed: the client is as it was.
+            http: Any = getattr(client, "_client", client)
+            assert not isinstance(http._transport, TeeTransport)
+    with pytest.raises(TypeError, match=r"'test_a_sync_client_refuses.*on_response'"):
+        watch(openai_client(server), on_response)
+    with pytest.raises(TypeError, match="a TeeTransport is synchronous"):
+        TeeTransport(httpx2.HTTPTransport(), on_response)
+
+
+def test_twin_a_plain_callback_returning_an_awaitable_is_closed_and_said(
+    server: RecordingServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not a coroutine function, so watch() cannot tell; the awaitable it returns on a
+    sync client is closed unawaited (no "never awaited" warning) and logged."""
+    ran: list[WatchedResponse] = []
+
+    async def later(report: WatchedResponse) -> None:
+        ran.append(report)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RuntimeWarning)
+        with caplog.at_level(logging.ERROR, logger="toolstitch.watch"):
+            with watch(openai_client(server), lambda r: later(r)) as client:
+                chat_chunks(client)
+            gc.collect()
+    assert not [w for w in caught if "never awaited" in str(w.message)]
+    assert ran == [] and "returned an awaitable where nothing can await it" in caplog.text
+
+
+def test_a_sync_stream_dropped_unread_is_reported_cut(server: RecordingServer) -> None:
+    reports: list[WatchedResponse] = []
+    client = watch(openai_client(server), reports.append)
+    stream = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True)
+    assert reports == []
+    del stream
+    gc.collect()
+    report = only(reports)
+    assert report.cut and not report.complete and report.messages == ()
+    assert report.first_byte_at is None and report.status == 200
+    # The same with the anthropic client.
+    events = watch(anthropic_client(server), reports.append).messages.create(
+        model="claude", max_tokens=9, messages=MESSAGES, stream=True
+    )
+    del events
+    gc.collect()
+    assert len(reports) == 2 and reports[1].cut and reports[1].messages == ()
+
+
+def test_twin_a_stream_read_or_closed_then_dropped_is_reported_once(
+    server: RecordingServer,
+) -> None:
+    reports: list[WatchedResponse] = []
+    client = watch(openai_client(server), reports.append)
+    stream = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True)
+    list(stream)
+    closed = client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True)
+    closed.close()
+    del stream, closed
+    gc.collect()
+    read, cut = reports
+    assert not read.cut and read.complete
+    assert cut.cut and cut.messages == ()
+
+
 def test_watch_refuses_what_it_cannot_tee() -> None:
     with pytest.raises(TypeError, match="openai or anthropic client"):
         watch(object(), print)
@@ -237,8 +367,11 @@ async def test_async_openai_with_an_async_callback(server: RecordingServer) -> N
             base_url=f"{server.url}/v1", api_key="sk-secret", max_retries=0, timeout=10
         )
 
-    plain = await chunks(make())
-    assert await chunks(watch(make(), on_response)) == plain
+    # Closed here, not when freed: a freed AsyncOpenAI closes itself on whatever loop
+    # runs then (a later test's), where its connections do not belong.
+    async with make() as plain_client, watch(make(), on_response) as teed:
+        plain = await chunks(plain_client)
+        assert await chunks(teed) == plain
     report = only(reports)
     assert list(report.messages) == toolstitch.assemble(OPENAI_CHAT) and not report.cut
 
@@ -259,6 +392,30 @@ async def test_async_anthropic_abandoned_and_whole(server: RecordingServer) -> N
     async for _event in stream:
         break
     await stream.close()
+    await client.close()
     whole, cut = reports
     assert list(whole.messages) == toolstitch.assemble(ANTHROPIC) and whole.complete
     assert cut.cut and not cut.complete
+
+
+@pytest.mark.anyio
+async def test_an_async_stream_dropped_unread_is_reported_cut(server: RecordingServer) -> None:
+    reports: list[WatchedResponse] = []
+
+    async def on_response(report: WatchedResponse) -> None:
+        reports.append(report)
+
+    client = watch(
+        openai.AsyncOpenAI(base_url=f"{server.url}/v1", api_key="k", max_retries=0, timeout=10),
+        on_response,
+    )
+    stream = await client.chat.completions.create(model="gpt-4o", messages=MESSAGES, stream=True)
+    del stream
+    gc.collect()  # freed while the loop runs: the callback is scheduled on it
+    for _ in range(10):
+        if reports:
+            break
+        await anyio.sleep(0)
+    await client.close()
+    report = only(reports)
+    assert report.cut and report.messages == () and not report.complete

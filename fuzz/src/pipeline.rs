@@ -481,8 +481,10 @@ impl Checker {
                     choice,
                     index,
                     fragment,
+                    replaces,
                 } => {
-                    assert!(!fragment.is_empty(), "empty input delta");
+                    // A replacement by an empty input says so; an append never is empty.
+                    assert!(!fragment.is_empty() || *replaces, "empty input delta");
                     assert!(
                         !self.message_done.contains_key(choice),
                         "input after MessageDone"

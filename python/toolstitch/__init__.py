@@ -70,7 +70,7 @@ from toolstitch.blocks import (
     ToolResultMessage,
     ToolUseBlock,
 )
-from toolstitch.calls import ToolArgumentDone, ValidatedCall
+from toolstitch.calls import ToolArgumentDone, ToolArgumentsReset, ValidatedCall
 from toolstitch.errors import (
     BlockDecodeError,
     BlockEncodeError,
@@ -190,6 +190,7 @@ __all__ = [
     "ThinkingDelta",
     "TokenUsage",
     "ToolArgumentDone",
+    "ToolArgumentsReset",
     "ToolCallFinished",
     "ToolCallStarted",
     "ToolDefinition",

@@ -28,6 +28,7 @@ __all__ = [
     "SERVER_ITEMS",
     "STATE_FORMATS",
     "_ASSEMBLER_DEFAULTS",
+    "_RESPONSE_HEAD_BYTES",
     "_WIRE_MAX_DEPTH",
     "ArgumentTracker",
     "Assembler",
@@ -52,6 +53,7 @@ __all__ = [
     "_json_depth",
     "_parse_strict",
     "_provider_name",
+    "_response_facts",
     "marshal_block",
     "marshal_blocks",
     "marshal_message",
@@ -265,7 +267,9 @@ CLIENT_ITEMS: dict[str, tuple[str, ...]]
 SERVER_ITEMS: dict[str, tuple[str, ...]]
 DEPTH_BOUNDS: dict[str, int]
 PROBLEM_KINDS: tuple[str, ...]
+_RESPONSE_HEAD_BYTES: int
 
+def _response_facts(dialect: str, head: bytes) -> tuple[str | None, str | None]: ...
 def _json_depth(text: str) -> int: ...
 
 # --- the tool-loop boundary (src/python/tools.rs) ---
@@ -296,7 +300,7 @@ class ArgumentTracker:
     def __new__(cls) -> ArgumentTracker: ...
     def update(
         self, events: Iterable[_messages.LiveEvent] | LiveEvents
-    ) -> tuple[_calls.ToolArgumentDone, ...]: ...
+    ) -> tuple[_calls.ToolArgumentDone | _calls.ToolArgumentsReset, ...]: ...
     def final_paths(self) -> dict[tuple[int, int], tuple[str, ...]]: ...
 
 def _parse_strict(text: str | bytes | bytearray) -> Any: ...

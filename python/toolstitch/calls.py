@@ -1,7 +1,7 @@
 """What a tool call becomes: ``ValidatedCall`` (it passed validation, from
-``Toolset.validate`` / ``AssembledMessage.validated``) and ``ToolArgumentDone`` (a
-top-level value of its arguments completed while it streamed, from
-``ArgumentTracker.update``).
+``Toolset.validate`` / ``AssembledMessage.validated``), ``ToolArgumentDone`` (a
+top-level value of its arguments completed while it streamed) and
+``ToolArgumentsReset`` (its arguments were replaced), from ``ArgumentTracker.update``.
 
 Plain frozen dataclasses that import nothing of the package, so that the errors, the
 message types and the core's stubs can name them without importing ``toolstitch.tools``.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ToolArgumentDone", "ValidatedCall"]
+__all__ = ["ToolArgumentDone", "ToolArgumentsReset", "ValidatedCall"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,3 +46,15 @@ class ToolArgumentDone:
     id: str
     path: str
     value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ToolArgumentsReset:
+    """The provider replaced a streaming call's whole input (from
+    ``ArgumentTracker.update``): every ``ToolArgumentDone`` reported for this call
+    (``choice``, ``index``, ``id``) before is void; the members of the new input are
+    reported again as they complete. Drop what was shown or started for it."""
+
+    choice: int
+    index: int
+    id: str

@@ -30,7 +30,14 @@ from distributed import LocalCluster
 
 from toolstitch._sources import Source, expand, replay_source
 from toolstitch.messages import Provider
-from toolstitch.replay import RECORD_KEYS, CallRecord, as_toolset
+from toolstitch.replay import (
+    RECORD_SCHEMA,
+    TEXT_SCHEMA,
+    VALIDATION_SCHEMA,
+    CallRecord,
+    FieldType,
+    as_toolset,
+)
 from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
@@ -47,37 +54,34 @@ __all__ = [
 
 _STRING = pd.StringDtype("pyarrow")
 
-COLUMNS: dict[str, Any] = {
-    "stream": _STRING,
-    "choice": "int64",
-    "id": _STRING,
-    "name": _STRING,
-    "kind": _STRING,
-    "arguments": _STRING,
-    "complete": "bool",
-    "finish": _STRING,
-    "server_side": "bool",
-    "error": _STRING,
-    "notes": _STRING,
-}
-"""Every record column and its pandas dtype, in ``RECORD_KEYS`` order."""
 
-_TEXT_COLUMNS: dict[str, Any] = {"text": _STRING, "reasoning": _STRING}
-_TOOLS_COLUMNS: dict[str, Any] = {"valid": "boolean", "validation_error": _STRING}
+def _dtype(field: FieldType) -> Any:
+    """The pandas dtype of a record field (nullable where the field may be ``None``)."""
+    if field.type is str:
+        return _STRING
+    if field.type is int:
+        return "Int64" if field.nullable else "int64"
+    return "boolean" if field.nullable else "bool"
+
+
+COLUMNS: dict[str, Any] = {name: _dtype(f) for name, f in RECORD_SCHEMA.items()}
+"""Every record column and its pandas dtype, in ``RECORD_KEYS`` order (from
+``toolstitch.replay.RECORD_SCHEMA``, the records' one definition)."""
+
+_TEXT_COLUMNS: dict[str, Any] = {name: _dtype(f) for name, f in TEXT_SCHEMA.items()}
+_TOOLS_COLUMNS: dict[str, Any] = {name: _dtype(f) for name, f in VALIDATION_SCHEMA.items()}
 
 
 def _arrow_type(dtype: Any) -> pa.DataType:
     if dtype is _STRING:
         return pa.string()
-    return pa.int64() if dtype == "int64" else pa.bool_()
+    return pa.int64() if dtype in ("int64", "Int64") else pa.bool_()
 
 
 _ARROW_TYPES = {
     name: _arrow_type(dtype)
     for name, dtype in {**COLUMNS, **_TEXT_COLUMNS, **_TOOLS_COLUMNS}.items()
 }
-
-assert tuple(COLUMNS) == RECORD_KEYS
 
 
 def _columns(text: bool, tools: bool) -> dict[str, Any]:

@@ -101,11 +101,18 @@ class ToolCallStarted:
 @dataclass(frozen=True, slots=True)
 class ToolInputDelta:
     """Raw input text appended to a call (concatenate the fragments of one call to get
-    its input so far; ``Assembler.partial_calls()`` gives the parsed best-effort value)."""
+    its input so far; ``Assembler.partial_calls()`` gives the parsed best-effort value).
+
+    With ``replaces``, ``fragment`` is the call's whole new input in place of every
+    fragment before it: the provider restated the input with text that does not extend
+    it (a Responses ``.done`` that disagrees with the deltas, Q10 and Q44; ``{}`` then
+    the real object, Q41; a Gemini call rebuilt). Start the call's text over from it;
+    never append it (``{"a":`` then ``{"b":1}`` would read as one value)."""
 
     choice: int
     index: int
     fragment: str
+    replaces: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +325,10 @@ class AssembledMessage:
       ``"tool-calls"``;
     - ``tokens``: the token counts of ``usage`` as a ``TokenUsage``;
     - ``notes``: what narrow rules interpreted (``Note``: a server's shape that is not
-      the documented one but whose meaning is certain); never a problem.
+      the documented one but whose meaning is certain); never a problem;
+    - ``dialect``: the dialect the message was assembled from (the one named, or the
+      one ``auto`` detected), or ``None``; rendering into it keeps the calls' ids as
+      the provider sent them (Q55).
     """
 
     choice: int
@@ -335,6 +345,7 @@ class AssembledMessage:
     finish: Finish | None = None
     tokens: TokenUsage = TokenUsage()
     notes: tuple[Note, ...] = ()
+    dialect: str | None = None
 
     def to_message(self) -> Message:
         """The assistant turn as a ``Message("assistant", blocks)``."""

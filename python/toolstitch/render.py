@@ -9,7 +9,8 @@ Providers: ``"openai-chat"``, ``"openai-responses"``, ``"anthropic"``,
 (InvokeModel: the model's own format, Claude's or Nova's, told by ``model=``; the
 request body around the messages is ``invoke_body``). The turn may come from any of them:
 call ids are mapped to what the target accepts (``ids=``: ``IdRule``, ``IdMap``,
-``ID_RULES``), and what cannot travel is left out (``notes=`` says what).
+``ID_RULES``; into the dialect they came from they go back as sent, Q55), and what
+cannot travel is left out (``notes=`` says what).
 
 - Tool calls go back exactly as received, valid or not: OpenAI's and Cohere's
   ``arguments`` is the raw input text (``"{}"`` when it is empty); Anthropic,
@@ -49,7 +50,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from toolstitch._toolstitch import _WIRE_MAX_DEPTH, _json_depth, _parse_strict
 from toolstitch.blocks import (
@@ -102,6 +103,7 @@ def render_assistant(
     ids: IdMap | IdRule | str | None = None,
     notes: list[str] | None = None,
     model: str | None = None,
+    source: str | None = None,
 ) -> list[Item]:
     """The assistant turn being answered, in ``provider``'s request format.
 
@@ -113,14 +115,24 @@ def render_assistant(
     or an ``IdMap`` that also records the mapping); provider state the target cannot
     take is left out, with a line in ``notes`` when a list is given. ``model`` is the
     Bedrock model id for ``"bedrock-invoke"`` (which format the model takes).
+
+    ``source`` is the dialect the turn came from (an ``AssembledMessage`` says it in
+    its ``dialect``): rendered into that same dialect, ids go back exactly as sent
+    unless ``ids`` names a rule (Q55). Two calls of the turn that a rule without an
+    ``IdMap`` would give one id are a ``RenderError`` naming both.
     """
     _check(provider)
+    source = _source(message, source)
     if provider == "bedrock-invoke":
         target = _invoke_target(model)
-        turn = render_assistant(target, message, ids=ids, notes=notes)
+        of = target if source == "bedrock-invoke" else source
+        turn = render_assistant(target, message, ids=ids, notes=notes, source=of)
         return _invoke_json(turn) if target == "bedrock" else turn
-    rule, record = _id_policy(provider, ids)
-    blocks = _portable(provider, _blocks(message), notes)
+    rule, record = _id_policy(provider, ids, source)
+    given = _blocks(message)
+    if record is None:
+        _distinct([(b.id, _map_id(b.id, rule, None)) for b in given if _is_call(b)], rule)
+    blocks = _portable(provider, given, notes)
     blocks = [_with_mapped_ids(b, rule, record) for b in blocks]
     if provider == "openai-chat":
         return [_chat_assistant(blocks)]
@@ -146,6 +158,7 @@ def render_results(
     calls: Any = None,
     ids: IdMap | IdRule | str | None = None,
     model: str | None = None,
+    source: str | None = None,
 ) -> list[Item]:
     """The tool results, in ``provider``'s request format.
 
@@ -157,17 +170,26 @@ def render_results(
     ``calls``: its ``functionResponse`` names the function, which a result does
     not carry. ``ids`` maps the call ids as ``render_assistant`` does (the same
     policy gives the same ids, so results keep answering their calls). ``model``: as
-    for ``render_assistant``.
+    for ``render_assistant``. ``source``: as for ``render_assistant``, read from
+    ``calls`` when it is an ``AssembledMessage``; without ``calls`` or ``source`` the
+    results cannot know where their ids came from, and the target's rule applies.
     """
     _check(provider)
+    source = _source(calls, source)
     if provider == "bedrock-invoke":
         target = _invoke_target(model)
-        results_ = render_results(target, results, calls=calls, ids=ids)
+        of = target if source == "bedrock-invoke" else source
+        results_ = render_results(target, results, calls=calls, ids=ids, source=of)
         return _invoke_json(results_) if target == "bedrock" else results_
-    rule, record = _id_policy(provider, ids)
+    rule, record = _id_policy(provider, ids, source)
     answers = _results(results)
     names: dict[str, str] | None = None
     kinds: dict[str, str] = {}
+    if record is None:
+        answered = {r.tool_use_id for r in answers}
+        if calls is not None:
+            answered |= set(_tool_names(calls))
+        _distinct([(i, _map_id(i, rule, None)) for i in sorted(answered)], rule)
     if calls is not None:
         names = _tool_names(calls)
         kinds = _tool_kinds(calls)
@@ -211,15 +233,19 @@ def render_turn(
     ids: IdMap | IdRule | str | None = None,
     notes: list[str] | None = None,
     model: str | None = None,
+    source: str | None = None,
 ) -> list[Item]:
     """The assistant turn followed by its results, correlation checked.
 
-    The same as ``render_assistant(provider, message, ids=ids, notes=notes, model=model)
-    + render_results(provider, results, calls=message, ids=ids, model=model)``: ready to
-    extend the conversation with.
+    The same as ``render_assistant(provider, message, ids=ids, notes=notes, model=model,
+    source=source) + render_results(provider, results, calls=message, ids=ids,
+    model=model, source=source)``: ready to extend the conversation with.
     """
-    return render_assistant(provider, message, ids=ids, notes=notes, model=model) + render_results(
-        provider, results, calls=message, ids=ids, model=model
+    assistant = render_assistant(
+        provider, message, ids=ids, notes=notes, model=model, source=source
+    )
+    return assistant + render_results(
+        provider, results, calls=message, ids=ids, model=model, source=source
     )
 
 
@@ -382,12 +408,47 @@ def _rule(rule: IdRule | str) -> IdRule:
     return found
 
 
-def _id_policy(provider: str, ids: IdMap | IdRule | str | None) -> tuple[IdRule, IdMap | None]:
+def _source(message: Any, source: str | None) -> str | None:
+    """The dialect a turn came from: ``source``, else an ``AssembledMessage``'s own."""
+    if source is not None:
+        if source not in PROVIDERS:
+            raise RenderError(
+                f"unknown source dialect {source!r}: one of {', '.join(map(repr, PROVIDERS))}"
+            )
+        return source
+    dialect = getattr(message, "dialect", None)
+    return dialect if isinstance(dialect, str) else None
+
+
+def _id_policy(
+    provider: str, ids: IdMap | IdRule | str | None, source: str | None
+) -> tuple[IdRule, IdMap | None]:
+    # Q55: a server reads its own ids back (Kimi K2's `functions.get_weather:0`, vLLM's
+    # 46-character ids); only a rule the caller names rewrites them in their own dialect.
+    own = ID_RULES["as-is"] if source == provider else ID_RULES[provider]
     if isinstance(ids, IdMap):
-        return (ids.rule or ID_RULES[provider]), ids
+        return (ids.rule or own), ids
     if ids is None:
-        return ID_RULES[provider], None
+        return own, None
     return _rule(ids), None
+
+
+def _is_call(b: Any) -> TypeGuard[ToolUseBlock]:
+    return isinstance(b, ToolUseBlock) and bool(b.id)
+
+
+def _distinct(pairs: list[tuple[str, str]], rule: IdRule) -> None:
+    """Refuses two ids that ``rule``, applied without a map, sends as one."""
+    seen: dict[str, str] = {}
+    for original, wire in pairs:
+        other = seen.setdefault(wire, original)
+        if other != original:
+            raise RenderError(
+                f"ids={rule.name!r} would send calls {other!r} and {original!r} with one id "
+                f"{wire!r}: their results could not be told apart. Pass "
+                f"ids=IdMap({rule.name!r}) (or one IdMap for the conversation), which "
+                f"keeps every call's id distinct"
+            )
 
 
 def _map_id(call_id: str, rule: IdRule, record: IdMap | None) -> str:

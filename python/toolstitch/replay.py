@@ -29,9 +29,10 @@ import gzip
 import io
 import os
 import re
+import typing
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
-from typing import IO, Any, TypedDict, cast
+from typing import IO, Any, NamedTuple, TypedDict, cast
 
 from toolstitch.blocks import ThinkingBlock, ToolUseBlock
 from toolstitch.errors import ToolstitchError
@@ -41,8 +42,14 @@ from toolstitch.tools import Toolset
 
 __all__ = [
     "RECORD_KEYS",
+    "RECORD_SCHEMA",
     "STREAM_SUFFIXES",
+    "TEXT_SCHEMA",
+    "VALIDATION_SCHEMA",
     "CallRecord",
+    "FieldType",
+    "TextFields",
+    "ValidationFields",
     "as_toolset",
     "check_record",
     "is_stream_file",
@@ -72,8 +79,49 @@ class CallRecord(TypedDict):
     notes: str | None
 
 
+class TextFields(TypedDict):
+    """What ``text=True`` adds to every record: its choice's text and reasoning."""
+
+    text: str
+    reasoning: str
+
+
+class ValidationFields(TypedDict):
+    """What a toolset adds to every record (see ``check_record``)."""
+
+    valid: bool | None
+    validation_error: str | None
+
+
 RECORD_KEYS = tuple(CallRecord.__annotations__)
 """The keys of every record, in this order (``CallRecord``'s, the one definition)."""
+
+
+class FieldType(NamedTuple):
+    """A record field's type: ``str``, ``int`` or ``bool``, and whether it may be ``None``."""
+
+    type: type
+    nullable: bool
+
+
+def _field_types(record: type) -> dict[str, FieldType]:
+    out: dict[str, FieldType] = {}
+    for name, hint in typing.get_type_hints(record).items():
+        kinds = typing.get_args(hint) or (hint,)
+        (base,) = [k for k in kinds if k is not type(None)]
+        out[name] = FieldType(base, type(None) in kinds)
+    return out
+
+
+RECORD_SCHEMA: dict[str, FieldType] = _field_types(CallRecord)
+"""Every record key and its type, in ``RECORD_KEYS`` order: read from ``CallRecord``,
+the one definition (the Dask columns' dtypes come from it)."""
+
+TEXT_SCHEMA: dict[str, FieldType] = _field_types(TextFields)
+"""The keys and types ``text=True`` adds (``TextFields``)."""
+
+VALIDATION_SCHEMA: dict[str, FieldType] = _field_types(ValidationFields)
+"""The keys and types a toolset adds (``ValidationFields``)."""
 
 
 STREAM_SUFFIXES = frozenset(
@@ -246,9 +294,7 @@ def _checked(records: list[CallRecord], toolset: Toolset | None) -> list[CallRec
         return records
     for record in records:
         valid, why = check_record(record, toolset)
-        extra = cast(dict[str, Any], record)
-        extra["valid"] = valid
-        extra["validation_error"] = why
+        cast(dict[str, Any], record).update(ValidationFields(valid=valid, validation_error=why))
     return records
 
 
@@ -357,7 +403,7 @@ def _records(
             why = _one_line("; ".join(p.message for p in message.problems))
         complete = message.complete and why is None
         finish = message.finish
-        extra = _text_fields(message) if text else None
+        extra: TextFields | None = _text_fields(message) if text else None
         calls: list[ToolUseBlock | None] = list(message.tool_uses) or [None]
         for block in calls:
             notes = _notes(message, block)
@@ -375,9 +421,9 @@ def _notes(message: AssembledMessage, block: ToolUseBlock | None) -> str | None:
     return "; ".join(f"{n.kind}: {_one_line(n.message)}" for n in mine) or None
 
 
-def _text_fields(message: AssembledMessage) -> dict[str, str]:
+def _text_fields(message: AssembledMessage) -> TextFields:
     reasoning = "".join(b.thinking for b in message.blocks if isinstance(b, ThinkingBlock))
-    return {"text": message.text, "reasoning": reasoning}
+    return TextFields(text=message.text, reasoning=reasoning)
 
 
 def _record(
@@ -412,7 +458,7 @@ def _failure(name: str, error: str) -> CallRecord:
 def _failure_with_text(name: str, error: str, text: bool) -> CallRecord:
     record = _failure(name, error)
     if text:
-        cast(dict[str, Any], record).update({"text": "", "reasoning": ""})
+        cast(dict[str, Any], record).update(TextFields(text="", reasoning=""))
     return record
 
 

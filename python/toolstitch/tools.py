@@ -35,9 +35,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from toolstitch._toolstitch import ArgumentTracker, _CompiledSchema, _parse_strict, _RegexGrammar
+from toolstitch._toolstitch import (
+    DEPTH_BOUNDS,
+    ArgumentTracker,
+    _CompiledSchema,
+    _parse_strict,
+    _RegexGrammar,
+)
 from toolstitch.blocks import ToolUseBlock
-from toolstitch.calls import ToolArgumentDone, ValidatedCall
+from toolstitch.calls import ToolArgumentDone, ToolArgumentsReset, ValidatedCall
 from toolstitch.errors import (
     IncompleteMessageError,
     ToolDefinitionError,
@@ -48,7 +54,14 @@ from toolstitch.errors import (
     UnknownToolError,
 )
 
-__all__ = ["ArgumentTracker", "ToolArgumentDone", "ToolDefinition", "Toolset", "ValidatedCall"]
+__all__ = [
+    "ArgumentTracker",
+    "ToolArgumentDone",
+    "ToolArgumentsReset",
+    "ToolDefinition",
+    "Toolset",
+    "ValidatedCall",
+]
 
 # The schema of a tool declared without parameters: any object.
 _NO_PARAMETERS: dict[str, Any] = {"type": "object"}
@@ -440,8 +453,8 @@ def _explained_input_error(
 
 
 # The deepest nesting of containers a schema may have: the bound the Rust side puts on
-# schemas and tool arguments alike (``validate::MAX_DEPTH``).
-_MAX_SCHEMA_DEPTH = 128
+# schemas and tool arguments alike (``validate::MAX_DEPTH``), read from the binding.
+_MAX_SCHEMA_DEPTH = DEPTH_BOUNDS["schema"]
 
 # How deep the envelope of a definition is read before its schema is reached: a
 # Bedrock ``{"toolSpec": {"inputSchema": {"json": ...}}}`` or a Gemini tool's

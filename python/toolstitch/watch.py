@@ -8,16 +8,22 @@ passes through to the SDK exactly as it came, byte for byte and read for read, a
 copy of each read goes to an ``Assembler``. When the response ends, ``on_response``
 gets a ``WatchedResponse``: the request's method and URL (no query string, no headers),
 the status, the assembled messages (what ``toolstitch.assemble`` gives for the same
-bytes) and whether the body was cut.
+bytes), whether the body was cut, the dialect, the response's own id and the model that
+answered (as the body names them), and when the request started, its first body byte
+came and the report was made.
 
-- A stream the application abandons half-way (``stream.close()``, a ``break``, the
-  response garbage-collected) is reported with ``cut=True`` and the messages so far,
-  which are never ``complete``.
+- A stream the application abandons half-way (``stream.close()``, a ``break``) or
+  creates and drops unread (the response garbage-collected without being read or
+  closed) is reported with ``cut=True`` and the messages so far, which are never
+  ``complete``; a dropped one is reported when the garbage collector frees it.
 - A callback that raises never reaches the application: the error is logged on the
   ``toolstitch.watch`` logger and the stream goes on. An async client may be given a
   coroutine function; it is awaited when the body ends (for ``cut`` responses, only
   when the application closes the response with ``await response.aclose()`` or the
-  SDK's ``close()``).
+  SDK's ``close()``, or when a dropped stream is freed while an event loop runs in that
+  thread). A sync client given a coroutine function is refused by ``watch()`` with a
+  ``TypeError``: nothing would ever await it. A plain function that returns an
+  awaitable on a sync client has it closed, unawaited, with an error logged.
 - Bodies the tee cannot read (a ``Content-Encoding`` other than gzip and deflate, bytes
   no dialect recognises) are still passed through unchanged; the report's ``error``
   says why its messages are missing.
@@ -28,15 +34,19 @@ bytes) and whether the body was cut.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib
 import inspect
 import logging
+import time
+import weakref
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from toolstitch._toolstitch import _RESPONSE_HEAD_BYTES, _response_facts
 from toolstitch.errors import ToolstitchError
 from toolstitch.messages import AssembledMessage, Provider
 from toolstitch.streams import Assembler
@@ -66,10 +76,19 @@ class WatchedResponse:
     ``url`` is the request's URL without its query string (which may carry a key);
     ``messages`` are the assembled messages, one per choice (none when the body could
     not be read at all); ``cut`` is true when the application stopped reading before
-    the provider's end of the response (the SDKs close a response at its final event,
-    without reading on to the end of the body: that is not cut); ``error`` says why
-    the messages are missing or cannot be trusted (an unreadable body, an HTTP error
-    status, a read that failed), else ``None``.
+    the provider's end of the response, or dropped it unread (the SDKs close a response
+    at its final event, without reading on to the end of the body: that is not cut);
+    ``error`` says why the messages are missing or cannot be trusted (an unreadable
+    body, an HTTP error status, a read that failed), else ``None``.
+
+    ``provider`` is the dialect the body was read as (``Assembler.dialect``), ``None``
+    when none answered. ``response_id`` and ``model`` are what the body says of itself
+    (``chatcmpl-…``, ``resp_…``, ``msg_…``, Gemini's ``responseId`` and
+    ``modelVersion``), exactly as sent, ``None`` where the dialect's body does not say
+    (Bedrock's) or nothing was read. ``started_at`` (the request handed to the
+    transport), ``first_byte_at`` (the first body byte read; ``None`` when none was) and
+    ``ended_at`` (the report made) are ``time.time()`` seconds, measured on one
+    monotonic clock so that their differences are exact.
     """
 
     method: str
@@ -78,6 +97,22 @@ class WatchedResponse:
     messages: tuple[AssembledMessage, ...]
     cut: bool
     error: str | None = None
+    provider: str | None = None
+    response_id: str | None = None
+    model: str | None = None
+    started_at: float = 0.0
+    first_byte_at: float | None = None
+    ended_at: float = 0.0
+
+    @property
+    def time_to_first_byte(self) -> float | None:
+        """Seconds from the request to the first body byte, or ``None``."""
+        return None if self.first_byte_at is None else self.first_byte_at - self.started_at
+
+    @property
+    def duration(self) -> float:
+        """Seconds from the request to the report."""
+        return self.ended_at - self.started_at
 
     @property
     def complete(self) -> bool:
@@ -96,6 +131,9 @@ def watch(client: _C, on_response: Callback, *, provider: Provider = "auto") -> 
     http = _http_client(client)
     if not callable(on_response):
         raise TypeError(f"on_response must be callable, not {type(on_response).__name__}")
+    transports = [http._transport, *(getattr(http, "_mounts", None) or {}).values()]
+    if any(t is not None and not _is_async(t) for t in transports):
+        _refuse_coroutine(on_response, f"the {type(client).__name__} client")
     Assembler(provider, live=False)  # an unknown provider is the caller's error, now
     http._transport = _tee(http._transport, on_response, provider)
     mounts = getattr(http, "_mounts", None)
@@ -119,8 +157,24 @@ def _http_client(client: object) -> Any:
     )
 
 
+def _is_async(transport: Any) -> bool:
+    return hasattr(transport, "handle_async_request")
+
+
+def _refuse_coroutine(on_response: Callback, client: str) -> None:
+    """A sync client never awaits: a coroutine function given to it is refused now."""
+    # An object whose class defines an async __call__ is one too.
+    call = type(on_response).__call__
+    if inspect.iscoroutinefunction(on_response) or inspect.iscoroutinefunction(call):
+        name = getattr(on_response, "__qualname__", type(on_response).__name__)
+        raise TypeError(
+            f"on_response {name!r} is a coroutine function, but {client} is synchronous: "
+            f"nothing would await it. Pass a plain function, or watch an async client"
+        )
+
+
 def _tee(transport: Any, on_response: Callback, provider: Provider) -> Any:
-    if hasattr(transport, "handle_async_request"):
+    if _is_async(transport):
         return AsyncTeeTransport(transport, on_response, provider=provider)
     return TeeTransport(transport, on_response, provider=provider)
 
@@ -131,7 +185,12 @@ def _tee(transport: Any, on_response: Callback, provider: Provider) -> Any:
 class _Copy:
     """What the tee keeps of one response: its decoder, its Assembler, its report."""
 
-    def __init__(self, request: Any, response: Any, provider: Provider) -> None:
+    def __init__(
+        self, request: Any, response: Any, provider: Provider, started: tuple[float, float]
+    ) -> None:
+        self.started_wall, self.started = started
+        self.first_byte: float | None = None
+        self.head = bytearray()
         self.method = str(request.method)
         url = request.url
         self.url = str(url.copy_with(query=None, fragment=None))
@@ -151,10 +210,14 @@ class _Copy:
             self.error = f"the body is {encoding}-encoded, which the tee does not read"
 
     def feed(self, chunk: bytes) -> None:
+        if chunk and self.first_byte is None:
+            self.first_byte = time.monotonic()
         if self.error is not None or not chunk:
             return
         try:
             data = self.decoder.decompress(chunk) if self.decoder is not None else chunk
+            if len(self.head) < _RESPONSE_HEAD_BYTES:
+                self.head += data[: _RESPONSE_HEAD_BYTES - len(self.head)]
             self.asm.feed_bytes(data)
         except zlib.error as e:
             self.error = f"the body is not valid {type(self.decoder).__name__}: {e}"
@@ -173,12 +236,38 @@ class _Copy:
                 self.asm.feed_bytes(self.decoder.flush())
         with contextlib.suppress(ToolstitchError):
             self.asm.close()
-        messages = tuple(self.asm.messages()) if self.asm.dialect is not None else ()
+        dialect = self.asm.dialect
+        messages = tuple(self.asm.messages()) if dialect is not None else ()
         if cut and messages and all(m.finish is not None for m in messages):
             # The SDK stops at the provider's end ([DONE], message_stop) and closes the
             # response without reading on to the end of the body: nothing was cut.
             cut = False
-        return WatchedResponse(self.method, self.url, self.status, messages, cut, self.error)
+        response_id, model = (
+            _response_facts(dialect, bytes(self.head)) if dialect is not None else (None, None)
+        )
+
+        def wall(at: float) -> float:
+            return self.started_wall + (at - self.started)
+
+        return WatchedResponse(
+            self.method,
+            self.url,
+            self.status,
+            messages,
+            cut,
+            self.error,
+            provider=dialect,
+            response_id=response_id,
+            model=model,
+            started_at=self.started_wall,
+            first_byte_at=None if self.first_byte is None else wall(self.first_byte),
+            ended_at=wall(time.monotonic()),
+        )
+
+
+def _now() -> tuple[float, float]:
+    """Wall-clock and monotonic seconds, read together."""
+    return time.time(), time.monotonic()
 
 
 def _read(request: Any, response: Any) -> bool:
@@ -200,6 +289,52 @@ def _stream_class(response: Any, tee: type[Any], base_name: str) -> type[Any]:
         base = getattr(importlib.import_module(key[1]), base_name)
         cls = _STREAM_CLASSES[key] = type(tee.__name__, (tee, base), {})
     return cls
+
+
+def _deliver_sync(on_response: Callback, report: WatchedResponse | None) -> None:
+    """Calls the callback where nothing can await: an awaitable it returns is closed
+    unawaited, and said."""
+    pending = _deliver(on_response, report)
+    if pending is not None:
+        _drop_awaitable(pending, report)
+
+
+def _drop_awaitable(pending: Awaitable[None], report: WatchedResponse | None) -> None:
+    close = getattr(pending, "close", None)
+    if callable(close):
+        close()
+    _log.error(
+        "toolstitch.watch: the on_response callback returned an awaitable where nothing "
+        "can await it (a sync client, or a dropped stream freed outside an event loop); "
+        "it was not run (for %s)",
+        report.url if report else "",
+    )
+
+
+def _report_dropped(copy: _Copy, on_response: Callback, is_async: bool) -> None:
+    """A stream freed unread and unclosed: reported cut (a weakref finalizer)."""
+    report = copy.report(cut=True)
+    if report is None:
+        return
+    pending = _deliver(on_response, report)
+    if pending is None:
+        return
+    if is_async:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        if loop is not None:
+            loop.create_task(_await_logged(pending, report))
+            return
+    _drop_awaitable(pending, report)
+
+
+async def _await_logged(pending: Awaitable[None], report: WatchedResponse) -> None:
+    try:
+        await pending
+    except Exception:
+        _log.exception("toolstitch.watch: the on_response callback raised (for %s)", report.url)
 
 
 def _deliver(on_response: Callback, report: WatchedResponse | None) -> Awaitable[None] | None:
@@ -244,11 +379,19 @@ class TeeTransport(_Tee):
     module docstring). ``watch()`` installs it; it may also be given to a client
     directly: ``httpx2.Client(transport=TeeTransport(httpx2.HTTPTransport(), f))``."""
 
+    def __init__(
+        self, transport: Any, on_response: Callback, *, provider: Provider = "auto"
+    ) -> None:
+        _refuse_coroutine(on_response, "a TeeTransport")
+        super().__init__(transport, on_response, provider=provider)
+
     def handle_request(self, request: Any) -> Any:
+        started = _now()
         response = self.transport.handle_request(request)
         if _read(request, response):
+            copy = _Copy(request, response, self.provider, started)
             response.stream = _stream_class(response, _TeeStream, "SyncByteStream")(
-                response.stream, _Copy(request, response, self.provider), self.on_response
+                response.stream, copy, self.on_response
             )
         return response
 
@@ -270,6 +413,8 @@ class _TeeStream:
         self.stream = stream
         self.copy = copy
         self.on_response = on_response
+        # Dropped unread and unclosed: reported cut when freed (after a report, nothing).
+        weakref.finalize(self, _report_dropped, copy, on_response, False)
 
     def __iter__(self) -> Iterator[bytes]:
         ended = False
@@ -281,16 +426,17 @@ class _TeeStream:
         except GeneratorExit:
             raise
         except BaseException as e:
-            _deliver(self.on_response, self.copy.report(cut=True, error=f"the read failed: {e!r}"))
+            failed = self.copy.report(cut=True, error=f"the read failed: {e!r}")
+            _deliver_sync(self.on_response, failed)
             raise
         finally:
-            _deliver(self.on_response, self.copy.report(cut=not ended))
+            _deliver_sync(self.on_response, self.copy.report(cut=not ended))
 
     def close(self) -> None:
         try:
             self.stream.close()
         finally:
-            _deliver(self.on_response, self.copy.report(cut=True))
+            _deliver_sync(self.on_response, self.copy.report(cut=True))
 
 
 # ------------------------------------------------------------------ async
@@ -300,10 +446,12 @@ class AsyncTeeTransport(_Tee):
     """The async ``TeeTransport`` (``AsyncClient``s: ``openai.AsyncOpenAI``, ...)."""
 
     async def handle_async_request(self, request: Any) -> Any:
+        started = _now()
         response = await self.transport.handle_async_request(request)
         if _read(request, response):
+            copy = _Copy(request, response, self.provider, started)
             response.stream = _stream_class(response, _AsyncTeeStream, "AsyncByteStream")(
-                response.stream, _Copy(request, response, self.provider), self.on_response
+                response.stream, copy, self.on_response
             )
         return response
 
@@ -323,6 +471,7 @@ class _AsyncTeeStream:
         self.stream = stream
         self.copy = copy
         self.on_response = on_response
+        weakref.finalize(self, _report_dropped, copy, on_response, True)
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self.stream:

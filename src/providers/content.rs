@@ -247,6 +247,7 @@ impl Stream {
                 choice: c,
                 index: key,
                 fragment: input.to_owned(),
+                replaces: false,
             });
         }
         Ok(key)
@@ -363,6 +364,7 @@ impl Stream {
                 choice: c,
                 index: key,
                 fragment: piece.to_owned(),
+                replaces: false,
             });
         }
         Ok(())
@@ -405,16 +407,19 @@ impl Stream {
         }
         self.content_bytes = total;
         // Live consumers append fragments: when the new text extends the old one,
-        // send what is new; otherwise they see the whole text once more.
-        let fragment = match prefix_len {
-            Some(l) => input.get(l..).unwrap_or_default(),
-            None => input,
+        // send what is new; otherwise the whole text, marked as replacing the old
+        // (an appender that guessed could take it for a continuation: `{"a":` then
+        // `{"b":1}` parses as one value).
+        let (fragment, replaces) = match prefix_len {
+            Some(l) => (input.get(l..).unwrap_or_default(), false),
+            None => (input, true),
         };
-        if !fragment.is_empty() {
+        if !fragment.is_empty() || replaces {
             live.emit(|| LiveEvent::ToolInputDelta {
                 choice: c,
                 index: key,
                 fragment: fragment.to_owned(),
+                replaces,
             });
         }
         Ok(())

@@ -18,6 +18,7 @@ mod common;
 mod content;
 mod detect;
 mod error;
+mod facts;
 pub(crate) mod guarded;
 mod input;
 mod json;
@@ -61,6 +62,7 @@ pub use bytes::{exception_frame, BytesAssembler, BytesError};
 #[cfg(feature = "python")]
 pub(crate) use common::Common;
 pub use error::{DecodeKind, Error, EventRef, Limit, Rule};
+pub use facts::{response_facts, ResponseFacts, HEAD_BYTES, HEAD_EVENTS};
 pub(crate) use input::Input;
 pub use outcome::{Finish, TokenUsage};
 pub use output::{

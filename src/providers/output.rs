@@ -216,11 +216,14 @@ pub enum LiveEvent {
         id: String,
         name: String,
     },
-    /// Raw input text appended to a call.
+    /// Raw input text appended to a call; or, with `replaces`, the call's whole
+    /// new input in place of everything sent before (a restatement that does not
+    /// extend it: Q10's Responses `done`, Q36, Q41, a Gemini call rebuilt).
     ToolInputDelta {
         choice: i64,
         index: i64,
         fragment: String,
+        replaces: bool,
     },
     /// The call's block ended.
     ToolCallFinished {

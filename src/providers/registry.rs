@@ -45,8 +45,21 @@ pub(crate) struct Spec {
     pub(crate) client_items: &'static [&'static str],
     /// Kinds of calls the provider runs itself.
     pub(crate) server_items: &'static [&'static str],
+    /// Where a response names itself and the model that answered.
+    pub(crate) response: ResponseFields,
     /// What the guard needs: the provider's name, request paths, error shape.
     pub(crate) guard: super::guarded::GuardSpec,
+}
+
+/// JSON Pointers into one event (or the whole body) of the dialect: the
+/// response's own id, and the model that answered. The first event with a
+/// non-empty string at one of them gives it; an empty list: the dialect's
+/// events never say (Bedrock's). Read only by [`super::facts`], off the path
+/// that assembles.
+#[derive(Debug)]
+pub(crate) struct ResponseFields {
+    pub(crate) id: &'static [&'static str],
+    pub(crate) model: &'static [&'static str],
 }
 
 /// How `auto` tells a dialect from its first event. Each test is the

@@ -263,10 +263,16 @@ impl PyAssembler {
 
     /// One `AssembledMessage` per choice, in ascending choice index.
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let messages = self.state.lock(py)?.asm.core.messages();
+        let (messages, dialect) = {
+            let st = self.state.lock(py)?;
+            (
+                st.asm.core.messages(),
+                st.asm.core.dialect().map(Dialect::name),
+            )
+        };
         let items = messages
             .iter()
-            .map(|m| message_to_py(py, m))
+            .map(|m| message_to_py(py, m, dialect))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
@@ -275,9 +281,15 @@ impl PyAssembler {
     /// choice the stream has not had.
     #[pyo3(signature = (choice = 0))]
     fn message<'py>(&self, py: Python<'py>, choice: i64) -> PyResult<Bound<'py, PyAny>> {
-        let messages = self.state.lock(py)?.asm.core.messages();
+        let (messages, dialect) = {
+            let st = self.state.lock(py)?;
+            (
+                st.asm.core.messages(),
+                st.asm.core.dialect().map(Dialect::name),
+            )
+        };
         match messages.iter().find(|m| m.choice == choice) {
-            Some(m) => message_to_py(py, m),
+            Some(m) => message_to_py(py, m, dialect),
             None => {
                 let seen: Vec<String> = messages.iter().map(|m| m.choice.to_string()).collect();
                 Err(PyKeyError::new_err(format!(

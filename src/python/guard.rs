@@ -248,10 +248,11 @@ impl PyGuard {
 
     /// The assembled messages so far (as `Assembler.messages()` gives them).
     fn messages<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let messages = self.with(|g| g.messages())?;
+        let (messages, dialect) =
+            self.with(|g| (g.messages(), g.assembler().dialect().map(Dialect::name)))?;
         let list = PyList::empty(py);
         for m in &messages {
-            list.append(message_to_py(py, m)?)?;
+            list.append(message_to_py(py, m, dialect)?)?;
         }
         Ok(list)
     }

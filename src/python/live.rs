@@ -464,22 +464,24 @@ impl Followed {
         }
     }
 
-    /// Feeds a fragment. One that cannot continue the input is taken as the whole
-    /// input sent again (the assembler sends a call's input whole once more when
-    /// it was replaced by text it does not extend): parsed on its own, and every
-    /// finished member reported again.
-    fn feed(&mut self, fragment: &str) {
+    /// Feeds a fragment: appended, or with `replaces` the whole new input, parsed
+    /// from its start. Only the assembler's flag says a fragment replaces: a
+    /// restatement can happen to parse as the continuation of what it replaces
+    /// (`{"a":` then `{"b":1}`), so it is never guessed from the text. Text that
+    /// cannot continue the input leaves it failed (the strict parse refuses it
+    /// too): the members finished before the invalid byte are all it reports,
+    /// however the text was cut.
+    fn feed(&mut self, fragment: &str, replaces: bool) {
+        if replaces {
+            self.parser = PartialJson::new(PartialOptions::default());
+            self.reported = 0;
+            self.paths.clear();
+        }
         if self.parser.error().is_some() {
             return;
         }
-        if self.parser.feed(fragment.as_bytes()).is_err() {
-            let mut again = PartialJson::new(PartialOptions::default());
-            if again.feed(fragment.as_bytes()).is_ok() {
-                self.parser = again;
-                self.reported = 0;
-                self.paths.clear();
-            }
-        }
+        // The error stays in the parser, which then reports nothing more.
+        let _ = self.parser.feed(fragment.as_bytes());
     }
 
     /// The members finished since the last report.
@@ -494,7 +496,7 @@ impl Followed {
                 choice,
                 index,
                 id: self.id.clone(),
-                path,
+                path: Some(path),
                 value: value.clone(),
             });
         }
@@ -502,12 +504,13 @@ impl Followed {
     }
 }
 
-/// A top-level member whose value completed, copied out of the tracker's lock.
+/// What the tracker tells, copied out of its lock: a top-level member whose value
+/// completed, or (`path: None`) that the call's input was replaced.
 struct Done {
     choice: i64,
     index: i64,
     id: String,
-    path: String,
+    path: Option<String>,
     value: PartialValue,
 }
 
@@ -516,8 +519,10 @@ fn json_pointer(key: &str) -> String {
     format!("/{}", key.replace('~', "~0").replace('/', "~1"))
 }
 
-static DONE_CLASS: super::imports::Imports<PyAny, 1> =
-    super::imports::Imports::new("toolstitch.calls", ["ToolArgumentDone"]);
+static DONE_CLASS: super::imports::Imports<PyAny, 2> = super::imports::Imports::new(
+    "toolstitch.calls",
+    ["ToolArgumentDone", "ToolArgumentsReset"],
+);
 
 /// Follows the calls of a stream through the `Assembler`'s live events and tells
 /// when a top-level value of a call's arguments is complete.
@@ -528,8 +533,12 @@ static DONE_CLASS: super::imports::Imports<PyAny, 1> =
 /// in them: `path` is its JSON Pointer (`"/path"`), `value` the parsed value, equal
 /// to the strict parse's at that key. Nothing is reported before the value's last
 /// byte (a string's closing quote, the byte after a number, a container's closing
-/// bracket). `final_paths()` lists, per call, the paths reported so far. For
-/// display and early starts only: a tool runs on the validated call.
+/// bracket). When the assembler replaces a call's input (a `ToolInputDelta` with
+/// `replaces`), `update` gives `ToolArgumentsReset(choice, index, id)` first: every
+/// path reported for that call before is void, and the members of the new input
+/// are reported as they complete. `final_paths()` lists, per call, the paths
+/// reported so far (since the last reset). For display and early starts only: a
+/// tool runs on the validated call.
 ///
 /// An `Assembler` does none of this work unless a tracker is given its events.
 #[pyclass(module = "toolstitch", name = "ArgumentTracker", frozen)]
@@ -556,6 +565,11 @@ fn events_of(events: &Bound<'_, PyAny>) -> PyResult<Vec<LiveEvent>> {
                 choice: choice()?,
                 index: index()?,
                 fragment: item.getattr("fragment")?.extract()?,
+                // An event made by hand before the field existed appends.
+                replaces: match item.getattr("replaces") {
+                    Ok(flag) => flag.is_truthy()?,
+                    Err(_) => false,
+                },
             }),
             "ToolCallFinished" => out.push(LiveEvent::ToolCallFinished {
                 choice: choice()?,
@@ -586,12 +600,22 @@ impl ArgumentTracker {
                     choice,
                     index,
                     fragment,
+                    replaces,
                 } => {
                     let call = calls
                         .entry((*choice, *index))
                         .or_insert_with(|| Followed::new(String::new()));
                     if !call.finished {
-                        call.feed(fragment);
+                        if *replaces {
+                            done.push(Done {
+                                choice: *choice,
+                                index: *index,
+                                id: call.id.clone(),
+                                path: None,
+                                value: PartialValue::Null,
+                            });
+                        }
+                        call.feed(fragment, *replaces);
                         call.report(*choice, *index, &mut done);
                     }
                 }
@@ -632,12 +656,15 @@ impl ArgumentTracker {
         if done.is_empty() {
             return Ok(PyTuple::empty(py));
         }
-        let class = DONE_CLASS.get(py, 0)?;
+        let (done_class, reset_class) = (DONE_CLASS.get(py, 0)?, DONE_CLASS.get(py, 1)?);
         let items = done
             .into_iter()
-            .map(|d| {
-                let value = to_py(py, &d.value, Numbers::Display)?;
-                class.call1((d.choice, d.index, d.id, d.path, value))
+            .map(|d| match d.path {
+                Some(path) => {
+                    let value = to_py(py, &d.value, Numbers::Display)?;
+                    done_class.call1((d.choice, d.index, d.id, path, value))
+                }
+                None => reset_class.call1((d.choice, d.index, d.id)),
             })
             .collect::<PyResult<Vec<_>>>()?;
         PyTuple::new(py, items)

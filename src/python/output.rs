@@ -58,7 +58,7 @@ pub(crate) fn class(py: Python<'_>, c: Class) -> PyResult<&Bound<'_, PyAny>> {
 /// The fields of each live event class, in order (its `__slots__`).
 const LIVE_FIELDS: [&[&str]; 7] = [
     &["choice", "index", "id", "name"],
-    &["choice", "index", "fragment"],
+    &["choice", "index", "fragment", "replaces"],
     &["choice", "index"],
     &["choice", "text"],
     &["choice", "text"],
@@ -197,7 +197,16 @@ fn live_to_py<'py>(
             choice,
             index,
             fragment,
-        } => maker(1)?.make(py, &[int(*choice)?, int(*index)?, text(fragment)]),
+            replaces,
+        } => maker(1)?.make(
+            py,
+            &[
+                int(*choice)?,
+                int(*index)?,
+                text(fragment),
+                PyBool::new(py, *replaces).to_owned().into_any(),
+            ],
+        ),
         LiveEvent::ToolCallFinished { choice, index } => {
             maker(2)?.make(py, &[int(*choice)?, int(*index)?])
         }
@@ -299,7 +308,10 @@ impl LiveMode {
 
 /// Appends `next` to `last` when both are deltas of the same stream of text (one
 /// call's input, or one choice's text, reasoning or refusal): what a consumer that
-/// concatenates deltas builds is the same either way.
+/// concatenates deltas builds is the same either way. A delta that replaces a
+/// call's input is never appended to the ones before it (joined, `{}` and
+/// `{"city":…}` would read as one text); deltas after it extend it, and the
+/// merged delta still replaces.
 fn merge_into(last: &mut LiveEvent, next: &LiveEvent) -> bool {
     match (last, next) {
         (
@@ -307,11 +319,13 @@ fn merge_into(last: &mut LiveEvent, next: &LiveEvent) -> bool {
                 choice,
                 index,
                 fragment,
+                ..
             },
             LiveEvent::ToolInputDelta {
                 choice: c,
                 index: i,
                 fragment: more,
+                replaces: false,
             },
         ) if choice == c && index == i => {
             fragment.push_str(more);
@@ -488,9 +502,12 @@ fn map_to_py<'py>(py: Python<'py>, map: &Map<String, Value>) -> PyResult<Bound<'
     Ok(dict)
 }
 
+/// `dialect` is the assembler's (the one named, or the one `auto` detected): a
+/// render into the same dialect keeps the message's ids as sent (Q55).
 pub(crate) fn message_to_py<'py>(
     py: Python<'py>,
     m: &providers::AssembledMessage,
+    dialect: Option<&str>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let tool_uses = m
         .tool_uses
@@ -564,6 +581,7 @@ pub(crate) fn message_to_py<'py>(
     more.set_item("skipped", PyTuple::new(py, skipped)?)?;
     more.set_item("finish", m.finish.map(providers::Finish::name))?;
     more.set_item("tokens", tokens)?;
+    more.set_item("dialect", dialect)?;
     class(py, Class::AssembledMessage)?.call(
         (
             m.choice,

@@ -2,10 +2,11 @@
 //! Python reads them here instead of retyping them.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
+use super::errors::{error, Kind};
 use super::imports::Imports;
-use crate::providers::{Dialect, Problem, ProblemKind, AUTO};
+use crate::providers::{self, Dialect, Problem, ProblemKind, AUTO};
 
 static PROBLEM: Imports<PyAny, 1> = Imports::new("toolstitch.messages", ["Problem"]);
 
@@ -45,8 +46,26 @@ fn by_dialect<'py>(
     Ok(out)
 }
 
+/// `(id, model)`: what the head of a `dialect` response's (decoded) body says
+/// of the response, each `None` when it does not (only the first
+/// `_RESPONSE_HEAD_BYTES` bytes are read).
+#[pyfunction]
+fn _response_facts(
+    py: Python<'_>,
+    dialect: &str,
+    head: &Bound<'_, PyBytes>,
+) -> PyResult<(Option<String>, Option<String>)> {
+    let dialect: Dialect = dialect
+        .parse()
+        .map_err(|e: providers::Error| error(py, Kind::UnknownProvider, e.to_string()))?;
+    let facts = providers::response_facts(dialect, head.as_bytes());
+    Ok((facts.id, facts.model))
+}
+
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
+    m.add_function(wrap_pyfunction!(_response_facts, m)?)?;
+    m.add("_RESPONSE_HEAD_BYTES", providers::HEAD_BYTES)?;
     let names: Vec<&str> = Dialect::ALL.iter().map(|d| d.name()).collect();
     m.add("DIALECTS", PyTuple::new(py, names)?)?;
     m.add("AUTO", AUTO)?;

@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use super::json::{json_string, text, CompactJson, Index, Str};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
@@ -651,5 +651,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT, REDACTED_FORMAT],
     client_items: &[],
     server_items: &SERVER_BLOCKS,
+    response: ResponseFields {
+        id: &["/message/id", "/id"],
+        model: &["/message/model", "/model"],
+    },
     guard: guard::GUARD,
 };

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::json::{json_string, text, CompactJson, Index, Str};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -415,5 +415,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT, REDACTED_FORMAT],
     client_items: &[],
     server_items: &[SERVER_TOOL],
+    response: ResponseFields {
+        id: &[],
+        model: &[],
+    },
     guard: guard::GUARD,
 };

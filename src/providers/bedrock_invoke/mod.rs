@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 use super::body::Made;
 use super::json::Str;
 use super::outcome::TokenUsage;
-use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{Fail, Live, Stream, R};
 use super::{anthropic, bedrock, DecodeKind, Dialect, Input, Tree};
 
@@ -360,5 +360,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[],
     client_items: &[],
     server_items: &[],
+    response: ResponseFields {
+        id: &["/id"],
+        model: &["/model"],
+    },
     guard: guard::GUARD,
 };

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::json::{text, Index, ObjectOnly, Str};
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{usage_map, Live, Opening, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -274,5 +274,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[],
     client_items: &[],
     server_items: &[],
+    response: ResponseFields {
+        id: &["/id"],
+        model: &[],
+    },
     guard: guard::GUARD,
 };

@@ -24,7 +24,7 @@ use super::error::{DecodeKind, Limit};
 use super::json::{json_string, push_json_string, text, CompactJson};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, Hints, Spec};
+use super::registry::{Adapter, Hints, Spec, ResponseFields};
 use super::state::{provider_error, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -620,5 +620,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT],
     client_items: &[],
     server_items: &[EXECUTABLE_CODE],
+    response: ResponseFields {
+        id: &["/responseId"],
+        model: &["/modelVersion"],
+    },
     guard: guard::GUARD,
 };

@@ -28,7 +28,7 @@ use super::error::{DecodeKind, Limit, Rule};
 use super::json::{json_string, text, CompactJson, Index, Str, TextOrObject};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{
     provider_error, usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
 };
@@ -719,5 +719,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT],
     client_items: &[],
     server_items: &SERVER_CALLS,
+    response: ResponseFields {
+        id: &["/interaction/id", "/id"],
+        model: &["/interaction/model", "/model"],
+    },
     guard: guard::GUARD,
 };

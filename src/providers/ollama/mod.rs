@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use super::json::{text, Index, Str, TextOrObject};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, Hints, Spec};
+use super::registry::{Adapter, Hints, Spec, ResponseFields};
 use super::state::{provider_error, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -213,5 +213,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[],
     client_items: &[],
     server_items: &[],
+    response: ResponseFields {
+        id: &[],
+        model: &["/model"],
+    },
     guard: guard::GUARD,
 };

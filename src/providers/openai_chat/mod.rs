@@ -21,7 +21,7 @@ use super::json::{
 };
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Live, Stream, TextKind, R,
@@ -600,5 +600,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT],
     client_items: &[CUSTOM],
     server_items: &[EXECUTED],
+    response: ResponseFields {
+        id: &["/id"],
+        model: &["/model"],
+    },
     guard: guard::GUARD,
 };

@@ -27,7 +27,7 @@ use serde_json::{Map, Value};
 use super::json::{json_string, text, Loose};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, BlockPhase, Ends, Protocol};
-use super::registry::{Adapter, BodySpec, Hints, Spec};
+use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{
     provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING,
     NS_REFUSAL, NS_TEXT, NS_TOOL, R,
@@ -811,5 +811,9 @@ pub(crate) const SPEC: Spec = Spec {
     state_formats: &[FORMAT, ITEM_FORMAT],
     client_items: &CLIENT_ITEMS,
     server_items: &SERVER_ITEMS,
+    response: ResponseFields {
+        id: &["/response/id", "/id"],
+        model: &["/response/model", "/model"],
+    },
     guard: guard::GUARD,
 };
