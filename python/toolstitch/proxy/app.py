@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from toolstitch._toolstitch import _RESPONSE_HEAD_BYTES, _response_facts
 from toolstitch.errors import ToolstitchError
 from toolstitch.guard import Blocked, Guard, dialect_for_path, error_response, transport_for
 from toolstitch.messages import AssembledMessage
@@ -192,7 +193,7 @@ class _Exchange:
         self.decoder: Any = None
         self.read_error: str | None = None
         self.response_started = False
-        self.probe = b""
+        self.head = bytearray()
 
     # ---------------------------------------------------------------- the flow
 
@@ -321,7 +322,7 @@ class _Exchange:
                 return
             if not self.response_started:
                 await self._start(status, headers)
-            self._probe(data)
+            self._keep_head(data)
             await self.send({"type": "http.response.body", "body": data, "more_body": True})
 
         async def take(chunk: bytes) -> bool:
@@ -436,6 +437,7 @@ class _Exchange:
                 if self.decoder.unconsumed_tail:
                     self.read_error = "the compressed body expands past 16 MiB per read"
                     return
+            self._keep_head(data)
             self.asm.feed_bytes(data)
         except zlib.error as e:
             self.read_error = f"the body is not valid compressed data: {e}"
@@ -494,31 +496,12 @@ class _Exchange:
         elif exception is not None:
             raise exception
 
-    def _probe(self, data: bytes) -> None:
-        """The response's id and model, from the first event that names them (its first
-        64 KiB only): for the record and the span."""
-        if self.record["response_id"] is not None or len(self.probe) > 65536:
-            return
-        self.probe += data[:65536]
-        for line in self.probe.splitlines()[:16]:
-            text = line[5:] if line.startswith(b"data:") else line
-            try:
-                event = json.loads(text)
-            except ValueError:
-                continue
-            if not isinstance(event, dict):
-                continue
-            for part in (event, event.get("response"), event.get("message")):
-                if not isinstance(part, dict):
-                    continue
-                rid = part.get("id") or part.get("responseId")
-                model = part.get("model") or part.get("modelVersion")
-                if isinstance(rid, str) and rid:
-                    self.record["response_id"] = rid
-                    if isinstance(model, str):
-                        self.record["response_model"] = model
-                    self.probe = b""
-                    return
+    def _keep_head(self, data: bytes) -> None:
+        """The body's first bytes (decoded), where each dialect declares its response's
+        id and model to be (read once, at the end)."""
+        room = _RESPONSE_HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += data[:room]
 
     async def _start(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
         self.record["ttfb_ms"] = (time.time() - self.started) * 1000
@@ -558,6 +541,10 @@ class _Exchange:
         elif self.asm is not None:
             dialect = self.asm.dialect
         messages = self._messages()
+        if dialect is not None and self.head:
+            record["response_id"], record["response_model"] = _response_facts(
+                dialect, bytes(self.head)
+            )
         if self.guard is not None or self.asm is not None:
             record["dialect"] = dialect
             if dialect is None:
