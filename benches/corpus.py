@@ -1078,32 +1078,33 @@ def write(directory: Path, count: int, seed: int, plain: bool) -> dict[str, Any]
             if dialect in WHOLE:
                 # The provider sends no ids: toolstitch mints call_<choice>_<n>.
                 calls = [(f"call_0_{k}", name, args) for k, (_, name, args) in enumerate(calls)]
-            # One response in five is a whole body where the dialect has one.
-            as_body = body is not None and n % 5 == 4
-            if body is not None and as_body:
-                data = body((calls, text), n)
-            else:
-                data = stream((calls, text), cutter, n)
-            form = "body" if as_body else "stream"
-            zipped = n % GZIP_EVERY == GZIP_EVERY - 1
-            name = f"{n:05d}-{form}{SUFFIX['body' if as_body else transport]}"
-            raw = len(data)
-            if zipped:
-                data = gzip.compress(data, compresslevel=6, mtime=0)
-                name += ".gz"
-            (sub / name).write_bytes(data)
-            files.append(
-                {
-                    "path": f"{dialect}/{name}",
-                    "dialect": dialect,
-                    "form": form,
-                    "transport": "body" if as_body else transport,
-                    "gzip": zipped,
-                    "bytes": len(data),
-                    "raw_bytes": raw,
-                    "calls": [list(c) for c in calls],
-                }
-            )
+            # Every response is a stream in every dialect (so that the streams of two
+            # dialects carry the same calls); one in five is also a whole body in the
+            # dialects that have one.
+            forms = [("stream", stream((calls, text), cutter, n))]
+            if body is not None and n % 5 == 4:
+                forms.append(("body", body((calls, text), n)))
+            for form, data in forms:
+                kind = "body" if form == "body" else transport
+                zipped = n % GZIP_EVERY == GZIP_EVERY - 1
+                name = f"{n:05d}-{form}{SUFFIX[kind]}"
+                raw = len(data)
+                if zipped:
+                    data = gzip.compress(data, compresslevel=6, mtime=0)
+                    name += ".gz"
+                (sub / name).write_bytes(data)
+                files.append(
+                    {
+                        "path": f"{dialect}/{name}",
+                        "dialect": dialect,
+                        "form": form,
+                        "transport": kind,
+                        "gzip": zipped,
+                        "bytes": len(data),
+                        "raw_bytes": raw,
+                        "calls": [list(c) for c in calls],
+                    }
+                )
     manifest = {"seed": seed, "plain": plain, "responses": count, "files": files}
     (directory / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False) + "\n")
     return manifest
