@@ -12,9 +12,10 @@ the distributions measured on the real recordings of ``tests/fixtures/``
 
 ``python benches/corpus.py write DIR [--responses 300] [--seed 1] [--plain]`` writes
 the same responses (the same calls and text, cut the same way) in every dialect under
-``DIR`` (``DIR/<dialect>/NNNNN-<form>.<ext>[.gz]``) and ``DIR/manifest.json``: for each
-file its dialect, form (``stream`` or ``body``), transport, whether it is gzipped,
-and the calls it holds (id, name, arguments), which every reader must rebuild exactly.
+``DIR`` (``DIR/<dialect>/NNNNN-<form>.<ext>[.gz]``) and ``DIR/.manifest.json`` (hidden, so
+a replay of ``DIR`` passes it over): for each file its dialect, form (``stream`` or
+``body``), transport, whether it is gzipped, and the calls it holds (id, name,
+arguments), which every reader must rebuild exactly.
 ``--plain`` writes the same corpus with every string of the arguments replaced by ASCII
 letters and spaces of the same encoded size (no escape, no non-ASCII): the twin for the
 per-byte cost of escapes. The corpus is generated at bench time into a temporary
@@ -1106,7 +1107,7 @@ def write(directory: Path, count: int, seed: int, plain: bool) -> dict[str, Any]
                     }
                 )
     manifest = {"seed": seed, "plain": plain, "responses": count, "files": files}
-    (directory / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False) + "\n")
+    (directory / ".manifest.json").write_text(json.dumps(manifest, ensure_ascii=False) + "\n")
     return manifest
 
 
