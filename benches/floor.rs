@@ -790,6 +790,10 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    if let Some(at) = args.iter().position(|a| a == "--profile-corpus") {
+        profile_corpus(&args[at + 1..]);
+        return;
+    }
     if let Some(at) = args.iter().position(|a| a == "--profile") {
         profile(&args[at + 1..]);
         return;
@@ -976,4 +980,38 @@ fn corpus_section(
     }
     md.push(String::new());
     json.insert(format!("corpus:{name}"), entry.into());
+}
+
+/// `--profile-corpus DIR DIALECT/FORM [SECONDS] [floor]`: toolstitch (or the
+/// floor) alone on one group of a corpus, for about SECONDS (5), for a profiler.
+fn profile_corpus(args: &[String]) {
+    let files = dialects::load(std::path::Path::new(&args[0]));
+    let groups = dialects::groups(&files);
+    let g = groups
+        .iter()
+        .find(|g| {
+            format!(
+                "{}/{}",
+                g.dialect.name(),
+                if g.body { "body" } else { "stream" }
+            ) == args[1]
+        })
+        .unwrap();
+    let seconds: f64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(5.0);
+    let floor = args.get(3).is_some_and(|a| a == "floor");
+    let t0 = Instant::now();
+    let mut passes = 0_u32;
+    // One pass at least: `SECONDS` 0 is one pass (for callgrind).
+    while passes == 0 || t0.elapsed().as_secs_f64() < seconds {
+        for f in &g.files {
+            if floor {
+                drop(std::hint::black_box(dialects::floor(f)));
+            } else {
+                drop(std::hint::black_box(dialects::toolstitch(f)));
+            }
+        }
+        passes += 1;
+    }
+    let per_file = t0.elapsed().as_secs_f64() / f64::from(passes) / g.files.len() as f64 * 1e6;
+    println!("{}: {passes} passes, {per_file:.1} us per file", args[1]);
 }
