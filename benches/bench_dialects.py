@@ -13,7 +13,8 @@ Generates three corpora into a temporary directory (deleted afterwards unless
   file's dialect.
 
 Then, each figure a ratio of contenders timed side by side in this process (interleaved
-rounds, medians; the load average printed beside each):
+rounds, medians of CPU seconds, which waiting for a core on a shared machine does not
+inflate; the load average printed beside each):
 
 1. with ``--floor``: ``cargo bench --bench floor -- --corpus ...`` on the three corpora
    (the Rust floor of every dialect beside toolstitch's ``BytesAssembler``; writes
@@ -114,14 +115,16 @@ def manifest(directory: Path) -> list[dict[str, Any]]:
 
 
 def interleaved(contenders: dict[str, Callable[[], object]], rounds: int) -> dict[str, float]:
-    """Median seconds of each contender, the contenders alternating within each round."""
+    """Median CPU seconds of each contender (this process's, user and system), the
+    contenders alternating within each round. CPU time rather than wall time: on a
+    machine shared with other jobs, waiting for a core is not the contender's cost."""
     times: dict[str, list[float]] = {k: [] for k in contenders}
     for _ in range(rounds):
         for key, fn in contenders.items():
             gc.collect()
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             fn()
-            times[key].append(time.perf_counter() - t0)
+            times[key].append(time.process_time() - t0)
     return {k: statistics.median(v) for k, v in times.items()}
 
 
