@@ -128,24 +128,31 @@ def interleaved(contenders: dict[str, Callable[[], object]], rounds: int) -> dic
     return {k: statistics.median(v) for k, v in times.items()}
 
 
-def feed_all(dialect: str, streams: list[bytes]) -> None:
-    for data in streams:
+def feed_all(dialect: str, streams: list[list[bytes]]) -> None:
+    for reads in streams:
         asm = Assembler(dialect, live=False)  # type: ignore[arg-type]
-        for at in range(0, len(data), READ):
-            asm.feed_bytes(data[at : at + READ])
+        for read in reads:
+            asm.feed_bytes(read)
         asm.close()
         asm.messages()
 
 
-def group_bytes(directory: Path) -> dict[str, list[bytes]]:
-    """The files of a corpus by ``dialect/form``, in memory, gzipped ones left out (as
-    the floor leaves them out)."""
-    groups: dict[str, list[bytes]] = {}
+def group_bytes(directory: Path) -> dict[str, list[list[bytes]]]:
+    """The files of a corpus by ``dialect/form``, in memory and cut into 64 KiB reads
+    beforehand (as a network hands them over), gzipped ones left out (as the floor
+    leaves them out)."""
+    groups: dict[str, list[list[bytes]]] = {}
     for f in manifest(directory):
         if not f["gzip"]:
             key = f"{f['dialect']}/{f['form']}"
-            groups.setdefault(key, []).append((directory / f["path"]).read_bytes())
+            data = (directory / f["path"]).read_bytes()
+            reads = [data[at : at + READ] for at in range(0, len(data), READ)]
+            groups.setdefault(key, []).append(reads)
     return groups
+
+
+def size(streams: list[list[bytes]]) -> int:
+    return sum(len(read) for reads in streams for read in reads)
 
 
 def python_vs_floor(dirs: dict[str, Path], rounds: int) -> dict[str, Any]:
@@ -161,7 +168,7 @@ def python_vs_floor(dirs: dict[str, Path], rounds: int) -> dict[str, Any]:
                 rounds,
             )
             t = secs["feed_bytes"]
-            row: dict[str, Any] = {"seconds": t, "mb_per_s": sum(map(len, streams)) / 1e6 / t}
+            row: dict[str, Any] = {"seconds": t, "mb_per_s": size(streams) / 1e6 / t}
             if key in entry:
                 row["vs_floor"] = t / entry[key]["floor_seconds"]
                 row["vs_rust"] = t / entry[key]["toolstitch_seconds"]
@@ -184,7 +191,7 @@ def escapes(dirs: dict[str, Path], rounds: int) -> dict[str, Any]:
             },
             rounds,
         )
-        rb, pb = sum(map(len, r)), sum(map(len, p))
+        rb, pb = size(r), size(p)
         per_byte = (secs["real"] / rb) / (secs["plain"] / pb)
         rows[key] = {
             "real_mb_per_s": rb / 1e6 / secs["real"],
