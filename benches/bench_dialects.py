@@ -19,9 +19,8 @@ inflate; the load average printed beside each):
 1. with ``--floor``: ``cargo bench --bench floor -- --corpus ...`` on the three corpora
    (the Rust floor of every dialect beside toolstitch's ``BytesAssembler``; writes
    ``results/floor.md`` and ``floor.json``);
-2. ``feed_bytes`` (``live=False``) then ``close()`` through Python, per dialect and form,
-   against the floor's time from ``floor.json`` (measured in the other process, on the
-   same files: the one ratio here that is not side by side);
+2. ``feed_bytes`` (``live=False``) then ``close()`` through Python, per dialect and form
+   (MB per CPU second; the ratios to the floor are the Rust ones of ``floor.md``);
 3. escapes and non-ASCII: ``feed_bytes`` per byte on the realistic corpus against its
    plain twin, per dialect, interleaved;
 4. ``toolstitch replay``'s own loop (``--jobs 1``: files read, gunzipped, records
@@ -290,35 +289,35 @@ def write_report(results: dict[str, Any]) -> None:
     md = [
         "# Every dialect, and replay on every core",
         "",
-        "Produced by `benches/bench_dialects.py` (release build), medians of "
-        f"{results['rounds']} interleaved rounds; the corpora and the method are in the "
+        "Produced by `benches/bench_dialects.py` (release build), medians of interleaved "
+        "rounds (3 to 5 per section); the corpora and the method are in the "
         "script's docstring and `benches/README.md`. Load average (1, 5, 15 minutes) beside "
         "each figure: the machine (2 cores) was shared with other jobs.",
         "",
     ]
     if "python" in results:
         md += [
-            "## `feed_bytes` through Python against each dialect's floor",
+            "## `feed_bytes` through Python, per dialect",
             "",
-            "`Assembler(dialect, live=False)`, `feed_bytes` in 64 KiB reads, `close()`, "
-            '`messages()`; gzipped files left out. "vs floor" divides by the Rust floor\'s '
-            "time on the same files (`floor.json`, another process: the one ratio across "
-            'processes); "vs Rust" by toolstitch\'s own Rust time there.',
+            "`Assembler(dialect, live=False)`, `feed_bytes` of 64 KiB reads cut beforehand, "
+            "`close()`, `messages()`; gzipped files left out; MB per CPU second of this "
+            "process. The floor's ratios are in `floor.md` (Rust, the same process, wall "
+            "time) and in the README (instruction counts): a ratio of these CPU seconds to "
+            "the floor's wall seconds, measured in another process on a loaded machine, "
+            "would mean nothing, and is not given.",
             "",
         ]
         for name, rows in results["python"].items():
             md += [
                 f"### {name} corpus (load {rows['load_average']})",
                 "",
-                "| dialect/form | MB/s | vs floor | vs Rust |",
-                "|---|---:|---:|---:|",
+                "| dialect/form | MB per CPU second |",
+                "|---|---:|",
             ]
             for key, row in rows.items():
                 if key == "load_average":
                     continue
-                vf = f"{row['vs_floor']:.2f}x" if "vs_floor" in row else "-"
-                vr = f"{row['vs_rust']:.2f}x" if "vs_rust" in row else "-"
-                md.append(f"| {key} | {row['mb_per_s']:.0f} | {vf} | {vr} |")
+                md.append(f"| {key} | {row['mb_per_s']:.0f} |")
             md.append("")
     if "escapes" in results:
         rows = results["escapes"]
