@@ -45,7 +45,7 @@ use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor
 use serde::{Deserialize, Deserializer};
 
 // Every dialect's floor on a corpus of `benches/corpus.py` (`--corpus NAME=DIR`).
-#[path = "floor_dialects.rs"]
+#[path = "floor/dialects.rs"]
 mod dialects;
 
 const READ: usize = 64 * 1024;

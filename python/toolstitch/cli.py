@@ -477,7 +477,13 @@ def _spread(
                 task = next(queued, None)
                 if task is None:
                     break
-                future = pool.submit(_replay_task, task.sources) if task.spread else None
+                try:
+                    future = pool.submit(_replay_task, task.sources) if task.spread else None
+                except BrokenProcessPool as e:
+                    # A worker died since the last result: the first file not written
+                    # yet is the one named.
+                    first = pending[0][0] if pending else task
+                    raise _WorkerLost(first.sources[0].name) from e
                 pending.append((task, future))
             if not pending:
                 break
