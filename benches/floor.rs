@@ -44,6 +44,10 @@ use _toolstitch::providers::{Assembler, AssemblerLimits, BytesAssembler, Dialect
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 
+// Every dialect's floor on a corpus of `benches/corpus.py` (`--corpus NAME=DIR`).
+#[path = "floor/dialects.rs"]
+mod dialects;
+
 const READ: usize = 64 * 1024;
 const ARG_BYTES: usize = 2048;
 const TARGET_FRAGMENTS: usize = 200_000;
@@ -786,13 +790,28 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
+    if let Some(at) = args.iter().position(|a| a == "--profile-corpus") {
+        profile_corpus(&args[at + 1..]);
+        return;
+    }
     if let Some(at) = args.iter().position(|a| a == "--profile") {
         profile(&args[at + 1..]);
         return;
     }
     let write = !args.iter().any(|a| a == "--no-write");
+    let corpora: Vec<(String, std::path::PathBuf)> = args
+        .iter()
+        .zip(args.iter().skip(1))
+        .filter(|(flag, _)| *flag == "--corpus")
+        .map(|(_, v)| {
+            let (name, dir) = v.split_once('=').unwrap();
+            (name.to_owned(), dir.into())
+        })
+        .collect();
+    let corpora_only = args.iter().any(|a| a == "--corpora-only");
     let rounds: usize = args
         .iter()
+        .filter(|a| !a.contains('='))
         .find_map(|a| a.parse().ok())
         .unwrap_or(11)
         .max(3);
@@ -822,7 +841,13 @@ fn main() {
     let mut json = serde_json::Map::new();
     json.insert("rounds".into(), rounds.into());
     json.insert("load_average".into(), load.clone().into());
+    for (name, dir) in &corpora {
+        corpus_section(name, dir, rounds, &mut md, &mut json);
+    }
     for name in WORKLOADS {
+        if corpora_only {
+            break;
+        }
         let w = workload(name);
         let bytes: usize = w.streams.iter().map(Vec::len).sum();
         let times = measure(&w, rounds);
@@ -888,4 +913,105 @@ fn main() {
         std::fs::write(dir.join("floor.md"), md.join("\n") + "\n").unwrap();
         println!("wrote {}", dir.join("floor.json").display());
     }
+}
+
+/// One corpus's section: every dialect and form, toolstitch beside its floor.
+fn corpus_section(
+    name: &str,
+    dir: &std::path::Path,
+    rounds: usize,
+    md: &mut Vec<String>,
+    json: &mut serde_json::Map<String, serde_json::Value>,
+) {
+    let files = dialects::load(dir);
+    let groups = dialects::groups(&files);
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let load = load.split_whitespace().next().unwrap_or("?").to_owned();
+    md.push(format!("## Every dialect, the {name} corpus"));
+    md.push(String::new());
+    md.push(format!(
+        "`{name}` corpus (`benches/bench_dialects.py` wrote it; gzipped files left out), \
+         medians of {rounds} interleaved rounds, load average {load} when the section \
+         started. \"vs floor\" is toolstitch's time over its dialect's floor's on the same \
+         files; \"vs OpenAI chat\" is toolstitch's time over its time on OpenAI chat's \
+         files of the same form, which carry the same calls."
+    ));
+    md.push(String::new());
+    md.push(
+        "| dialect | form | files | events | MB | toolstitch MB/s | ns / event | floor MB/s \
+         | vs floor | vs OpenAI chat |"
+            .into(),
+    );
+    md.push("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|".into());
+    let mut entry = serde_json::Map::new();
+    entry.insert("load_average".into(), load.into());
+    let mut chat: [Option<f64>; 2] = [None, None];
+    for g in &groups {
+        let [ts, fl] = dialects::measure(g, rounds);
+        let bytes: usize = g.files.iter().map(|f| f.data.len()).sum();
+        let events: usize = g.files.iter().map(|f| dialects::events(f)).sum();
+        let form = if g.body { "body" } else { "stream" };
+        let slot = usize::from(g.body);
+        if g.dialect == Dialect::OpenAiChat {
+            chat[slot] = Some(ts);
+        }
+        let vs_chat = chat[slot].map(|c| ts / c);
+        let mb = bytes as f64 / 1e6;
+        let line = format!(
+            "| {} | {form} | {} | {events} | {mb:.1} | {:.0} | {:.0} | {:.0} | {:.2}x | {} |",
+            g.dialect.name(),
+            g.files.len(),
+            mb / ts,
+            ts / events as f64 * 1e9,
+            mb / fl,
+            ts / fl,
+            vs_chat.map_or("-".to_owned(), |r| format!("{r:.2}x")),
+        );
+        println!("{name}: {line}");
+        md.push(line);
+        entry.insert(
+            format!("{}/{form}", g.dialect.name()),
+            serde_json::json!({
+                "files": g.files.len(), "events": events, "bytes": bytes,
+                "toolstitch_seconds": ts, "floor_seconds": fl, "vs_floor": ts / fl,
+                "vs_openai_chat": vs_chat,
+            }),
+        );
+    }
+    md.push(String::new());
+    json.insert(format!("corpus:{name}"), entry.into());
+}
+
+/// `--profile-corpus DIR DIALECT/FORM [SECONDS] [floor]`: toolstitch (or the
+/// floor) alone on one group of a corpus, for about SECONDS (5), for a profiler.
+fn profile_corpus(args: &[String]) {
+    let files = dialects::load(std::path::Path::new(&args[0]));
+    let groups = dialects::groups(&files);
+    let g = groups
+        .iter()
+        .find(|g| {
+            format!(
+                "{}/{}",
+                g.dialect.name(),
+                if g.body { "body" } else { "stream" }
+            ) == args[1]
+        })
+        .unwrap();
+    let seconds: f64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(5.0);
+    let floor = args.get(3).is_some_and(|a| a == "floor");
+    let t0 = Instant::now();
+    let mut passes = 0_u32;
+    // One pass at least: `SECONDS` 0 is one pass (for callgrind).
+    while passes == 0 || t0.elapsed().as_secs_f64() < seconds {
+        for f in &g.files {
+            if floor {
+                drop(std::hint::black_box(dialects::floor(f)));
+            } else {
+                drop(std::hint::black_box(dialects::toolstitch(f)));
+            }
+        }
+        passes += 1;
+    }
+    let per_file = t0.elapsed().as_secs_f64() / f64::from(passes) / g.files.len() as f64 * 1e6;
+    println!("{}: {passes} passes, {per_file:.1} us per file", args[1]);
 }

@@ -73,6 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("toolstitch: interrupted", file=sys.stderr)
         return 130
+    except _WorkerLost as e:
+        print(f"toolstitch: {e}", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         # The reader went away (``| head``): nothing more to say, and nobody to say it to.
         with contextlib.suppress(OSError):
@@ -139,6 +142,14 @@ def _parser() -> argparse.ArgumentParser:
         help="progress on standard error: auto (default) shows it only on a terminal and "
         "only once the work has taken more than a second; always shows it even when "
         "standard error is not a terminal",
+    )
+    replay.add_argument(
+        "--jobs",
+        type=_job_count,
+        metavar="N",
+        help="worker processes on this machine (default: the cores available; work under "
+        f"{_SPREAD_BYTES // 1_000_000} MB stays in this process unless N is given); "
+        "--jobs 1 replays in this process alone. The output is the same whatever N",
     )
     replay.add_argument(
         "--scheduler",
@@ -221,11 +232,16 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         Assembler(args.provider, live=False)
     except UnknownProviderError as e:
         parser.error(f"--provider: {e}")
-    toolset = _load_tools(args.tools, parser) if args.tools else None
+    definitions, toolset = _load_tools(args.tools, parser) if args.tools else (None, None)
     paths: list[str] = list(args.paths)
     if args.out and not args.scheduler:
         parser.error("--out writes what a cluster computed: give --scheduler too (local runs here)")
     if args.scheduler:
+        if args.jobs is not None:
+            parser.error(
+                "--jobs spreads the work over this machine's cores; a cluster has "
+                "its own workers: give --jobs or --scheduler, not both"
+            )
         if args.format == "otel":
             parser.error("--format otel runs here, not on a cluster: leave out --scheduler")
         if "-" in paths:
@@ -243,9 +259,11 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
 
         return replay_sources(sources, args.provider, sys.stdout)
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
+    if args.jobs not in (None, 1) and args.format == "otel":
+        parser.error("--format otel replays in this process: leave out --jobs")
+    work = _Work(args.provider, args.text, definitions, toolset)
     with _Progress(args.progress, sources) as progress:
-        for source in sources:
-            records, nbytes = _replay_one(source, args.provider, args.text, toolset)
+        for records, nbytes in _replayed(sources, work, args.jobs):
             for line in _failure_lines(records):
                 print(line, file=sys.stderr, flush=True)
             output.add(records)
@@ -297,7 +315,9 @@ def _sample_paths() -> list[str]:
     return [str(root)]
 
 
-def _load_tools(path: str, parser: argparse.ArgumentParser) -> Toolset:
+def _load_tools(path: str, parser: argparse.ArgumentParser) -> tuple[Any, Toolset]:
+    """The definitions read from ``path`` (plain data that travels to worker processes)
+    and their ``Toolset``."""
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -321,7 +341,7 @@ def _load_tools(path: str, parser: argparse.ArgumentParser) -> Toolset:
                 f"({' '.join(str(yaml_error).split())})"
             )
     try:
-        return Toolset(definitions)
+        return definitions, Toolset(definitions)
     except ToolDefinitionError as e:
         parser.error(f"--tools {path}: {' '.join(str(e).split())}")
 
@@ -335,6 +355,182 @@ def _failure_lines(records: list[CallRecord]) -> Iterator[str]:
         if error is not None and record["stream"] not in seen:
             seen.add(record["stream"])
             yield f"toolstitch: {record['stream']}: {error}"
+
+
+# ------------------------------------------------------------------ on this machine's cores
+
+# With no --jobs, input smaller than this (in bytes, when every size is known) stays in
+# this process: starting a worker process (a fresh interpreter importing toolstitch)
+# costs more than it saves on a few files.
+_SPREAD_BYTES = 8_000_000
+# A task is a run of consecutive files of at most this many bytes and files: big enough
+# that a task's own cost (pickling, a round trip between processes) vanishes beside the
+# replay, small enough that the files are shared out evenly among the workers.
+_TASK_BYTES = 2 << 20
+_TASK_FILES = 64
+# Tasks handed out per worker ahead of the one whose records are being written: keeps
+# every worker busy while bounding the records held back waiting for their turn.
+_AHEAD = 3
+
+
+class _Work:
+    """What every file is replayed with. ``definitions`` are the tool definitions as
+    read (plain data); a worker process builds its own ``Toolset`` from them, since a
+    ``Toolset``'s compiled schemas stay in the process that built them."""
+
+    def __init__(
+        self, provider: Provider, text: bool, definitions: Any, toolset: Toolset | None
+    ) -> None:
+        self.provider = provider
+        self.text = text
+        self.definitions = definitions
+        self.toolset = toolset
+
+    def replay(self, source: Source) -> tuple[list[CallRecord], int]:
+        return _replay_one(source, self.provider, self.text, self.toolset)
+
+
+def _job_count(value: str) -> int:
+    if not (value.isdigit() and int(value) > 0):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive whole number")
+    return int(value)
+
+
+def _available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform says)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    if affinity is not None:
+        with contextlib.suppress(OSError):
+            return max(1, len(affinity(0)))
+    return os.cpu_count() or 1
+
+
+def _replayed(
+    sources: list[Source], work: _Work, jobs: int | None
+) -> Iterator[tuple[list[CallRecord], int]]:
+    """The records of every source and the bytes each took, in the order of ``sources``,
+    replayed here or over ``jobs`` worker processes (``None``: the cores available, when
+    the input is big enough to be worth it)."""
+    tasks = _tasks(sources)
+    workers = min(jobs or _available_cores(), sum(1 for t in tasks if t.spread))
+    if jobs is None:
+        sizes = [s.size for s in sources]
+        if any(size is None for size in sizes) or sum(s or 0 for s in sizes) < _SPREAD_BYTES:
+            workers = 1
+    if workers < 2:
+        for source in sources:
+            yield work.replay(source)
+        return
+    yield from _spread(tasks, work, workers)
+
+
+class _Task:
+    """A run of consecutive sources, replayed by a worker (``spread``) or here: standard
+    input can only be read by this process, and a source that failed to expand already
+    is its error record."""
+
+    def __init__(self, sources: list[Source], spread: bool) -> None:
+        self.sources = sources
+        self.spread = spread
+
+
+def _tasks(sources: list[Source]) -> list[_Task]:
+    tasks: list[_Task] = []
+    run: list[Source] = []
+    size = 0
+    for source in sources:
+        here = source.error is not None or (source.name == "-" and source.size is None)
+        if run and (here or len(run) >= _TASK_FILES or size + (source.size or 0) > _TASK_BYTES):
+            tasks.append(_Task(run, spread=True))
+            run, size = [], 0
+        if here:
+            tasks.append(_Task([source], spread=False))
+        else:
+            run.append(source)
+            size += source.size or 0
+    if run:
+        tasks.append(_Task(run, spread=True))
+    return tasks
+
+
+def _spread(
+    tasks: list[_Task], work: _Work, workers: int
+) -> Iterator[tuple[list[CallRecord], int]]:
+    import multiprocessing
+    from collections import deque
+    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    # spawn on every platform: a fresh interpreter, never a fork of this one (whose
+    # progress thread and open files a fork would copy mid-flight).
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(work.provider, work.text, work.definitions),
+    )
+    pending: deque[tuple[_Task, Future[list[tuple[list[CallRecord], int]]] | None]] = deque()
+    queued = iter(tasks)
+    try:
+        while True:
+            while len(pending) < workers * _AHEAD:
+                task = next(queued, None)
+                if task is None:
+                    break
+                try:
+                    future = pool.submit(_replay_task, task.sources) if task.spread else None
+                except BrokenProcessPool as e:
+                    # A worker died since the last result: the first file not written
+                    # yet is the one named.
+                    first = pending[0][0] if pending else task
+                    raise _WorkerLost(first.sources[0].name) from e
+                pending.append((task, future))
+            if not pending:
+                break
+            task, future = pending.popleft()
+            if future is None:
+                for source in task.sources:
+                    yield work.replay(source)
+                continue
+            try:
+                results = future.result()
+            except BrokenProcessPool as e:
+                raise _WorkerLost(task.sources[0].name) from e
+            yield from results
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+class _WorkerLost(Exception):
+    """A worker process ended before it finished its files (killed from outside, out
+    of memory): the run cannot say what those files hold."""
+
+    def __init__(self, first: str) -> None:
+        super().__init__(
+            f"a worker process ended before it finished replaying {first} and the files "
+            "after it (killed, or out of memory?); run with --jobs 1 to replay them here"
+        )
+
+
+_worker_work: _Work | None = None
+
+
+def _start_worker(provider: Provider, text: bool, definitions: Any) -> None:
+    global _worker_work
+    import signal
+
+    # Ctrl-C reaches the whole process group: the main process handles it (and stops
+    # its workers); a worker printing its own traceback would only add noise.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    toolset = None if definitions is None else Toolset(definitions)
+    _worker_work = _Work(provider, text, definitions, toolset)
+
+
+def _replay_task(sources: list[Source]) -> list[tuple[list[CallRecord], int]]:
+    work = _worker_work
+    if work is None:  # pragma: no cover (the initializer always ran)
+        raise RuntimeError("a replay worker was not started by toolstitch replay")
+    return [work.replay(source) for source in sources]
 
 
 # ------------------------------------------------------------------ output
