@@ -387,20 +387,32 @@ impl Choice {
         id.is_empty() && !name.is_empty() && starts_value(input) && self.input_complete(key)
     }
 
-    /// The call's id (minted when the provider sent none).
+    /// The call's id (minted when the provider sent none, Q8).
     pub(crate) fn call_id(&self, c: i64, key: i64) -> String {
         match self.tools.get(key) {
             Some(b) if !b.id.is_empty() => b.id.clone(),
-            _ => mint_id(c, key),
+            _ => self.minted_id(c, key),
         }
+    }
+
+    /// The id minted for an id-less call as far as the stream has come: Q8's
+    /// `call_<choice>_<index>`, or its next free `_<n>` form when the
+    /// provider sent that id for another call (messages settle it against
+    /// ids sent later, `message.rs`).
+    pub(crate) fn minted_id(&self, c: i64, key: i64) -> String {
+        let first = mint_id(c, key);
+        if !self.by_id.contains_key(&first) {
+            return first;
+        }
+        (2_u32..)
+            .map(|n| format!("{first}_{n}"))
+            .find(|candidate| !self.by_id.contains_key(candidate))
+            .unwrap_or_default()
     }
 
     /// The call's id as shown (minted when the provider sent none), for messages.
     pub(crate) fn call_label(&self, c: i64, key: i64) -> String {
-        match self.tools.get(key).map(|b| b.id.as_str()) {
-            Some(id) if !id.is_empty() => format!("tool call {id}"),
-            _ => format!("tool call {}", mint_id(c, key)),
-        }
+        format!("tool call {}", self.call_id(c, key))
     }
 
     pub(crate) fn new_segment(
@@ -568,9 +580,9 @@ impl Stream {
 
     /// The id of a call as messages show it (minted when the provider sent none).
     pub(crate) fn call_id(&self, c: i64, key: i64) -> String {
-        match self.choices.get(&c).and_then(|ch| ch.tools.get(key)) {
-            Some(b) if !b.id.is_empty() => b.id.clone(),
-            _ => mint_id(c, key),
+        match self.choices.get(&c) {
+            Some(ch) => ch.call_id(c, key),
+            None => mint_id(c, key),
         }
     }
 

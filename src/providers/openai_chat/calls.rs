@@ -236,8 +236,14 @@ pub(crate) fn fragment(
             };
             let key = s.new_call(c, opening, live)?;
             if let Some(other) = renamed {
-                if let Some(m) = s.choice(c)?.meta_mut(key) {
+                let ch = s.choice(c)?;
+                if let Some(m) = ch.meta_mut(key) {
                     m.sent_id = Some(id.to_owned());
+                }
+                // The provider never sent the renamed id: a call it sends later
+                // with that id is a call of its own, not a duplicate.
+                if ch.by_id.get(opening_id) == Some(&key) {
+                    ch.by_id.remove(opening_id);
                 }
                 s.note(
                     c,
@@ -296,11 +302,19 @@ fn rerouted(s: &mut Stream, c: i64, index: i64, args: &str) -> Option<i64> {
     Some(only)
 }
 
-/// A call id not yet used in the choice, derived from the `sent` one (Q38).
+/// A call id not yet used in the choice, derived from the `sent` one (Q38):
+/// neither an id sent nor another call's renamed one. Messages check it again
+/// against ids sent later (`message.rs`, `assigned_ids`).
 fn unique_id(ch: &crate::providers::state::Choice, sent: &str) -> String {
+    let ours: std::collections::BTreeSet<&str> = ch
+        .tools
+        .iter()
+        .filter(|&(k, _)| ch.meta(k).is_some_and(|m| m.sent_id.is_some()))
+        .map(|(_, b)| b.id.as_str())
+        .collect();
     (2_u32..)
         .map(|n| format!("{sent}_{n}"))
-        .find(|candidate| !ch.by_id.contains_key(candidate))
+        .find(|candidate| !ch.by_id.contains_key(candidate) && !ours.contains(candidate.as_str()))
         .unwrap_or_default()
 }
 

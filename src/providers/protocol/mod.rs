@@ -29,7 +29,7 @@
 
 use super::error::Rule;
 use super::state::{
-    describe_src, is_normal_reason, mint_id, violation, Choice, Fail, Live, Segment, Src, Stream, R,
+    describe_src, is_normal_reason, violation, Choice, Fail, Live, Segment, Src, Stream, R,
 };
 use super::{LiveEvent, Problem, ProblemKind};
 
@@ -391,7 +391,7 @@ impl Stream {
             for (key, block) in ch.tools.iter() {
                 if block.name.is_empty() {
                     let id = if block.id.is_empty() {
-                        mint_id(c, key)
+                        ch.minted_id(c, key)
                     } else {
                         block.id.clone()
                     };

@@ -1,0 +1,247 @@
+//! The edges of issue 25: the opt-in split bounded, ids of our own making
+//! distinct, object arguments kept as sent, `item_id` checked, and the last
+//! long-tail shapes (QUIRKS Q52–Q54). Each shape beside its twin.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use _toolstitch::providers::{
+    AssembledMessage, Assembler, AssemblerLimits, Dialect, Error, NoteKind, ProblemKind,
+};
+use serde_json::{json, Value};
+
+fn chat() -> Assembler {
+    Assembler::new(Some(Dialect::OpenAiChat), AssemblerLimits::default())
+}
+
+fn with(dialect: Dialect, limits: AssemblerLimits) -> Assembler {
+    Assembler::new(Some(dialect), limits)
+}
+
+/// Feeds every event and closes, returning the message of choice 0 and the errors.
+fn run(a: &mut Assembler, events: &[Value]) -> (AssembledMessage, Vec<Error>) {
+    let mut errors = Vec::new();
+    for e in events {
+        if let Err(err) = a.feed_json(None, e.to_string().as_bytes(), None) {
+            errors.push(err);
+        }
+    }
+    if let Err(err) = a.close(None) {
+        errors.push(err);
+    }
+    (a.messages().remove(0), errors)
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> Value {
+    json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+}
+
+fn call(index: i64, id: Option<&str>, name: Option<&str>, args: Value) -> Value {
+    let mut f = serde_json::Map::new();
+    if let Some(n) = name {
+        f.insert("name".into(), json!(n));
+    }
+    f.insert("arguments".into(), args);
+    let mut c = json!({"index": index, "function": f});
+    if let Some(id) = id {
+        c["id"] = json!(id);
+    }
+    chunk(json!({"tool_calls": [c]}), None)
+}
+
+fn end() -> Value {
+    chunk(json!({}), Some("tool_calls"))
+}
+
+fn notes(m: &AssembledMessage) -> Vec<NoteKind> {
+    m.notes.iter().map(|n| n.kind).collect()
+}
+
+fn inputs(m: &AssembledMessage) -> Vec<&str> {
+    m.tool_uses.iter().map(|t| t.block.input.as_str()).collect()
+}
+
+fn ids(m: &AssembledMessage) -> Vec<&str> {
+    m.tool_uses.iter().map(|t| t.block.id.as_str()).collect()
+}
+
+// ------------------------------------------------------------ Q40: the split
+
+fn split(max_calls: usize) -> Assembler {
+    with(
+        Dialect::OpenAiChat,
+        AssemblerLimits {
+            split_concatenated: true,
+            max_calls,
+            ..AssemblerLimits::default()
+        },
+    )
+}
+
+#[test]
+fn q40_split_of_60_kb_of_empty_objects_is_bounded_by_max_calls() {
+    let bomb = "{}".repeat(30_000);
+    let (m, errors) = run(
+        &mut split(4096),
+        &[call(0, Some("call_a"), Some("f"), json!(bomb)), end()],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    // Not split: one call, as sent, and a problem naming the limit.
+    assert_eq!(m.tool_uses.len(), 1);
+    assert_eq!(m.tool_uses[0].block.input, bomb);
+    assert!(!m.complete);
+    let p = m.problems.iter().find(|p| p.kind == ProblemKind::NotApplied);
+    let p = p.expect("a problem naming the limit");
+    assert!(p.message.contains("max_calls (4096)"), "{}", p.message);
+    assert_eq!(p.call, Some(0));
+    assert!(m.notes.is_empty());
+}
+
+#[test]
+fn q40_twin_a_split_within_max_calls_gives_every_object_once() {
+    let pieces = 30_000;
+    let bomb = "{}".repeat(pieces);
+    let (m, errors) = run(
+        &mut split(pieces + 1),
+        &[
+            call(0, Some("call_a"), Some("f"), json!(bomb)),
+            call(1, Some("call_b"), Some("g"), json!("{}")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(m.tool_uses.len(), pieces + 1);
+    assert!(m.tool_uses[..pieces].iter().all(|t| t.block.input == "{}"));
+    assert_eq!(m.tool_uses[0].block.id, "call_a_1");
+    assert_eq!(m.tool_uses[pieces - 1].block.id, format!("call_a_{pieces}"));
+    // One note, its list of ids cut short.
+    assert_eq!(notes(&m), [NoteKind::ConcatenatedSplit]);
+    assert!(m.notes[0].message.len() < 400, "{}", m.notes[0].message);
+    assert!(m.notes[0].message.contains("and 29992 more"));
+    // One call over the bound is refused by name as well.
+    let (m, _) = run(
+        &mut split(pieces),
+        &[
+            call(0, Some("call_a"), Some("f"), json!(bomb)),
+            call(1, Some("call_b"), Some("g"), json!("{}")),
+            end(),
+        ],
+    );
+    assert_eq!(m.tool_uses.len(), 2);
+    assert!(!m.complete);
+}
+
+#[test]
+fn q40_split_ids_skip_ids_the_message_already_has() {
+    let (m, errors) = run(
+        &mut split(4096),
+        &[
+            call(0, Some("a"), Some("f"), json!(r#"{"q":1}{"q":2}"#)),
+            call(1, Some("a_1"), Some("f"), json!(r#"{"q":3}"#)),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(ids(&m), ["a_2", "a_3", "a_1"]);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+// ------------------------------------------------ ids of our own making (Q8, Q38)
+
+#[test]
+fn q8_a_sent_call_0_1_then_an_id_less_call_gives_two_ids() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_0_1"), Some("f"), json!("{}")),
+            call(1, None, Some("g"), json!("{}")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(ids(&m), ["call_0_1", "call_0_1_2"]);
+    assert!(!m.tool_uses[0].id_minted && m.tool_uses[1].id_minted);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q8_a_minted_call_0_0_then_the_same_id_sent_keeps_the_sent_one() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, None, Some("f"), json!("{}")),
+            call(1, Some("call_0_0"), Some("g"), json!("{}")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    // The sent id passes as sent; the minted one moves aside.
+    assert_eq!(ids(&m), ["call_0_0_2", "call_0_0"]);
+    assert!(m.tool_uses[0].id_minted && !m.tool_uses[1].id_minted);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q8_twin_without_a_clash_minted_ids_keep_their_form() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, None, Some("f"), json!("{}")),
+            call(1, Some("call_9"), Some("g"), json!("{}")),
+            call(2, None, Some("h"), json!("{}")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(ids(&m), ["call_0_0", "call_9", "call_0_2"]);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q38_a_rename_and_a_third_calls_minted_id_never_meet() {
+    // `call_0` twice: the second is renamed `call_0_2`, which is also the id
+    // Q8 mints for the third call (choice 0, index 2).
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_0"), Some("f"), json!(r#"{"a":1}"#)),
+            call(1, Some("call_0"), Some("f"), json!(r#"{"a":2}"#)),
+            call(2, None, Some("g"), json!("{}")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    let got = ids(&m);
+    assert_eq!(got, ["call_0", "call_0_2", "call_0_2_2"]);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q38_a_rename_then_the_same_id_sent_keeps_the_sent_one() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("x"), Some("f"), json!(r#"{"a":1}"#)),
+            call(1, Some("x"), Some("f"), json!(r#"{"a":2}"#)),
+            call(2, Some("x_2"), Some("g"), json!("{}")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(ids(&m), ["x", "x_3", "x_2"]);
+    assert_eq!(m.tool_uses[1].sent_id.as_deref(), Some("x"));
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q38_twin_a_repeated_segment_with_one_id_is_still_refused() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("x"), Some("f"), json!(r#"{"a":1}"#)),
+            call(1, Some("x"), Some("f"), json!(r#"{"a":1}"#)),
+            end(),
+        ],
+    );
+    assert!(!errors.is_empty());
+    assert!(!m.complete);
+}
