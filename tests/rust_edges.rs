@@ -88,7 +88,10 @@ fn q40_split_of_60_kb_of_empty_objects_is_bounded_by_max_calls() {
     assert_eq!(m.tool_uses.len(), 1);
     assert_eq!(m.tool_uses[0].block.input, bomb);
     assert!(!m.complete);
-    let p = m.problems.iter().find(|p| p.kind == ProblemKind::NotApplied);
+    let p = m
+        .problems
+        .iter()
+        .find(|p| p.kind == ProblemKind::NotApplied);
     let p = p.expect("a problem naming the limit");
     assert!(p.message.contains("max_calls (4096)"), "{}", p.message);
     assert_eq!(p.call, Some(0));
@@ -244,4 +247,122 @@ fn q38_twin_a_repeated_segment_with_one_id_is_still_refused() {
     );
     assert!(!errors.is_empty());
     assert!(!m.complete);
+}
+
+// ------------------------------------------- Q42: object arguments exactly as sent
+
+/// A chat chunk whose call's `arguments` is the JSON object text `object`.
+fn object_call(object: &str) -> String {
+    format!(
+        r#"{{"object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"tool_calls":[{{"index":0,"id":"call_a","function":{{"name":"f","arguments":{object}}}}}]}},"finish_reason":null}}]}}"#
+    )
+}
+
+fn feed_texts(a: &mut Assembler, events: &[String]) -> (AssembledMessage, Vec<Error>) {
+    let mut errors = Vec::new();
+    for e in events {
+        if let Err(err) = a.feed_json(None, e.as_bytes(), None) {
+            errors.push(err);
+        }
+    }
+    if let Err(err) = a.close(None) {
+        errors.push(err);
+    }
+    (a.messages().remove(0), errors)
+}
+
+const EXACT: [(&str, &str); 4] = [
+    (
+        r#"{"n": 123456789012345678901234567890}"#,
+        r#"{"n":123456789012345678901234567890}"#,
+    ),
+    (r#"{"x": 1e400, "y": -0.0}"#, r#"{"x":1e400,"y":-0.0}"#),
+    (r#"{"b": 1, "a": {"d": 2.50, "c": [1E2]}}"#, r#"{"b":1,"a":{"d":2.50,"c":[1E2]}}"#),
+    (r#"{ "s" : "a \" b\\" , "t":"\u00e9" }"#, r#"{"s":"a \" b\\","t":"\u00e9"}"#),
+];
+
+#[test]
+fn q42_object_arguments_keep_every_number_and_key_as_sent_in_a_stream() {
+    for (sent, kept) in EXACT {
+        let (m, errors) = feed_texts(
+            &mut chat(),
+            &[object_call(sent), end().to_string()],
+        );
+        assert!(errors.is_empty(), "{sent}: {errors:?}");
+        assert_eq!(inputs(&m), [kept], "{sent}");
+        assert_eq!(notes(&m), [NoteKind::ArgumentsObject]);
+        assert!(m.complete, "{:?}", m.problems);
+    }
+}
+
+#[test]
+fn q42_twin_a_second_different_object_is_still_refused() {
+    let (m, errors) = feed_texts(
+        &mut chat(),
+        &[
+            object_call(r#"{"n": 1}"#),
+            object_call(r#"{"n": 2}"#),
+            end().to_string(),
+        ],
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(!m.complete);
+    // The same object again, however spaced, is the same call.
+    let (m, errors) = feed_texts(
+        &mut chat(),
+        &[
+            object_call(r#"{"n": 10000000000000000000001}"#),
+            object_call(r#"{"n":10000000000000000000001}"#),
+            end().to_string(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(inputs(&m), [r#"{"n":10000000000000000000001}"#]);
+}
+
+fn chat_body(arguments: &str) -> String {
+    format!(
+        r#"{{"object":"chat.completion","id":"x","choices":[{{"index":0,"message":{{"role":"assistant","tool_calls":[{{"id":"call_a","type":"function","function":{{"name":"f","arguments":{arguments}}}}}]}},"finish_reason":"tool_calls"}}]}}"#
+    )
+}
+
+#[test]
+fn q42_a_whole_chat_body_agrees_with_the_stream_on_object_arguments() {
+    for (sent, kept) in EXACT {
+        let (m, errors) = feed_texts(&mut chat(), &[chat_body(sent)]);
+        assert!(errors.is_empty(), "{sent}: {errors:?}");
+        assert_eq!(inputs(&m), [kept], "{sent}");
+        assert!(m.complete, "{:?}", m.problems);
+        let (streamed, _) = feed_texts(&mut chat(), &[object_call(sent), end().to_string()]);
+        assert_eq!(inputs(&m), inputs(&streamed), "{sent}");
+    }
+}
+
+#[test]
+fn q42_twin_a_whole_chat_body_keeps_string_arguments_byte_for_byte() {
+    let sent = r#"{"b": 1e400, "a": 123456789012345678901234567890}"#;
+    let (m, errors) = feed_texts(&mut chat(), &[chat_body(&json!(sent).to_string())]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(inputs(&m), [sent]);
+    assert!(m.complete, "{:?}", m.problems);
+}
+
+#[test]
+fn q42_ollama_object_arguments_keep_a_30_digit_integer() {
+    let line = r#"{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{"b":123456789012345678901234567890,"a":1e400}}}]},"done":false}"#;
+    let last = r#"{"model":"m","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop"}"#;
+    let mut a = with(Dialect::Ollama, AssemblerLimits::default());
+    let (m, errors) = feed_texts(&mut a, &[line.to_owned(), last.to_owned()]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(inputs(&m), [r#"{"b":123456789012345678901234567890,"a":1e400}"#]);
+}
+
+#[test]
+fn q42_a_body_with_1e400_is_still_told_a_body_in_auto() {
+    let mut a = Assembler::new(None, AssemblerLimits::default());
+    let (m, errors) = feed_texts(&mut a, &[chat_body(r#"{"x": 1e400}"#)]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(a.dialect(), Some(Dialect::OpenAiChat));
+    assert_eq!(inputs(&m), [r#"{"x":1e400}"#]);
+    assert!(m.complete, "{:?}", m.problems);
 }

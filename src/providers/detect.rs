@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::json::object_for_shape;
 use super::state::{provider_error, Fail};
 use super::{Dialect, Input};
 
@@ -51,19 +52,19 @@ pub(crate) fn detect(event_name: Option<&str>, input: Input<'_>) -> Detected {
             }
             _ => return Detected::Unknown,
         },
-        Input::Json(b) => match serde_json::from_slice::<Value>(b) {
-            Ok(Value::Object(m)) => {
+        Input::Json(b) => match object_for_shape(b) {
+            Some(m) => {
                 owned = m;
                 &owned
             }
-            _ => return Detected::Unknown,
+            None => return Detected::Unknown,
         },
-        Input::Text(t) => match serde_json::from_str::<Value>(t) {
-            Ok(Value::Object(m)) => {
+        Input::Text(t) => match object_for_shape(t.as_bytes()) {
+            Some(m) => {
                 owned = m;
                 &owned
             }
-            _ => return Detected::Unknown,
+            None => return Detected::Unknown,
         },
     };
     if let Some(d) = body_shape(obj) {

@@ -219,9 +219,30 @@ pub(crate) struct CompactJson(pub String);
 
 impl<'de> Deserialize<'de> for CompactJson {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut out = String::new();
-        Writer { out: &mut out }.deserialize(d)?;
-        Ok(CompactJson(out))
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CompactJson;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            // A tree: the value as it holds it.
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<CompactJson, D::Error> {
+                let mut out = String::new();
+                Writer { out: &mut out }.deserialize(d)?;
+                Ok(CompactJson(out))
+            }
+            // `serde_json`: the raw text, so no number goes through a float (Q42).
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactJson, A::Error> {
+                Ok(CompactJson(match raw_or_map(map)? {
+                    Raw::Text(raw) => compact_raw(&raw),
+                    Raw::Object(json) => json,
+                }))
+            }
+        }
+        d.deserialize_newtype_struct(RAW, V)
     }
 }
 
@@ -235,6 +256,139 @@ pub(crate) enum TextOrObject<'a> {
     Object(String),
 }
 
+/// The name under which `serde_json` hands a value over as its raw text (the
+/// mechanism of its `RawValue`); a deserializer that does not know it (a
+/// [`Tree`](super::Tree), a `Value`) gives the value itself.
+const RAW: &str = "$serde_json::private::RawValue";
+
+/// A JSON value's text without the whitespace between its tokens: everything
+/// else byte for byte (numbers as sent, however long, keys in their order,
+/// strings with their escapes). `raw` is one valid JSON value.
+pub(crate) fn compact_raw(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in raw.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
+            continue;
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The top-level object of an event's text for telling what it is (its
+/// dialect, a body or not). A number `serde_json` cannot hold as a `Value`
+/// (`1e400`) does not hide what the event is: on that failure the text is read
+/// again with every number as `0` (the shape never depends on a number's
+/// value; the adapters read the text itself).
+pub(crate) fn object_for_shape(text: &[u8]) -> Option<serde_json::Map<String, serde_json::Value>> {
+    use serde_json::Value;
+    match serde_json::from_slice::<Value>(text) {
+        Ok(Value::Object(m)) => return Some(m),
+        Ok(_) => return None,
+        Err(e) if e.is_eof() || e.is_io() => return None,
+        Err(_) => {}
+    }
+    let text = std::str::from_utf8(text).ok()?;
+    let mut zeroed = String::with_capacity(text.len());
+    let (mut in_string, mut escaped, mut in_number) = (false, false, false);
+    for c in text.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            zeroed.push(c);
+            continue;
+        }
+        let numeric = c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E');
+        if in_number && numeric {
+            continue;
+        }
+        in_number = false;
+        if c.is_ascii_digit() || c == '-' {
+            in_number = true;
+            zeroed.push('0');
+            continue;
+        }
+        if c == '"' {
+            in_string = true;
+        }
+        zeroed.push(c);
+    }
+    match serde_json::from_str::<Value>(&zeroed) {
+        Ok(Value::Object(m)) => Some(m),
+        _ => None,
+    }
+}
+
+/// A [`TextOrObject`] from a value's raw text: a string is decoded, an object
+/// kept as its compact text (no number goes through a float, Q42).
+fn text_or_object<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<TextOrObject<'de>, E> {
+    let t = raw.trim_start();
+    if t.starts_with('{') {
+        return Ok(TextOrObject::Object(compact_raw(t)));
+    }
+    if !t.starts_with('"') {
+        let what = match t.as_bytes().first() {
+            Some(b'[') => de::Unexpected::Seq,
+            Some(b't' | b'f') => de::Unexpected::Other("a boolean"),
+            Some(b'n') => de::Unexpected::Unit,
+            _ => de::Unexpected::Other("a number"),
+        };
+        return Err(E::invalid_type(what, &"a string or an object"));
+    }
+    let text = match raw {
+        Cow::Borrowed(b) => serde_json::from_str::<Str<'de>>(b).map_err(E::custom)?,
+        Cow::Owned(o) => Str(Cow::Owned(
+            serde_json::from_str::<String>(&o).map_err(E::custom)?,
+        )),
+    };
+    Ok(TextOrObject::Text(text))
+}
+
+/// What a map handed to a visitor of [`RAW`] is.
+enum Raw<'de> {
+    /// `serde_json` reading text: the value's raw text.
+    Text(Cow<'de, str>),
+    /// Any other deserializer: an object, written as it holds it.
+    Object(String),
+}
+
+fn raw_or_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Raw<'de>, A::Error> {
+    let Some(key) = map.next_key::<Str<'de>>()? else {
+        return Ok(Raw::Object("{}".to_owned()));
+    };
+    if &*key == RAW {
+        return Ok(Raw::Text(map.next_value::<Str<'de>>()?.0));
+    }
+    let mut out = String::from("{");
+    push_json_string(&mut out, &key);
+    out.push(':');
+    map.next_value_seed(Writer { out: &mut out })?;
+    while let Some(k) = map.next_key::<Str<'_>>()? {
+        out.push(',');
+        push_json_string(&mut out, &k);
+        out.push(':');
+        map.next_value_seed(Writer { out: &mut out })?;
+    }
+    out.push('}');
+    Ok(Raw::Object(out))
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -242,6 +396,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
             type Value = TextOrObject<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string or an object")
+            }
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(self)
             }
             fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
                 Ok(TextOrObject::Text(Str(Cow::Borrowed(v))))
@@ -253,12 +413,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
                 Ok(TextOrObject::Text(Str(Cow::Owned(v))))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                let mut out = String::new();
-                Writer { out: &mut out }.visit_map(map)?;
-                Ok(TextOrObject::Object(out))
+                match raw_or_map(map)? {
+                    Raw::Text(raw) => text_or_object(raw),
+                    Raw::Object(json) => Ok(TextOrObject::Object(json)),
+                }
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_newtype_struct(RAW, V)
     }
 }
 
