@@ -366,3 +366,124 @@ fn q42_a_body_with_1e400_is_still_told_a_body_in_auto() {
     assert_eq!(inputs(&m), [r#"{"x":1e400}"#]);
     assert!(m.complete, "{:?}", m.problems);
 }
+
+// ------------------------------------------------------ Responses: item_id checked
+
+fn responses() -> Assembler {
+    with(Dialect::OpenAiResponses, AssemblerLimits::default())
+}
+
+fn ev(kind: &str, mut fields: Value) -> Value {
+    fields["type"] = json!(kind);
+    fields
+}
+
+fn item(kind: &str, oi: i64, id: &str, call_id: &str, name: &str, args: &str) -> Value {
+    ev(
+        kind,
+        json!({"output_index": oi, "item": {"type": "function_call", "id": id, "call_id": call_id, "name": name, "arguments": args}}),
+    )
+}
+
+fn args_done(oi: i64, item_id: &str, args: &str) -> Value {
+    ev(
+        "response.function_call_arguments.done",
+        json!({"output_index": oi, "item_id": item_id, "arguments": args}),
+    )
+}
+
+fn args_delta(oi: i64, item_id: &str, delta: &str) -> Value {
+    ev(
+        "response.function_call_arguments.delta",
+        json!({"output_index": oi, "item_id": item_id, "delta": delta}),
+    )
+}
+
+fn completed() -> Value {
+    ev(
+        "response.completed",
+        json!({"response": {"status": "completed"}}),
+    )
+}
+
+fn is_bad_value_naming(e: &Error, what: &str) -> bool {
+    matches!(e, Error::Decode { .. }) && e.to_string().contains(what)
+}
+
+#[test]
+fn responses_an_early_done_for_another_item_is_refused_by_name() {
+    // `.done` for fc_1 at output index 0, then output index 0 announced as fc_2.
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            args_done(0, "fc_1", r#"{"city":"Paris"}"#),
+            item("response.output_item.added", 0, "fc_2", "call_2", "get_time", ""),
+            item("response.output_item.done", 0, "fc_2", "call_2", "get_time", "{}"),
+            completed(),
+        ],
+    );
+    assert!(
+        errors.iter().any(|e| is_bad_value_naming(e, "\"fc_2\"") && e.to_string().contains("\"fc_1\"")),
+        "{errors:?}"
+    );
+    assert!(!m.complete);
+    // fc_2 never took fc_1's arguments.
+    assert!(m
+        .tool_uses
+        .iter()
+        .all(|t| !(t.block.name == "get_time" && t.block.input.contains("Paris"))));
+}
+
+#[test]
+fn responses_a_delta_naming_another_item_than_its_output_index_is_refused() {
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            item("response.output_item.added", 0, "fc_1", "call_1", "f", ""),
+            item("response.output_item.added", 1, "fc_2", "call_2", "g", ""),
+            args_delta(1, "fc_1", r#"{"a":1}"#),
+            completed(),
+        ],
+    );
+    assert!(errors.iter().any(|e| is_bad_value_naming(e, "fc_1")), "{errors:?}");
+    assert!(!m.complete);
+    assert!(inputs(&m).iter().all(|i| i.is_empty()));
+}
+
+#[test]
+fn responses_twin_events_naming_their_own_item_or_none_are_read() {
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            item("response.output_item.added", 0, "fc_1", "call_1", "f", ""),
+            args_delta(0, "fc_1", r#"{"a":"#),
+            ev(
+                "response.function_call_arguments.delta",
+                json!({"output_index": 0, "delta": "1}"}),
+            ),
+            args_done(0, "fc_1", r#"{"a":1}"#),
+            item("response.output_item.done", 0, "fc_1", "call_1", "f", r#"{"a":1}"#),
+            completed(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(inputs(&m), [r#"{"a":1}"#]);
+    // The early done for the item its `added` names is still Q44's rule.
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            args_done(0, "fc_1", r#"{"a":1}"#),
+            item("response.output_item.added", 0, "fc_1", "call_1", "f", ""),
+            item("response.output_item.done", 0, "fc_1", "call_1", "f", r#"{"a":1}"#),
+            completed(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(notes(&m), [NoteKind::ArgumentsDoneEarly]);
+}

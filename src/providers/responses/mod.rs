@@ -170,6 +170,9 @@ pub(crate) struct State {
     /// The response's model, from `response.created` (Q47).
     #[serde(default)]
     model: Option<String>,
+    /// Output index → the item id the first event of that call named.
+    #[serde(default)]
+    item_at: BTreeMap<i64, String>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -225,6 +228,7 @@ impl State {
         live: &mut Live<'_>,
     ) -> R<i64> {
         let oi = oi.unwrap_or(-1);
+        self.same_item(oi, item_id)?;
         let src: Src = (NS_TOOL, oi, 0);
         let ch = s.choice(C)?;
         let existing = ch.call_at(src);
@@ -256,6 +260,36 @@ impl State {
                 s.new_call(C, opening, live)
             }
         }
+    }
+
+    /// An event that names an item (`item_id`) must name the item its
+    /// output index holds: an event for another item (an early `done` for
+    /// `fc_1` read as `fc_2`'s arguments) is refused, naming both.
+    fn same_item(&mut self, oi: i64, item_id: &str) -> R {
+        if item_id.is_empty() {
+            return Ok(());
+        }
+        let held = self.item_at.get(&oi).filter(|held| held.as_str() != item_id);
+        let elsewhere = self.items.get(item_id).filter(|&&at| at != oi);
+        if held.is_none() && elsewhere.is_none() {
+            self.item_at.entry(oi).or_insert_with(|| item_id.to_owned());
+            return Ok(());
+        }
+        let detail = match (held, elsewhere) {
+            (Some(held), _) => format!(
+                "an event names item {item_id:?} at output index {oi}, which holds item \
+                 {held:?}: whose arguments these are cannot be told"
+            ),
+            (None, Some(at)) => format!(
+                "an event names item {item_id:?} at output index {oi}, but that item is at \
+                 output index {at}: whose arguments these are cannot be told"
+            ),
+            (None, None) => String::new(),
+        };
+        Err(Fail::Bad {
+            kind: crate::providers::DecodeKind::BadValue,
+            detail,
+        })
     }
 
     /// Q44: `true` when an argument delta for output item `oi`, after that
