@@ -277,17 +277,20 @@ const EXACT: [(&str, &str); 4] = [
         r#"{"n":123456789012345678901234567890}"#,
     ),
     (r#"{"x": 1e400, "y": -0.0}"#, r#"{"x":1e400,"y":-0.0}"#),
-    (r#"{"b": 1, "a": {"d": 2.50, "c": [1E2]}}"#, r#"{"b":1,"a":{"d":2.50,"c":[1E2]}}"#),
-    (r#"{ "s" : "a \" b\\" , "t":"\u00e9" }"#, r#"{"s":"a \" b\\","t":"\u00e9"}"#),
+    (
+        r#"{"b": 1, "a": {"d": 2.50, "c": [1E2]}}"#,
+        r#"{"b":1,"a":{"d":2.50,"c":[1E2]}}"#,
+    ),
+    (
+        r#"{ "s" : "a \" b\\" , "t":"\u00e9" }"#,
+        r#"{"s":"a \" b\\","t":"\u00e9"}"#,
+    ),
 ];
 
 #[test]
 fn q42_object_arguments_keep_every_number_and_key_as_sent_in_a_stream() {
     for (sent, kept) in EXACT {
-        let (m, errors) = feed_texts(
-            &mut chat(),
-            &[object_call(sent), end().to_string()],
-        );
+        let (m, errors) = feed_texts(&mut chat(), &[object_call(sent), end().to_string()]);
         assert!(errors.is_empty(), "{sent}: {errors:?}");
         assert_eq!(inputs(&m), [kept], "{sent}");
         assert_eq!(notes(&m), [NoteKind::ArgumentsObject]);
@@ -354,7 +357,10 @@ fn q42_ollama_object_arguments_keep_a_30_digit_integer() {
     let mut a = with(Dialect::Ollama, AssemblerLimits::default());
     let (m, errors) = feed_texts(&mut a, &[line.to_owned(), last.to_owned()]);
     assert!(errors.is_empty(), "{errors:?}");
-    assert_eq!(inputs(&m), [r#"{"b":123456789012345678901234567890,"a":1e400}"#]);
+    assert_eq!(
+        inputs(&m),
+        [r#"{"b":123456789012345678901234567890,"a":1e400}"#]
+    );
 }
 
 #[test]
@@ -418,13 +424,29 @@ fn responses_an_early_done_for_another_item_is_refused_by_name() {
         &[
             ev("response.created", json!({})),
             args_done(0, "fc_1", r#"{"city":"Paris"}"#),
-            item("response.output_item.added", 0, "fc_2", "call_2", "get_time", ""),
-            item("response.output_item.done", 0, "fc_2", "call_2", "get_time", "{}"),
+            item(
+                "response.output_item.added",
+                0,
+                "fc_2",
+                "call_2",
+                "get_time",
+                "",
+            ),
+            item(
+                "response.output_item.done",
+                0,
+                "fc_2",
+                "call_2",
+                "get_time",
+                "{}",
+            ),
             completed(),
         ],
     );
     assert!(
-        errors.iter().any(|e| is_bad_value_naming(e, "\"fc_2\"") && e.to_string().contains("\"fc_1\"")),
+        errors
+            .iter()
+            .any(|e| is_bad_value_naming(e, "\"fc_2\"") && e.to_string().contains("\"fc_1\"")),
         "{errors:?}"
     );
     assert!(!m.complete);
@@ -447,7 +469,10 @@ fn responses_a_delta_naming_another_item_than_its_output_index_is_refused() {
             completed(),
         ],
     );
-    assert!(errors.iter().any(|e| is_bad_value_naming(e, "fc_1")), "{errors:?}");
+    assert!(
+        errors.iter().any(|e| is_bad_value_naming(e, "fc_1")),
+        "{errors:?}"
+    );
     assert!(!m.complete);
     assert!(inputs(&m).iter().all(|i| i.is_empty()));
 }
@@ -465,7 +490,14 @@ fn responses_twin_events_naming_their_own_item_or_none_are_read() {
                 json!({"output_index": 0, "delta": "1}"}),
             ),
             args_done(0, "fc_1", r#"{"a":1}"#),
-            item("response.output_item.done", 0, "fc_1", "call_1", "f", r#"{"a":1}"#),
+            item(
+                "response.output_item.done",
+                0,
+                "fc_1",
+                "call_1",
+                "f",
+                r#"{"a":1}"#,
+            ),
             completed(),
         ],
     );
@@ -479,11 +511,123 @@ fn responses_twin_events_naming_their_own_item_or_none_are_read() {
             ev("response.created", json!({})),
             args_done(0, "fc_1", r#"{"a":1}"#),
             item("response.output_item.added", 0, "fc_1", "call_1", "f", ""),
-            item("response.output_item.done", 0, "fc_1", "call_1", "f", r#"{"a":1}"#),
+            item(
+                "response.output_item.done",
+                0,
+                "fc_1",
+                "call_1",
+                "f",
+                r#"{"a":1}"#,
+            ),
             completed(),
         ],
     );
     assert!(errors.is_empty(), "{errors:?}");
     assert!(m.complete, "{:?}", m.problems);
     assert_eq!(notes(&m), [NoteKind::ArgumentsDoneEarly]);
+}
+
+// ------------------------------------- bedrock-invoke: another family refused by name
+
+fn claude_start() -> Vec<Value> {
+    vec![
+        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+        json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ]
+}
+
+#[test]
+fn bedrock_invoke_a_cohere_event_is_refused_by_name_first_or_later() {
+    let cohere_v2 = json!({"type": "content-delta", "index": 0, "delta": {"message": {"content": {"text": "hi"}}}});
+    let cohere_v2_start =
+        json!({"type": "message-start", "id": "x", "delta": {"message": {"role": "assistant"}}});
+    let command = json!({"event_type": "text-generation", "is_finished": false, "text": "hi"});
+    let later = |e: &Value| [claude_start(), vec![e.clone()]].concat();
+    for events in [
+        later(&cohere_v2),
+        later(&command),
+        vec![cohere_v2_start.clone()],
+    ] {
+        let mut a = with(Dialect::BedrockInvoke, AssemblerLimits::default());
+        let (m, errors) = run(&mut a, &events);
+        assert!(
+            errors
+                .iter()
+                .any(|e| matches!(e, Error::Decode { .. })
+                    && e.to_string().contains("Cohere Command")),
+            "{events:?}: {errors:?}"
+        );
+        assert!(!m.complete);
+        assert_eq!(m.text, "");
+        assert!(m.skipped.is_empty(), "{:?}", m.skipped);
+    }
+}
+
+#[test]
+fn bedrock_invoke_twin_an_unknown_claude_event_is_still_skipped() {
+    let mut events = claude_start();
+    events.push(json!({"type": "some_future_event", "x": 1}));
+    events.push(json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}));
+    events.push(json!({"type": "content_block_stop", "index": 0}));
+    events.push(json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}}));
+    events.push(json!({"type": "message_stop"}));
+    let mut a = with(Dialect::BedrockInvoke, AssemblerLimits::default());
+    let (m, errors) = run(&mut a, &events);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(m.text, "hi");
+    assert_eq!(m.skipped.len(), 1);
+}
+
+// --------------------------- gemini-interactions: a start's arguments are kept
+
+fn interaction(start_args: Value, deltas: &[Value]) -> Vec<Value> {
+    let mut events = vec![
+        json!({"interaction": {"id": "i1", "status": "in_progress"}, "event_type": "interaction.created"}),
+        json!({"index": 0, "step": {"id": "c1", "type": "function_call", "name": "get_weather", "arguments": start_args}, "event_type": "step.start"}),
+    ];
+    for d in deltas {
+        events.push(json!({"index": 0, "delta": {"arguments": d, "type": "arguments_delta"}, "event_type": "step.delta"}));
+    }
+    events.push(json!({"index": 0, "event_type": "step.stop"}));
+    events.push(json!({"interaction": {"id": "i1", "status": "requires_action"}, "event_type": "interaction.completed"}));
+    events
+}
+
+#[test]
+fn gemini_interactions_a_delta_never_overrides_a_starts_arguments() {
+    let start = json!({"city": "Paris"});
+    let (m, errors) = run(
+        &mut with(Dialect::GeminiInteractions, AssemblerLimits::default()),
+        &interaction(start, &[json!(r#"{"city":"Rome"}"#)]),
+    );
+    assert!(
+        errors.iter().any(|e| matches!(e, Error::Decode { .. })
+            && e.to_string()
+                .contains("step 0 started with the arguments {\"city\":\"Paris\"}")),
+        "{errors:?}"
+    );
+    assert!(!m.complete);
+    assert!(inputs(&m).iter().all(|i| !i.contains("Rome")));
+}
+
+#[test]
+fn gemini_interactions_twin_empty_start_arguments_take_the_deltas_and_a_restatement_passes() {
+    let (m, errors) = run(
+        &mut with(Dialect::GeminiInteractions, AssemblerLimits::default()),
+        &interaction(json!({}), &[json!(r#"{"city":"#), json!(r#""Rome"}"#)]),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(inputs(&m), [r#"{"city":"Rome"}"#]);
+    // A start with arguments and no delta, or the same arguments again.
+    for deltas in [vec![], vec![json!(r#"{"city":"Paris"}"#)]] {
+        let (m, errors) = run(
+            &mut with(Dialect::GeminiInteractions, AssemblerLimits::default()),
+            &interaction(json!({"city": "Paris"}), &deltas),
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(m.complete, "{:?}", m.problems);
+        assert_eq!(inputs(&m), [r#"{"city":"Paris"}"#]);
+    }
 }

@@ -416,6 +416,24 @@ impl State {
         Ok(Kind::Call)
     }
 
+    /// A call step that started with arguments of its own (not `{}`) keeps
+    /// them: a delta may restate them whole, and any other arguments are
+    /// refused, naming the step (which of the two the model meant cannot be told).
+    fn keeps_start(&self, i: i64, args: &str) -> R {
+        match self.start_inputs.get(&i) {
+            Some(start) if !args.is_empty() && args != start => Err(Fail::Bad {
+                kind: DecodeKind::BadValue,
+                detail: format!(
+                    "step {i} started with the arguments {}, and a delta brings other \
+                     arguments ({}): a delta never overrides a start's arguments",
+                    super::state::cut(start, 80),
+                    super::state::cut(args, 80),
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn step_delta(
         &mut self,
         s: &mut Stream,
@@ -480,6 +498,7 @@ impl State {
                     Some(TextOrObject::Object(o)) => o.as_str(),
                     None => "",
                 };
+                self.keeps_start(i, args)?;
                 let key = s.call_for_delta(C, src, live)?;
                 let sig = json_string(text(&d.signature));
                 let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
@@ -492,6 +511,7 @@ impl State {
                     Some(TextOrObject::Text(t)) => t.0.as_ref(),
                     None => "",
                 };
+                self.keeps_start(i, args)?;
                 let sig = json_string(text(&d.signature));
                 let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
                 s.add_to_call(C, key, text(&d.id), "", args, state, live)?;
