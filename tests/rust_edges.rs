@@ -631,3 +631,254 @@ fn gemini_interactions_twin_empty_start_arguments_take_the_deltas_and_a_restatem
         assert_eq!(inputs(&m), [r#"{"city":"Paris"}"#]);
     }
 }
+
+// ------------------------------------------ Q52: an empty custom beside a function
+
+fn q52_call(function: Value, custom: Value, kind: &str) -> Value {
+    chunk(
+        json!({"tool_calls": [{"index": 0, "id": "call_a", "type": kind, "function": function, "custom": custom}]}),
+        None,
+    )
+}
+
+fn empty_custom() -> Value {
+    json!({"name": "", "input": ""})
+}
+
+#[test]
+fn q52_a_function_call_with_an_empty_custom_beside_it_is_the_function_call() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            q52_call(
+                json!({"name": "get_weather", "arguments": "{\"city\":"}),
+                empty_custom(),
+                "function",
+            ),
+            q52_call(
+                json!({"name": "", "arguments": "\"Paris\"}"}),
+                empty_custom(),
+                "",
+            ),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(m.tool_uses.len(), 1);
+    let t = &m.tool_uses[0].block;
+    assert_eq!(
+        (t.name.as_str(), t.input.as_str(), t.kind.as_str()),
+        ("get_weather", r#"{"city":"Paris"}"#, "function")
+    );
+    assert_eq!(notes(&m), [NoteKind::EmptyCustomIgnored]);
+    assert_eq!(m.notes[0].call, Some(0));
+}
+
+#[test]
+fn q52_a_whole_chat_body_with_an_empty_custom_gives_the_function_call() {
+    let body = json!({"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call_a", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}, "custom": {"name": "", "input": ""}}
+    ]}}]});
+    let (m, errors) = run(&mut chat(), &[body]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(m.tool_uses[0].block.kind, "function");
+    assert_eq!(m.tool_uses[0].block.name, "get_weather");
+    assert_eq!(notes(&m), [NoteKind::EmptyCustomIgnored]);
+}
+
+#[test]
+fn q52_twin_a_filled_custom_with_type_custom_stays_custom() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            q52_call(
+                json!({"name": "", "arguments": ""}),
+                json!({"name": "run_sql", "input": "SELECT 1"}),
+                "custom",
+            ),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    let t = &m.tool_uses[0].block;
+    assert_eq!(
+        (t.name.as_str(), t.input.as_str(), t.kind.as_str()),
+        ("run_sql", "SELECT 1", "custom_tool_call")
+    );
+    assert!(m.notes.is_empty());
+}
+
+#[test]
+fn q52_twin_both_filled_or_type_custom_with_an_empty_custom_is_refused() {
+    for (custom, kind) in [
+        (json!({"name": "run_sql", "input": "SELECT 1"}), "function"),
+        (empty_custom(), "custom"),
+    ] {
+        let (m, errors) = run(
+            &mut chat(),
+            &[
+                q52_call(
+                    json!({"name": "get_weather", "arguments": "{}"}),
+                    custom.clone(),
+                    kind,
+                ),
+                end(),
+            ],
+        );
+        assert!(
+            errors
+                .iter()
+                .any(|e| matches!(e, Error::Decode { .. })
+                    && e.to_string().contains("cannot be told")),
+            "{custom} {kind}: {errors:?}"
+        );
+        assert!(!m.complete);
+    }
+}
+
+// ------------------------------------------------- Q53: Cohere `arguments: "null"`
+
+fn cohere_call(id: &str, name: &str, args: &str, ended: bool) -> Vec<Value> {
+    let mut events = vec![
+        json!({"type": "message-start", "id": "m1", "delta": {"message": {"role": "assistant"}}}),
+        json!({"type": "tool-call-start", "index": 0, "delta": {"message": {"tool_calls": {"id": id, "type": "function", "function": {"name": name, "arguments": ""}}}}}),
+        json!({"type": "tool-call-delta", "index": 0, "delta": {"message": {"tool_calls": {"function": {"arguments": args}}}}}),
+    ];
+    if ended {
+        events.push(json!({"type": "tool-call-end", "index": 0}));
+        events.push(json!({"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}}));
+    }
+    events
+}
+
+fn cohere() -> Assembler {
+    with(Dialect::Cohere, AssemblerLimits::default())
+}
+
+#[test]
+fn q53_cohere_null_arguments_of_a_complete_call_are_the_empty_object() {
+    let (m, errors) = run(&mut cohere(), &cohere_call("c1", "get_time", "null", true));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(inputs(&m), ["{}"]);
+    assert_eq!(notes(&m), [NoteKind::NullArgumentsEmpty]);
+    assert_eq!(m.notes[0].call, Some(0));
+    // The whole body says the same.
+    let body = json!({"id": "m1", "finish_reason": "TOOL_CALL", "message": {"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get_time", "arguments": "null"}}
+    ]}});
+    let (m, errors) = run(&mut cohere(), &[body]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(inputs(&m), ["{}"]);
+    assert_eq!(notes(&m), [NoteKind::NullArgumentsEmpty]);
+}
+
+#[test]
+fn q53_twin_null_stays_null_when_the_call_is_not_otherwise_complete_or_not_cohere() {
+    // Cut before the call's end: nothing is interpreted.
+    let (m, _) = run(&mut cohere(), &cohere_call("c1", "get_time", "null", false));
+    assert_eq!(inputs(&m), ["null"]);
+    assert!(m.notes.is_empty() && !m.complete);
+    // Without a name.
+    let (m, _) = run(&mut cohere(), &cohere_call("c1", "", "null", true));
+    assert_eq!(inputs(&m), ["null"]);
+    assert!(m.notes.is_empty() && !m.complete);
+    // Anything but the whole text `null`.
+    let (m, errors) = run(
+        &mut cohere(),
+        &cohere_call("c1", "get_time", "[null]", true),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(inputs(&m), ["[null]"]);
+    assert!(m.notes.is_empty());
+    // Another dialect keeps `null` as sent.
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("get_time"), json!("null")),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(inputs(&m), ["null"]);
+    assert!(m.notes.is_empty());
+}
+
+// ------------------------------------------ Q54: two responses spliced in one capture
+
+fn one_response(id: &str, call_id: &str) -> Vec<Value> {
+    let mut seq = 0;
+    let mut next = |mut e: Value| {
+        e["sequence_number"] = json!(seq);
+        seq += 1;
+        e
+    };
+    vec![
+        next(ev(
+            "response.created",
+            json!({"response": {"id": id, "status": "in_progress"}}),
+        )),
+        next(item(
+            "response.output_item.added",
+            0,
+            &format!("fc_{call_id}"),
+            call_id,
+            "f",
+            "",
+        )),
+        next(args_delta(0, &format!("fc_{call_id}"), "{}")),
+        next(item(
+            "response.output_item.done",
+            0,
+            &format!("fc_{call_id}"),
+            call_id,
+            "f",
+            "{}",
+        )),
+        next(ev(
+            "response.completed",
+            json!({"response": {"id": id, "status": "completed"}}),
+        )),
+    ]
+}
+
+#[test]
+fn q54_a_second_response_in_one_capture_is_a_loud_problem() {
+    let events = [
+        one_response("resp_1", "call_1"),
+        one_response("resp_2", "call_2"),
+    ]
+    .concat();
+    let (m, errors) = run(&mut responses(), &events);
+    assert!(
+        errors
+            .iter()
+            .any(|e| matches!(e, Error::Protocol { .. }) && e.to_string().contains("resp_2")),
+        "{errors:?}"
+    );
+    assert!(!m.complete);
+    assert!(
+        m.problems.iter().any(|p| p.message.contains("resp_2")),
+        "{:?}",
+        m.problems
+    );
+    // Never silently: what came after it is not passed off as resent events alone.
+    assert_eq!(inputs(&m), ["{}"]);
+}
+
+#[test]
+fn q54_twin_the_same_response_resent_is_still_q33s_resend() {
+    let events = [
+        one_response("resp_1", "call_1"),
+        one_response("resp_1", "call_1"),
+    ]
+    .concat();
+    let (m, errors) = run(&mut responses(), &events);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(inputs(&m), ["{}"]);
+    assert_eq!(m.skipped.len(), 5);
+}

@@ -42,7 +42,7 @@ impl<'a> Args<'a> {
         }
     }
 
-    fn text(self) -> &'a str {
+    pub(super) fn text(self) -> &'a str {
         match self {
             Args::Text(t) | Args::Object(t) => t,
         }

@@ -173,6 +173,9 @@ pub(crate) struct State {
     /// Output index → the item id the first event of that call named.
     #[serde(default)]
     item_at: BTreeMap<i64, String>,
+    /// The id of the stream's response, from its first `response.*` event (Q54).
+    #[serde(default)]
+    response_id: Option<String>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -370,6 +373,34 @@ impl State {
 
     /// Q33: `true` when the event is to be applied; a resent one is
     /// skipped, a gap or a late arrival leaves a problem.
+    /// Q54: a capture that holds two responses (a second `response.created`
+    /// with another response id, its `sequence_number` from 0 again) is
+    /// refused loudly, before the sequence numbers would pass its events off
+    /// as resent ones (Q33): one assembler reads one response, and which
+    /// calls belong to which cannot be left to chance. The same response
+    /// again (its id) stays Q33's resend.
+    fn same_response(&mut self, kind: &str, response: Option<&Response>) -> R {
+        let Some(id) = response.and_then(|r| r.id.as_deref()).filter(|id| !id.is_empty()) else {
+            return Ok(());
+        };
+        match &self.response_id {
+            None => {
+                self.response_id = Some(id.to_owned());
+                Ok(())
+            }
+            Some(first) if first == id => Ok(()),
+            Some(first) => Err(violation(
+                Rule::StartedTwice,
+                Some(format!("response {id}")),
+                format!(
+                    "{kind} names the response {id:?} in the stream of the response \
+                     {first:?}: a second response in one stream is not read (feed each \
+                     response to an assembler of its own)"
+                ),
+            )),
+        }
+    }
+
     fn in_sequence(&mut self, s: &mut Stream, kind: &str, n: u64) -> bool {
         match self.last_seq {
             Some(last) if n <= last => {
@@ -425,6 +456,7 @@ impl State {
             }
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
+        self.same_response(kind, ev.response.as_ref())?;
         if let Some(n) = ev.sequence_number {
             if !self.in_sequence(s, kind, n) {
                 return Ok(());
