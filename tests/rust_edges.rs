@@ -882,3 +882,118 @@ fn q54_twin_the_same_response_resent_is_still_q33s_resend() {
     assert_eq!(inputs(&m), ["{}"]);
     assert_eq!(m.skipped.len(), 5);
 }
+
+// ------------------------------------ an error event in another dialect's shape
+
+fn anthropic_start() -> Vec<(Option<&'static str>, Value)> {
+    vec![
+        (
+            Some("message_start"),
+            json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 1, "output_tokens": 1}}}),
+        ),
+        (
+            Some("content_block_start"),
+            json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ),
+        (
+            Some("content_block_delta"),
+            json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hel"}}),
+        ),
+    ]
+}
+
+fn run_named(
+    a: &mut Assembler,
+    events: &[(Option<&str>, Value)],
+) -> (AssembledMessage, Vec<Error>) {
+    let mut errors = Vec::new();
+    for (name, e) in events {
+        if let Err(err) = a.feed_json(*name, e.to_string().as_bytes(), None) {
+            errors.push(err);
+        }
+    }
+    if let Err(err) = a.close(None) {
+        errors.push(err);
+    }
+    (a.messages().remove(0), errors)
+}
+
+fn provider_error_of(errors: &[Error]) -> Option<(String, String)> {
+    errors.iter().find_map(|e| match e {
+        Error::Provider {
+            error_type,
+            message,
+            ..
+        } => Some((error_type.clone(), message.clone())),
+        _ => None,
+    })
+}
+
+#[test]
+fn an_openai_shaped_error_ending_an_anthropic_stream_is_a_provider_error() {
+    let nested =
+        json!({"error": {"code": 500, "message": "Failed to parse input", "type": "server_error"}});
+    let top = json!({"code": 500, "message": "Failed to parse input", "type": "server_error"});
+    for (name, body) in [
+        (Some("error"), nested.clone()),
+        (Some("error"), top.clone()),
+        (None, top),
+        (None, nested),
+    ] {
+        let mut events = anthropic_start();
+        events.push((name, body.clone()));
+        let mut a = with(Dialect::Anthropic, AssemblerLimits::default());
+        let (m, errors) = run_named(&mut a, &events);
+        let got = provider_error_of(&errors);
+        assert_eq!(
+            got,
+            Some((
+                "server_error".to_owned(),
+                "Failed to parse input".to_owned()
+            )),
+            "{name:?} {body}: {errors:?}"
+        );
+        assert!(!m.complete);
+        assert!(m.skipped.is_empty(), "{:?}", m.skipped);
+        assert!(
+            m.problems.iter().any(|p| p.kind == ProblemKind::Provider),
+            "{:?}",
+            m.problems
+        );
+    }
+}
+
+#[test]
+fn twin_an_unknown_event_that_is_no_error_is_still_skipped() {
+    let mut events = anthropic_start();
+    events.push((
+        None,
+        json!({"type": "some_future_event", "message": "hello"}),
+    ));
+    events.push((None, json!({"type": "content_block_stop", "index": 0})));
+    events.push((None, json!({"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}})));
+    events.push((None, json!({"type": "message_stop"})));
+    let mut a = with(Dialect::Anthropic, AssemblerLimits::default());
+    let (m, errors) = run_named(&mut a, &events);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(m.skipped.len(), 1);
+}
+
+#[test]
+fn a_bare_error_object_in_a_chat_stream_is_a_provider_error() {
+    let top = json!({"code": 500, "message": "Failed to parse input", "type": "server_error"});
+    let (m, errors) = run(
+        &mut chat(),
+        &[call(0, Some("call_a"), Some("f"), json!("{")), top],
+    );
+    assert_eq!(
+        provider_error_of(&errors),
+        Some((
+            "server_error".to_owned(),
+            "Failed to parse input".to_owned()
+        )),
+        "{errors:?}"
+    );
+    assert!(!m.complete);
+}

@@ -512,6 +512,11 @@ impl Assembler {
             return Err(self.wrap(f, event_name, input));
         }
         if let Some(event_type) = self.stream.unknown.take() {
+            // An error in another dialect's shape is an error, not an event to skip.
+            if let Some(fail) = detect::error_in_any_shape(event_name, input) {
+                self.stream.fail_all();
+                return Err(self.wrap(fail, event_name, input));
+            }
             // Q32: an event this dialect cannot read that another dialect reads.
             if let detect::Detected::Dialect(other) = detect::detect(event_name, input) {
                 if other != dialect {
