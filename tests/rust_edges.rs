@@ -997,3 +997,48 @@ fn a_bare_error_object_in_a_chat_stream_is_a_provider_error() {
     );
     assert!(!m.complete);
 }
+
+// ------------------------------------------------- Q5: finish_reason "" is absent
+
+#[test]
+fn q5_an_empty_finish_reason_on_a_chunk_is_absent_not_the_end() {
+    let filled = |delta: Value| chunk(delta, Some(""));
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            filled(json!({"role": "assistant", "content": ""})),
+            filled(
+                json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "f", "arguments": "{\"a\":"}}]}),
+            ),
+            filled(
+                json!({"tool_calls": [{"index": 0, "id": "", "type": "", "function": {"name": "", "arguments": "1}"}}]}),
+            ),
+            end(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(inputs(&m), [r#"{"a":1}"#]);
+    assert_eq!(m.finish_reason.as_deref(), Some("tool_calls"));
+}
+
+#[test]
+fn q5_twin_a_real_finish_reason_still_ends_the_message() {
+    let (m, errors) = run(
+        &mut chat(),
+        &[
+            call(0, Some("call_a"), Some("f"), json!("{\"a\":1}")),
+            chunk(json!({}), Some("stop")),
+            call(0, None, None, json!("more")),
+        ],
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(!m.complete);
+    assert_eq!(m.finish_reason.as_deref(), Some("stop"));
+    // A body whose finish_reason is "" has no end either.
+    let body = json!({"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "", "message": {"role": "assistant", "content": "hi"}}]});
+    let (m, errors) = run(&mut chat(), &[body]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(m.text, "hi");
+    assert!(!m.complete && m.finish_reason.is_none());
+}

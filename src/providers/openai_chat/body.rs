@@ -116,7 +116,7 @@ fn chat(body: ChatBody<'_>) -> Result<Vec<Made>, Fail> {
             };
             out.push(chunk(&index, &delta));
         }
-        if let Some(reason) = choice.finish_reason.filter(|r| !r.is_null()) {
+        if let Some(reason) = choice.finish_reason.filter(|r| !r.is_null() && r != "") {
             let mut m = head.clone();
             m.insert(
                 "choices".to_owned(),

@@ -53,7 +53,7 @@ impl<'a> Args<'a> {
 /// a choice entry that carries nothing else (a proxy's second chunk): the
 /// first reason stands, with a note. Content with it stays after-end (Q24).
 pub(super) fn restated_finish(s: &mut Stream, c: i64, choice: &ChatChoice<'_>) -> bool {
-    let Some(reason) = &choice.finish_reason else {
+    let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) else {
         return false;
     };
     let empty = choice.text.as_deref().is_none_or(str::is_empty)
@@ -77,7 +77,7 @@ pub(super) fn restated_finish(s: &mut Stream, c: i64, choice: &ChatChoice<'_>) -
     else {
         return false;
     };
-    if !empty || first == **reason {
+    if !empty || first == reason {
         return false;
     }
     s.note(
@@ -87,7 +87,7 @@ pub(super) fn restated_finish(s: &mut Stream, c: i64, choice: &ChatChoice<'_>) -
         format!(
             "finish_reason {:?} came after the message had ended with {first:?}, with nothing \
              else in its chunk; the first reason stands",
-            &**reason
+            reason
         ),
     );
     true

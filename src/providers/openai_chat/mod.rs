@@ -495,7 +495,8 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
                 executed_tools(s, c, tools, live)?;
             }
         }
-        if let Some(reason) = &choice.finish_reason {
+        // Q5: `""` is no reason (a server that fills every field), not the end.
+        if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
             s.set_finish_reason(c, reason)?;
             s.end(c, live)?;
         }
