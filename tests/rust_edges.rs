@@ -1042,3 +1042,51 @@ fn q5_twin_a_real_finish_reason_still_ends_the_message() {
     assert_eq!(m.text, "hi");
     assert!(!m.complete && m.finish_reason.is_none());
 }
+
+// ------------------------------------ Q44: only a replay from the first byte is stale
+
+#[test]
+fn q44_a_lone_repeated_tail_after_done_is_refused() {
+    let paris = r#"{"city":"Paris"}"#;
+    for tail in [r#""Paris"}"#, "}", r#"Paris"}"#] {
+        let (m, errors) = run(
+            &mut responses(),
+            &[
+                ev("response.created", json!({})),
+                item("response.output_item.added", 0, "fc_1", "call_1", "f", ""),
+                args_delta(0, "fc_1", r#"{"city":"#),
+                args_delta(0, "fc_1", r#""Paris"}"#),
+                args_done(0, "fc_1", paris),
+                args_delta(0, "fc_1", tail),
+                item("response.output_item.done", 0, "fc_1", "call_1", "f", paris),
+                completed(),
+            ],
+        );
+        assert_eq!(errors.len(), 1, "{tail}: {errors:?}");
+        assert!(matches!(errors[0], Error::Protocol { .. }), "{:?}", errors[0]);
+        assert!(!m.complete);
+        assert_eq!(inputs(&m), [paris]);
+    }
+}
+
+#[test]
+fn q44_twin_the_deltas_replayed_from_the_first_byte_are_skipped() {
+    let paris = r#"{"city":"Paris"}"#;
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev("response.created", json!({})),
+            item("response.output_item.added", 0, "fc_1", "call_1", "f", ""),
+            args_delta(0, "fc_1", r#"{"city":"#),
+            args_delta(0, "fc_1", r#""Paris"}"#),
+            args_done(0, "fc_1", paris),
+            args_delta(0, "fc_1", r#"{"city":"#),
+            args_delta(0, "fc_1", r#""Paris"}"#),
+            item("response.output_item.done", 0, "fc_1", "call_1", "f", paris),
+            completed(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(notes(&m), [NoteKind::StaleDeltaSkipped]);
+}
