@@ -1063,7 +1063,11 @@ fn q44_a_lone_repeated_tail_after_done_is_refused() {
             ],
         );
         assert_eq!(errors.len(), 1, "{tail}: {errors:?}");
-        assert!(matches!(errors[0], Error::Protocol { .. }), "{:?}", errors[0]);
+        assert!(
+            matches!(errors[0], Error::Protocol { .. }),
+            "{:?}",
+            errors[0]
+        );
         assert!(!m.complete);
         assert_eq!(inputs(&m), [paris]);
     }
@@ -1089,4 +1093,90 @@ fn q44_twin_the_deltas_replayed_from_the_first_byte_are_skipped() {
     assert!(errors.is_empty(), "{errors:?}");
     assert!(m.complete, "{:?}", m.problems);
     assert_eq!(notes(&m), [NoteKind::StaleDeltaSkipped]);
+}
+
+// ---------------------------------------------- Q47: the xAI model spellings
+
+fn xai_custom_call(model: &str) -> AssembledMessage {
+    let custom = |kind: &str| {
+        ev(
+            kind,
+            json!({"output_index": 0, "item": {"type": "custom_tool_call", "id": "ctc_1", "call_id": "c1", "name": "x_keyword_search", "input": "{\"query\":\"a\"}"}}),
+        )
+    };
+    let (m, errors) = run(
+        &mut responses(),
+        &[
+            ev(
+                "response.created",
+                json!({"response": {"id": "r1", "model": model}}),
+            ),
+            custom("response.output_item.added"),
+            custom("response.output_item.done"),
+            completed(),
+        ],
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    m
+}
+
+#[test]
+fn q47_the_listed_xai_spellings_in_any_case_make_xais_tools_server_side() {
+    for model in ["grok-4", "xai/grok-4-fast", "Grok-4", "XAI/Grok-4"] {
+        let m = xai_custom_call(model);
+        assert!(m.tool_uses[0].server_side, "{model}");
+        assert_eq!(notes(&m), [NoteKind::XaiServerTool], "{model}");
+    }
+}
+
+#[test]
+fn q47_twin_other_spellings_stay_client_calls() {
+    for model in [
+        "grok",
+        "openrouter/grok-4",
+        "x-ai/grok-4",
+        "grok4",
+        "gpt-4o",
+    ] {
+        let m = xai_custom_call(model);
+        assert!(!m.tool_uses[0].server_side, "{model}");
+        assert!(m.notes.is_empty(), "{model}");
+    }
+}
+
+// ------------------------------------------------ claims in docs/quirks.md
+
+#[test]
+fn quirks_md_names_every_registry_dialect_as_read_and_none_as_not_read() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/quirks.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    let section = doc
+        .split("## Which dialects these rows reach")
+        .nth(1)
+        .expect("docs/quirks.md has its section on the dialects read");
+    for d in Dialect::ALL {
+        assert!(
+            section.contains(&format!("`{}`", d.name())),
+            "{} is not named as read",
+            d.name()
+        );
+    }
+    // No sentence says a dialect (or the API it reads) is not read.
+    let flat = doc.replace('\n', " ");
+    for sentence in flat.split(". ") {
+        let lower = sentence.to_lowercase();
+        if lower.contains("not read yet")
+            || lower.contains("not yet read")
+            || lower.contains("are not read")
+        {
+            let named = Dialect::ALL.iter().any(|d| lower.contains(d.name()))
+                || ["invokemodel", "interactions api", "bedrock", "gemini"]
+                    .iter()
+                    .any(|n| lower.contains(n));
+            assert!(
+                !named,
+                "docs/quirks.md says a dialect is not read: {sentence}"
+            );
+        }
+    }
 }

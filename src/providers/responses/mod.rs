@@ -115,10 +115,14 @@ pub(crate) const XAI_SERVER_TOOLS: [&str; 10] = [
 ];
 
 /// Whether a response's model is one of xAI's (Grok), whose `custom_tool_call`
-/// items with a name of [`XAI_SERVER_TOOLS`] the server ran (Q47).
+/// items with a name of [`XAI_SERVER_TOOLS`] the server ran (Q47): exactly
+/// the spellings docs/quirks.md lists, `grok-<version>` with or without an
+/// `xai/` prefix, in any case. Nothing else (`grok`, `other/grok-4`,
+/// `grok4`) is taken for xAI's.
 fn is_xai_model(model: &str) -> bool {
-    let m = model.rsplit('/').next().unwrap_or(model);
-    m.starts_with("grok-") || m == "grok"
+    let m = model.to_ascii_lowercase();
+    let m = m.strip_prefix("xai/").unwrap_or(&m);
+    m.strip_prefix("grok-").is_some_and(|version| !version.is_empty())
 }
 
 /// Built-in tools the provider runs itself (Q27), by item type; the last four
@@ -877,3 +881,33 @@ pub(crate) const SPEC: Spec = Spec {
     client_items: &CLIENT_ITEMS,
     server_items: &SERVER_ITEMS,
 };
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn xai_models_are_the_listed_spellings_in_any_case() {
+        for yes in [
+            "grok-4",
+            "grok-4-fast-reasoning",
+            "xai/grok-3",
+            "Grok-4",
+            "XAI/GROK-4",
+            "xAI/Grok-2-1212",
+        ] {
+            assert!(super::is_xai_model(yes), "{yes}");
+        }
+        for no in [
+            "grok",
+            "grok-",
+            "grok4",
+            "x-ai/grok-4",
+            "openrouter/grok-4",
+            "xai/",
+            "gpt-4o",
+            "my-grok-4",
+            "xai/xai/grok-4",
+        ] {
+            assert!(!super::is_xai_model(no), "{no}");
+        }
+    }
+}
