@@ -261,28 +261,51 @@ pub(crate) enum TextOrObject<'a> {
 /// [`Tree`](super::Tree), a `Value`) gives the value itself.
 const RAW: &str = "$serde_json::private::RawValue";
 
-/// A JSON value's text without the whitespace between its tokens: everything
-/// else byte for byte (numbers as sent, however long, keys in their order,
-/// strings with their escapes). `raw` is one valid JSON value.
+/// A JSON value's text without the whitespace between its tokens, its
+/// strings written as [`push_json_string`] writes them (an escape such as
+/// `\u00fc` is a legitimate variation of `ü`, so it never changes the text),
+/// and everything else byte for byte: numbers as sent, however long (no float
+/// on the way, Q42), keys in their order. `raw` is one valid JSON value.
 pub(crate) fn compact_raw(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
-    let (mut in_string, mut escaped) = (false, false);
-    for c in raw.chars() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
+    let bytes = raw.as_bytes();
+    let mut at = 0;
+    let mut copied = 0;
+    while let Some(&b) = bytes.get(at) {
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' => {
+                out.push_str(raw.get(copied..at).unwrap_or_default());
+                at += 1;
+                copied = at;
             }
-        } else if matches!(c, ' ' | '\t' | '\n' | '\r') {
-            continue;
-        } else if c == '"' {
-            in_string = true;
+            b'"' => {
+                // The literal's end: the next quote that no backslash escapes.
+                let mut end = at + 1;
+                let mut escaped = false;
+                while let Some(&c) = bytes.get(end) {
+                    end += 1;
+                    if escaped {
+                        escaped = false;
+                    } else if c == b'\\' {
+                        escaped = true;
+                    } else if c == b'"' {
+                        break;
+                    }
+                }
+                let literal = raw.get(at..end).unwrap_or_default();
+                if literal.contains('\\') {
+                    if let Ok(text) = serde_json::from_str::<String>(literal) {
+                        out.push_str(raw.get(copied..at).unwrap_or_default());
+                        push_json_string(&mut out, &text);
+                        copied = end;
+                    }
+                }
+                at = end;
+            }
+            _ => at += 1,
         }
-        out.push(c);
     }
+    out.push_str(raw.get(copied..).unwrap_or_default());
     out
 }
 
@@ -662,6 +685,27 @@ mod tests {
             "{}",
             c.0
         );
+    }
+
+    #[test]
+    fn compact_raw_keeps_numbers_as_sent_and_writes_strings_one_way() {
+        for (raw, compact) in [
+            (
+                r#" { "n" : 123456789012345678901234567890 , "x": [1e400, -0.0, 2.50E+3] } "#,
+                r#"{"n":123456789012345678901234567890,"x":[1e400,-0.0,2.50E+3]}"#,
+            ),
+            // An escape and the character it stands for give one text.
+            (
+                r#"{"c":"Z\u00fcrich \/ \"q\" \\ \t"}"#,
+                r#"{"c":"Zürich / \"q\" \\ \t"}"#,
+            ),
+            (r#"{"c":"Zürich"}"#, r#"{"c":"Zürich"}"#),
+            (r#"["a b", "\\", "\"", {}]"#, r#"["a b","\\","\"",{}]"#),
+        ] {
+            assert_eq!(compact_raw(raw), compact, "{raw}");
+        }
+        let c: CompactJson = serde_json::from_str(r#"{"b": 1.0e400, "a": 1}"#).unwrap_or_default();
+        assert_eq!(c.0, r#"{"b":1.0e400,"a":1}"#);
     }
 
     #[test]
