@@ -18,11 +18,13 @@ mod common;
 mod content;
 mod detect;
 mod error;
+mod fail;
 mod input;
 mod json;
 mod message;
 mod outcome;
 mod output;
+mod phase;
 mod protocol;
 #[macro_use]
 mod registry;

@@ -646,6 +646,10 @@ impl<'a> Scan<'a> {
 /// of its own (which kind of event it was) and two indexes.
 pub(crate) type Facts = (u8, Option<Index>, Option<Index>);
 
+/// What a dialect notes of the event it just decoded from a tree: the facts
+/// of its common event and where its string is (`common.rs`).
+pub(crate) type Noted = Option<(Facts, usize, usize)>;
+
 /// The last event that a fast path read whole, as a template: the text
 /// before one string value of it and the text after. An event that is the
 /// template with another string in that place is the event the template was,
