@@ -17,6 +17,9 @@
 //! skipped (Q29).
 
 mod body;
+mod wire;
+
+use wire::{Delta, Event, Item, Step};
 
 use std::collections::BTreeMap;
 
@@ -24,12 +27,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::error::{DecodeKind, Limit, Rule};
-use super::json::{json_string, text, CompactJson, Index, Str, TextOrObject};
+use super::json::{json_string, text, CompactJson, Index, TextOrObject};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec};
 use super::state::{
-    provider_error, usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
+    provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
 };
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -84,86 +87,6 @@ const HANDLED: [&str; 9] = [
 
 /// The event types only this dialect sends (every one it reads but `error`).
 const EVENTS: &[&str] = HANDLED.split_at(8).0;
-
-#[derive(Deserialize)]
-struct Event<'a> {
-    #[serde(borrow, default)]
-    event_type: Option<Str<'a>>,
-    #[serde(default)]
-    index: Option<Index>,
-    #[serde(borrow, default)]
-    step: Option<Step<'a>>,
-    #[serde(borrow, default)]
-    delta: Option<Delta<'a>>,
-    #[serde(borrow, default)]
-    interaction: Option<Interaction<'a>>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct Step<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Str<'a>,
-    #[serde(borrow, default)]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    signature: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    call_id: Option<Str<'a>>,
-    #[serde(default)]
-    arguments: Option<CompactJson>,
-    #[serde(default)]
-    result: Option<CompactJson>,
-    #[serde(default)]
-    is_error: Option<bool>,
-    #[serde(borrow, default)]
-    summary: Option<Vec<Item<'a>>>,
-    #[serde(borrow, default)]
-    content: Option<Vec<Item<'a>>>,
-}
-
-/// A content or summary item (`{"type": "text", "text": …}`; images are skipped).
-#[derive(Deserialize)]
-struct Item<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    text: Option<Str<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Delta<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    text: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    signature: Option<Str<'a>>,
-    /// Text in `arguments_delta`; an object in a built-in call's delta.
-    #[serde(borrow, default)]
-    arguments: Option<TextOrObject<'a>>,
-    #[serde(borrow, default)]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    call_id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    content: Option<Item<'a>>,
-    #[serde(default)]
-    result: Option<CompactJson>,
-    #[serde(default)]
-    is_error: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct Interaction<'a> {
-    #[serde(borrow, default)]
-    status: Option<Str<'a>>,
-    #[serde(default, deserialize_with = "usage_map")]
-    usage: Option<Map<String, Value>>,
-}
 
 /// One interaction per stream: choice 0.
 const C: i64 = 0;
