@@ -25,7 +25,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::detect;
-use super::json::object_for_shape;
+use super::raw::object_for_shape;
 use super::state::Fail;
 use super::{Assembler, DecodeKind, Dialect, Error, Input, LiveEvent};
 

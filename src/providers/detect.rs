@@ -3,7 +3,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::json::object_for_shape;
+use super::raw::object_for_shape;
 use super::state::{provider_error, Fail};
 use super::{Dialect, Input};
 

@@ -26,6 +26,7 @@ mod outcome;
 mod output;
 mod phase;
 mod protocol;
+mod raw;
 #[macro_use]
 mod registry;
 mod scan;
