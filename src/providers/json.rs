@@ -270,10 +270,18 @@ fn text_or_object<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<TextOrObject<
         return Ok(TextOrObject::Object(compact_raw(t)));
     }
     if !t.starts_with('"') {
-        let what = match t.as_bytes().first() {
-            Some(b'[') => de::Unexpected::Seq,
-            Some(b't' | b'f') => de::Unexpected::Other("a boolean"),
-            Some(b'n') => de::Unexpected::Unit,
+        // Named as a decoder that reads the value itself names it (a tree's, a `Value`'s).
+        let value = serde_json::from_str::<serde_json::Value>(t);
+        let what = match &value {
+            Ok(serde_json::Value::Bool(b)) => de::Unexpected::Bool(*b),
+            Ok(serde_json::Value::Array(_)) => de::Unexpected::Seq,
+            Ok(serde_json::Value::Null) => de::Unexpected::Unit,
+            Ok(serde_json::Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => de::Unexpected::Unsigned(u),
+                (None, Some(i), _) => de::Unexpected::Signed(i),
+                (None, None, Some(f)) => de::Unexpected::Float(f),
+                _ => de::Unexpected::Other("a number"),
+            },
             _ => de::Unexpected::Other("a number"),
         };
         return Err(E::invalid_type(what, &"a string or an object"));
