@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod support;
-use support::assembler;
+use support::{assembler, base64_encode as b64};
 
 use _toolstitch::framing::FramingLimits;
 use _toolstitch::providers::{
@@ -54,25 +54,6 @@ fn frame(headers: &[(&str, &str)], payload: &[u8]) -> Vec<u8> {
     out.extend_from_slice(payload);
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_be_bytes());
-    out
-}
-
-fn b64(raw: &[u8]) -> String {
-    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for group in raw.chunks(3) {
-        let mut n = 0u32;
-        for (i, b) in group.iter().enumerate() {
-            n |= u32::from(*b) << (16 - 8 * i);
-        }
-        for i in 0..4 {
-            if i <= group.len() {
-                out.push(char::from(A[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
     out
 }
 

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 mod support;
-use support::{assembler, fixture_text as fixture};
+use support::{assembler, base64_decode, fixture_text as fixture};
 
 use _toolstitch::blocks::Block;
 use _toolstitch::providers::{
@@ -1269,28 +1269,6 @@ fn real_openai_responses_cassette() {
         m.tool_uses.is_empty() && m.text.contains("Paris") && m.complete,
         "{m:?}"
     );
-}
-
-fn base64_decode(text: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    let (mut acc, mut bits) = (0u32, 0);
-    for c in text.bytes() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' => 62,
-            b'/' => 63,
-            _ => continue,
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    out
 }
 
 /// AWS event-stream frames as (`:event-type`, payload): the test's own minimal decoder.

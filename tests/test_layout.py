@@ -171,3 +171,69 @@ def test_the_package_docstring_and_the_layout_name_both_layers() -> None:
     assert built, "the Layout does not say the Python layers"
     for module in sorted(CORE - {"_toolstitch"}):
         assert f"{module}.py" in core, f"{module}.py is not in the Layout's typed surface"
+
+
+# ------------------------------------------------------------ the Rust layout
+
+PROVIDERS = ROOT / "src" / "providers"
+MAX_LINES = 700
+
+
+def test_no_rust_file_of_the_providers_reaches_700_lines() -> None:
+    long = {
+        str(path.relative_to(ROOT)): n
+        for path in sorted(PROVIDERS.rglob("*.rs"))
+        if (n := len(path.read_text().splitlines())) >= MAX_LINES
+    }
+    assert long == {}, f"split these into modules below {MAX_LINES} lines: {long}"
+
+
+def provider_graph() -> dict[str, set[str]]:
+    """Each module of ``src/providers/`` (a file, or a folder as one) to the modules
+    of ``src/providers/`` its code (tests apart) names: ``super::x`` from a file beside
+    ``mod.rs``, ``super::super::x`` or ``crate::providers::x`` from inside a folder.
+    ``mod.rs``, which declares them all, is left out."""
+    names = {
+        path.stem if path.is_file() else path.name
+        for path in PROVIDERS.iterdir()
+        if path.suffix == ".rs" or path.is_dir()
+    } - {"mod", "tests"}
+    graph: dict[str, set[str]] = {}
+    for name in sorted(names):
+        folder = PROVIDERS / name
+        files = sorted(folder.rglob("*.rs")) if folder.is_dir() else [PROVIDERS / f"{name}.rs"]
+        deps: set[str] = set()
+        for path in files:
+            code = path.read_text().split("#[cfg(test)]\nmod tests")[0]
+            top = "super::super::" if folder.is_dir() and path.name != "mod.rs" else "super::"
+            if folder.is_dir() and path.parent != folder:
+                continue  # deeper files speak of their own folder
+            for pattern in (rf"\b{top}(\w+)", r"crate::providers::(\w+)"):
+                deps.update(re.findall(pattern, code))
+            # `use super::{a, b::C}` from a file beside mod.rs
+            for group in re.findall(rf"\b{top}\{{([^}}]*)\}}", code):
+                deps.update(re.findall(r"\b(\w+)::", group))
+        graph[name] = (deps & names) - {name}
+    return graph
+
+
+def test_the_provider_modules_import_no_circle() -> None:
+    graph = provider_graph()
+    assert "common" in graph["state"] or "state" in graph["common"]  # the graph is read
+    assert find_cycle(graph) is None, f"an import circle in src/providers/: {find_cycle(graph)}"
+
+
+def test_the_stream_state_knows_neither_protocol_nor_common() -> None:
+    graph = provider_graph()
+    assert "protocol" not in graph["state"] and "common" not in graph["state"]
+    assert graph["phase"] <= {"error", "fail"} and graph["fail"] <= {"error"}
+
+
+def test_the_rust_tests_share_one_base64_decoder() -> None:
+    own = [
+        path.name
+        for path in sorted((ROOT / "tests").glob("rust_*.rs"))
+        if re.search(r"\bfn (base64|b64)\w*\(", path.read_text())
+    ]
+    assert own == [], f"use tests/support's base64 functions in {own}"
+    assert "pub fn base64_decode" in (ROOT / "tests" / "support" / "mod.rs").read_text()

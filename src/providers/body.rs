@@ -25,6 +25,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::detect;
+use super::raw::object_for_shape;
 use super::state::Fail;
 use super::{Assembler, DecodeKind, Dialect, Error, Input, LiveEvent};
 
@@ -122,8 +123,8 @@ fn shape_of(named: Option<Dialect>, input: Input<'_>) -> Option<Dialect> {
             Value::Object(m) => shape(&m),
             _ => None,
         },
-        Input::Json(b) => shape(&serde_json::from_slice(b).ok()?),
-        Input::Text(t) => shape(&serde_json::from_str(t).ok()?),
+        Input::Json(b) => shape(&object_for_shape(b)?),
+        Input::Text(t) => shape(&object_for_shape(t.as_bytes())?),
     }
 }
 

@@ -35,9 +35,6 @@ pub(crate) struct Common {
     pub(crate) piece: (usize, usize),
 }
 
-/// What a dialect notes of the event it just decoded from a tree.
-pub(crate) type Noted = Option<(Facts, usize, usize)>;
-
 /// Notes, for a tree, the facts of a dialect's common event and where its
 /// string is (`common` gives both for an event that is exactly the common one).
 #[inline]

@@ -6,8 +6,7 @@
 use super::error::{Limit, Rule};
 use super::protocol::{BlockEvent, BlockPhase};
 use super::state::{
-    describe_src, mint_id, violation, CallMeta, Fail, Live, Opening, Seg, Segment, Src, Stream,
-    TextKind, R,
+    describe_src, violation, CallMeta, Fail, Live, Opening, Seg, Segment, Src, Stream, TextKind, R,
 };
 use super::LiveEvent;
 use crate::accumulate::{Appender, ThinkingFragment};
@@ -230,16 +229,13 @@ impl Stream {
             ch.by_id.insert(o.id.to_owned(), key);
         }
         ch.latest = Some(key);
+        let shown = ch.call_id(c, key);
         self.content_bytes = total;
-        let (id, name, input) = (o.id, o.name, o.input);
+        let (name, input) = (o.name, o.input);
         live.emit(|| LiveEvent::ToolCallStarted {
             choice: c,
             index: key,
-            id: if id.is_empty() {
-                mint_id(c, key)
-            } else {
-                id.to_owned()
-            },
+            id: shown,
             name: name.to_owned(),
         });
         if !input.is_empty() {
@@ -343,7 +339,7 @@ impl Stream {
         if !had_name && !name.is_empty() {
             if let Some(m) = ch.meta_mut(key).filter(|m| m.announced_unnamed) {
                 m.announced_unnamed = false;
-                announce = Some(ch.tools.get(key).map(|b| b.id.clone()).unwrap_or_default());
+                announce = Some(ch.call_id(c, key));
             }
         }
         self.content_bytes = total;
@@ -351,11 +347,7 @@ impl Stream {
             live.emit(|| LiveEvent::ToolCallStarted {
                 choice: c,
                 index: key,
-                id: if id_now.is_empty() {
-                    mint_id(c, key)
-                } else {
-                    id_now
-                },
+                id: id_now,
                 name: name.to_owned(),
             });
         }

@@ -3,6 +3,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::raw::object_for_shape;
 use super::state::{provider_error, Fail};
 use super::{Dialect, Input};
 
@@ -51,19 +52,19 @@ pub(crate) fn detect(event_name: Option<&str>, input: Input<'_>) -> Detected {
             }
             _ => return Detected::Unknown,
         },
-        Input::Json(b) => match serde_json::from_slice::<Value>(b) {
-            Ok(Value::Object(m)) => {
+        Input::Json(b) => match object_for_shape(b) {
+            Some(m) => {
                 owned = m;
                 &owned
             }
-            _ => return Detected::Unknown,
+            None => return Detected::Unknown,
         },
-        Input::Text(t) => match serde_json::from_str::<Value>(t) {
-            Ok(Value::Object(m)) => {
+        Input::Text(t) => match object_for_shape(t.as_bytes()) {
+            Some(m) => {
                 owned = m;
                 &owned
             }
-            _ => return Detected::Unknown,
+            None => return Detected::Unknown,
         },
     };
     if let Some(d) = body_shape(obj) {
@@ -90,4 +91,35 @@ pub(crate) fn detect(event_name: Option<&str>, input: Input<'_>) -> Detected {
         return Detected::ProviderError(provider_error(err));
     }
     Detected::Unknown
+}
+
+/// An event the dialect skipped that is an error all the same, in another
+/// dialect's shape (a llama-server Anthropic-format stream ending with
+/// `event: error` and an OpenAI-shaped `{"error": {"code": 500, …}}`, or a
+/// bare `{"code": 500, "message": …, "type": "server_error"}`): the provider
+/// error it reports, never a skipped event. An error is told by its SSE name
+/// `error`, an `error` object, or a `type` that ends in `error` beside a
+/// `message`.
+pub(crate) fn error_in_any_shape(event_name: Option<&str>, input: Input<'_>) -> Option<Fail> {
+    let obj: Map<String, Value> = match input {
+        Input::Value(Value::Object(m)) => m.clone(),
+        Input::Value(_) => return None,
+        Input::Tree(t) => match Value::deserialize(&mut t.deserializer()) {
+            Ok(Value::Object(m)) => m,
+            _ => return None,
+        },
+        Input::Json(b) => object_for_shape(b)?,
+        Input::Text(t) => object_for_shape(t.as_bytes())?,
+    };
+    let nested = obj.get("error").filter(|e| e.is_object());
+    let typed = obj
+        .get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t.ends_with("error"));
+    match nested {
+        Some(err) => Some(provider_error(err)),
+        None if event_name == Some("error") => Some(provider_error(&Value::Object(obj))),
+        None if typed && obj.contains_key("message") => Some(provider_error(&Value::Object(obj))),
+        None => None,
+    }
 }

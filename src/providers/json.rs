@@ -2,6 +2,7 @@
 //! re-serialisation that keeps key order, presence flags, and the cheap
 //! completeness check behind Q10 / Q20.
 
+pub(crate) use super::raw::{compact_raw, push_json_string};
 use std::borrow::Cow;
 use std::fmt;
 
@@ -219,9 +220,30 @@ pub(crate) struct CompactJson(pub String);
 
 impl<'de> Deserialize<'de> for CompactJson {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut out = String::new();
-        Writer { out: &mut out }.deserialize(d)?;
-        Ok(CompactJson(out))
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = CompactJson;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            // A tree: the value as it holds it.
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<CompactJson, D::Error> {
+                let mut out = String::new();
+                Writer { out: &mut out }.deserialize(d)?;
+                Ok(CompactJson(out))
+            }
+            // `serde_json`: the raw text, so no number goes through a float (Q42).
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CompactJson, A::Error> {
+                Ok(CompactJson(match raw_or_map(map)? {
+                    Raw::Text(raw) => compact_raw(&raw),
+                    Raw::Object(json) => json,
+                }))
+            }
+        }
+        d.deserialize_newtype_struct(RAW, V)
     }
 }
 
@@ -235,6 +257,73 @@ pub(crate) enum TextOrObject<'a> {
     Object(String),
 }
 
+/// The name under which `serde_json` hands a value over as its raw text (the
+/// mechanism of its `RawValue`); a deserializer that does not know it (a
+/// [`Tree`](super::Tree), a `Value`) gives the value itself.
+const RAW: &str = "$serde_json::private::RawValue";
+
+/// A [`TextOrObject`] from a value's raw text: a string is decoded, an object
+/// kept as its compact text (no number goes through a float, Q42).
+fn text_or_object<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<TextOrObject<'de>, E> {
+    let t = raw.trim_start();
+    if t.starts_with('{') {
+        return Ok(TextOrObject::Object(compact_raw(t)));
+    }
+    if !t.starts_with('"') {
+        // Named as a decoder that reads the value itself names it (a tree's, a `Value`'s).
+        let value = serde_json::from_str::<serde_json::Value>(t);
+        let what = match &value {
+            Ok(serde_json::Value::Bool(b)) => de::Unexpected::Bool(*b),
+            Ok(serde_json::Value::Array(_)) => de::Unexpected::Seq,
+            Ok(serde_json::Value::Null) => de::Unexpected::Unit,
+            Ok(serde_json::Value::Number(n)) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => de::Unexpected::Unsigned(u),
+                (None, Some(i), _) => de::Unexpected::Signed(i),
+                (None, None, Some(f)) => de::Unexpected::Float(f),
+                _ => de::Unexpected::Other("a number"),
+            },
+            _ => de::Unexpected::Other("a number"),
+        };
+        return Err(E::invalid_type(what, &"a string or an object"));
+    }
+    let text = match raw {
+        Cow::Borrowed(b) => serde_json::from_str::<Str<'de>>(b).map_err(E::custom)?,
+        Cow::Owned(o) => Str(Cow::Owned(
+            serde_json::from_str::<String>(&o).map_err(E::custom)?,
+        )),
+    };
+    Ok(TextOrObject::Text(text))
+}
+
+/// What a map handed to a visitor of [`RAW`] is.
+enum Raw<'de> {
+    /// `serde_json` reading text: the value's raw text.
+    Text(Cow<'de, str>),
+    /// Any other deserializer: an object, written as it holds it.
+    Object(String),
+}
+
+fn raw_or_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<Raw<'de>, A::Error> {
+    let Some(key) = map.next_key::<Str<'de>>()? else {
+        return Ok(Raw::Object("{}".to_owned()));
+    };
+    if &*key == RAW {
+        return Ok(Raw::Text(map.next_value::<Str<'de>>()?.0));
+    }
+    let mut out = String::from("{");
+    push_json_string(&mut out, &key);
+    out.push(':');
+    map.next_value_seed(Writer { out: &mut out })?;
+    while let Some(k) = map.next_key::<Str<'_>>()? {
+        out.push(',');
+        push_json_string(&mut out, &k);
+        out.push(':');
+        map.next_value_seed(Writer { out: &mut out })?;
+    }
+    out.push('}');
+    Ok(Raw::Object(out))
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -242,6 +331,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
             type Value = TextOrObject<'de>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string or an object")
+            }
+            fn visit_newtype_struct<D: Deserializer<'de>>(
+                self,
+                d: D,
+            ) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(self)
             }
             fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
                 Ok(TextOrObject::Text(Str(Cow::Borrowed(v))))
@@ -253,12 +348,13 @@ impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
                 Ok(TextOrObject::Text(Str(Cow::Owned(v))))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                let mut out = String::new();
-                Writer { out: &mut out }.visit_map(map)?;
-                Ok(TextOrObject::Object(out))
+                match raw_or_map(map)? {
+                    Raw::Text(raw) => text_or_object(raw),
+                    Raw::Object(json) => Ok(TextOrObject::Object(json)),
+                }
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_newtype_struct(RAW, V)
     }
 }
 
@@ -410,34 +506,6 @@ impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
     }
 }
 
-/// Appends `s` as a JSON string literal, escaped the way `serde_json` does.
-pub(crate) fn push_json_string(out: &mut String, s: &str) {
-    out.reserve(s.len() + 2);
-    out.push('"');
-    let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let esc: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x08 => Some("\\b"),
-            0x0c => Some("\\f"),
-            0..=0x1f => None,
-            _ => continue,
-        };
-        out.push_str(s.get(start..i).unwrap_or_default());
-        match esc {
-            Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{b:04x}")),
-        }
-        start = i + 1;
-    }
-    out.push_str(s.get(start..).unwrap_or_default());
-    out.push('"');
-}
-
 /// A JSON string literal for `s` (provider state that is a bare string).
 pub(crate) fn json_string(s: &str) -> String {
     let mut out = String::new();
@@ -501,6 +569,27 @@ mod tests {
             "{}",
             c.0
         );
+    }
+
+    #[test]
+    fn compact_raw_keeps_numbers_as_sent_and_writes_strings_one_way() {
+        for (raw, compact) in [
+            (
+                r#" { "n" : 123456789012345678901234567890 , "x": [1e400, -0.0, 2.50E+3] } "#,
+                r#"{"n":123456789012345678901234567890,"x":[1e400,-0.0,2.50E+3]}"#,
+            ),
+            // An escape and the character it stands for give one text.
+            (
+                r#"{"c":"Z\u00fcrich \/ \"q\" \\ \t"}"#,
+                r#"{"c":"Zürich / \"q\" \\ \t"}"#,
+            ),
+            (r#"{"c":"Zürich"}"#, r#"{"c":"Zürich"}"#),
+            (r#"["a b", "\\", "\"", {}]"#, r#"["a b","\\","\"",{}]"#),
+        ] {
+            assert_eq!(compact_raw(raw), compact, "{raw}");
+        }
+        let c: CompactJson = serde_json::from_str(r#"{"b": 1.0e400, "a": 1}"#).unwrap_or_default();
+        assert_eq!(c.0, r#"{"b":1.0e400,"a":1}"#);
     }
 
     #[test]

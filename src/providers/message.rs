@@ -3,7 +3,7 @@
 //! the opt-in split of several complete JSON objects under one call (Q40,
 //! `AssemblerLimits::split_concatenated`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::de::IgnoredAny;
 
@@ -56,14 +56,13 @@ impl Stream {
 
     pub(crate) fn message(&self, c: i64, ch: &Choice) -> AssembledMessage {
         let thinking: BTreeMap<i64, &ThinkingBlock> = ch.thinking.iter().collect();
-        let tool = |key: i64| -> Option<ToolUse> {
+        let mut ids = assigned_ids(ch, c);
+        let tool = |key: i64, id: String| -> Option<ToolUse> {
             let block = ch.tools.get(key)?;
             let meta = ch.meta(key).cloned().unwrap_or_default();
             let mut block = block.clone();
             let id_minted = block.id.is_empty() || meta.sent_id.is_some();
-            if block.id.is_empty() {
-                block.id = mint_id(c, key);
-            }
+            block.id = id;
             if let Some(kind) = &meta.kind {
                 block.kind.clone_from(kind);
             }
@@ -80,15 +79,27 @@ impl Stream {
         };
         // Q40's opt-in: a call of several objects is one call per object, once
         // the message ended normally (what it holds can no longer change).
+        // Each call is built once, so its blocks and its tool uses agree.
         let mut notes = ch.notes.clone();
-        let split = self.limits.split_concatenated && ch.phase.normal();
-        let calls = |key: i64, notes: &mut Vec<Note>| -> Vec<ToolUse> {
-            match tool(key) {
-                Some(t) if split => split_call(ch, c, t, self.ordinal, notes),
-                Some(t) => vec![t],
-                None => Vec::new(),
-            }
+        let mut split_problems = Vec::new();
+        let mut split = Split {
+            on: self.limits.split_concatenated && ch.phase.normal(),
+            max_calls: self.limits.max_calls,
+            room: self
+                .limits
+                .max_calls
+                .saturating_sub(ch.tools.iter().count()),
+            taken: &mut ids.taken,
+            event: self.ordinal,
+            notes: &mut notes,
+            problems: &mut split_problems,
         };
+        let mut calls: BTreeMap<i64, Vec<ToolUse>> = BTreeMap::new();
+        for (key, id) in std::mem::take(&mut ids.by_key) {
+            if let Some(t) = tool(key, id) {
+                calls.insert(key, split.call(c, t));
+            }
+        }
         let mut text = String::new();
         let mut blocks = Vec::with_capacity(ch.segments.len());
         for seg in &ch.segments {
@@ -107,9 +118,8 @@ impl Stream {
                     }
                 }
                 Segment::Tool(k) => {
-                    let mut ignored = Vec::new();
-                    for t in calls(*k, &mut ignored) {
-                        blocks.push(Block::ToolUse(t.block));
+                    for t in calls.get(k).into_iter().flatten() {
+                        blocks.push(Block::ToolUse(t.block.clone()));
                     }
                 }
                 Segment::Result(i) => {
@@ -120,11 +130,7 @@ impl Stream {
                 Segment::Empty => {}
             }
         }
-        let mut tool_uses: Vec<ToolUse> = ch
-            .tools
-            .iter()
-            .flat_map(|(k, _)| calls(k, &mut notes))
-            .collect();
+        let mut tool_uses: Vec<ToolUse> = calls.into_values().flatten().collect();
         // Q3: ascending provider index (ties, and calls without one, in arrival order).
         tool_uses.sort_by_key(|t| (t.provider_index.unwrap_or(i64::MAX), t.index));
 
@@ -145,6 +151,7 @@ impl Stream {
             });
         }
         problems.extend(ch.problems.iter().cloned());
+        problems.append(&mut split_problems);
         // Two calls ending up with one id (a provider id equal to a minted one).
         let mut seen: BTreeMap<&str, i64> = BTreeMap::new();
         for t in &tool_uses {
@@ -233,16 +240,65 @@ impl Stream {
     }
 }
 
+// ------------------------------------------------ ids of our own making
+
+/// The id of every call of a choice, by key, and every id handed out.
+pub(crate) struct Ids {
+    pub(crate) by_key: Vec<(i64, String)>,
+    pub(crate) taken: BTreeSet<String>,
+}
+
+/// The ids the calls of choice `c` are shown with. An id the provider sent is
+/// kept as sent; an id of our own making (Q8's `call_<choice>_<index>`, Q38's
+/// `<sent>_<n>`) is distinct by construction: it never equals an id the
+/// provider sent in the message, sent before or after it, nor another of ours.
+/// When its first form is taken it gets the next free `_<n>` suffix.
+pub(crate) fn assigned_ids(ch: &Choice, c: i64) -> Ids {
+    let sent: BTreeSet<&str> = ch
+        .tools
+        .iter()
+        .filter(|&(k, b)| !b.id.is_empty() && ch.meta(k).is_none_or(|m| m.sent_id.is_none()))
+        .map(|(_, b)| b.id.as_str())
+        .collect();
+    let mut taken: BTreeSet<String> = sent.iter().map(|&s| s.to_owned()).collect();
+    let mut by_key = Vec::new();
+    for (key, block) in ch.tools.iter() {
+        let renamed = ch.meta(key).and_then(|m| m.sent_id.as_deref());
+        let id = match renamed {
+            None if !block.id.is_empty() => block.id.clone(),
+            None => free_id(&taken, &mint_id(c, key), 2, &mint_id(c, key)),
+            Some(from) => free_id(&taken, &block.id, 2, from),
+        };
+        taken.insert(id.clone());
+        by_key.push((key, id));
+    }
+    Ids { by_key, taken }
+}
+
+/// `first` when it is free, else the first free `<base>_<n>` from `n` on.
+/// Each step passes one taken id, so the search is bounded by their number.
+pub(crate) fn free_id(taken: &BTreeSet<String>, first: &str, n: usize, base: &str) -> String {
+    if !first.is_empty() && !taken.contains(first) {
+        return first.to_owned();
+    }
+    (n..)
+        .map(|n| format!("{base}_{n}"))
+        .find(|candidate| !taken.contains(candidate))
+        .unwrap_or_default()
+}
+
 // ----------------------------------------------- Q40: split_concatenated
 
 /// The objects of `input` when it is two or more complete JSON objects, one
 /// after another (whitespace between and around them allowed), each as its
 /// text; `None` for anything else (one value, a value that is not an object,
-/// trailing text, a cut value).
-pub(crate) fn concatenated_objects(input: &str) -> Option<Vec<&str>> {
+/// trailing text, a cut value). One pass over the input; at most `max + 1`
+/// pieces are kept (`Err(max + 1)`: more than `max` objects).
+pub(crate) fn concatenated_objects(input: &str, max: usize) -> Option<Result<Vec<&str>, usize>> {
     let mut values = serde_json::Deserializer::from_str(input).into_iter::<IgnoredAny>();
     let mut pieces = Vec::new();
     let mut start = 0;
+    let mut over = false;
     while let Some(next) = values.next() {
         next.ok()?;
         let end = values.byte_offset();
@@ -250,79 +306,135 @@ pub(crate) fn concatenated_objects(input: &str) -> Option<Vec<&str>> {
         if !piece.starts_with('{') {
             return None;
         }
-        pieces.push(piece);
+        if pieces.len() <= max {
+            pieces.push(piece);
+        } else {
+            over = true;
+        }
         start = end;
     }
     // The stream stops at the end of the input only when every byte was read.
     if !input.get(start..)?.trim().is_empty() || pieces.len() < 2 {
         return None;
     }
-    Some(pieces)
+    Some(if over || pieces.len() > max {
+        Err(max.saturating_add(1))
+    } else {
+        Ok(pieces)
+    })
 }
 
-/// The calls `t` stands for: itself, or (split on, in a message that ended
-/// normally, a finished client JSON call holding several objects) one call per object, each with an id derived
-/// from the one sent (`<id>_1`, `<id>_2`, … skipping ids the choice has),
-/// minted and naming the sent one, with a note saying so.
-pub(crate) fn split_call(
-    ch: &Choice,
-    c: i64,
-    t: ToolUse,
+/// The split of one message's calls (Q40's opt-in).
+struct Split<'a> {
+    on: bool,
+    max_calls: usize,
+    /// Calls the message may still gain before it holds `max_calls`.
+    room: usize,
+    taken: &'a mut BTreeSet<String>,
     event: u64,
-    notes: &mut Vec<Note>,
-) -> Vec<ToolUse> {
-    let splittable = t.finished && !t.server_side && t.block.kind == FUNCTION;
-    let Some(pieces) = splittable
-        .then(|| concatenated_objects(&t.block.input))
-        .flatten()
-    else {
-        return vec![t];
-    };
-    let sent = t.block.id.clone();
-    let mut n = 0_usize;
-    let mut ids = Vec::with_capacity(pieces.len());
-    let calls = pieces
-        .iter()
-        .map(|piece| {
-            let id = loop {
-                n += 1;
-                let candidate = format!("{sent}_{n}");
-                if !ch.by_id.contains_key(&candidate) {
-                    break candidate;
-                }
-            };
-            ids.push(id.clone());
-            let mut part = t.clone();
-            part.block.id = id;
-            (*piece).clone_into(&mut part.block.input);
-            part.id_minted = true;
-            part.sent_id = Some(sent.clone());
-            part
-        })
-        .collect();
-    notes.push(Note {
-        kind: NoteKind::ConcatenatedSplit,
-        choice: c,
-        call: Some(t.index),
-        event,
-        message: format!(
-            "call {sent} held {} complete JSON objects one after another; split into the calls \
-             {} (split_concatenated)",
-            ids.len(),
-            ids.join(", ")
-        ),
-    });
-    calls
+    notes: &'a mut Vec<Note>,
+    problems: &'a mut Vec<Problem>,
+}
+
+/// At most this many ids are listed in a split's note.
+const IDS_NAMED: usize = 8;
+
+impl Split<'_> {
+    /// The calls `t` stands for: itself, or (split on, in a message that
+    /// ended normally, a finished client JSON call holding several objects)
+    /// one call per object, each with an id derived from the one sent
+    /// (`<id>_1`, `<id>_2`, … skipping ids the message has), minted and naming
+    /// the sent one, with a note saying so. A split that would take the
+    /// message over `max_calls` is not made: the call stays whole and the
+    /// message has a problem naming the limit.
+    fn call(&mut self, c: i64, t: ToolUse) -> Vec<ToolUse> {
+        let splittable = self.on && t.finished && !t.server_side && t.block.kind == FUNCTION;
+        if !splittable {
+            return vec![t];
+        }
+        let max = self.room.saturating_add(1);
+        let pieces = match concatenated_objects(&t.block.input, max) {
+            None => return vec![t],
+            Some(Ok(pieces)) => pieces,
+            Some(Err(at_least)) => {
+                self.problems.push(Problem {
+                    kind: ProblemKind::NotApplied,
+                    choice: Some(c),
+                    call: Some(t.index),
+                    id: t.block.id.clone(),
+                    event: None,
+                    message: format!(
+                        "call {} holds at least {at_least} complete JSON objects one after \
+                         another; split into one call each, the message would have more than \
+                         max_calls ({}) calls, so it was not split",
+                        t.block.id, self.max_calls,
+                    ),
+                });
+                return vec![t];
+            }
+        };
+        self.room = self.room.saturating_sub(pieces.len().saturating_sub(1));
+        let sent = t.block.id.clone();
+        // One template without the input: each piece copies only its own text.
+        let mut template = t.clone();
+        template.block.input = String::new();
+        template.id_minted = true;
+        template.sent_id = Some(sent.clone());
+        let mut ids = Vec::with_capacity(pieces.len());
+        // One counter for all the pieces: the search for free ids stays linear.
+        let mut n = 0_usize;
+        let calls = pieces
+            .iter()
+            .map(|piece| {
+                let id = loop {
+                    n = n.saturating_add(1);
+                    let candidate = format!("{sent}_{n}");
+                    if !self.taken.contains(&candidate) {
+                        break candidate;
+                    }
+                };
+                self.taken.insert(id.clone());
+                let mut part = template.clone();
+                part.block.input = (*piece).to_owned();
+                part.block.id.clone_from(&id);
+                ids.push(id);
+                part
+            })
+            .collect();
+        let mut named = ids
+            .iter()
+            .take(IDS_NAMED)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        if ids.len() > IDS_NAMED {
+            named.push_str(&format!(" and {} more", ids.len() - IDS_NAMED));
+        }
+        if self.notes.len() < MAX_NOTES {
+            self.notes.push(Note {
+                kind: NoteKind::ConcatenatedSplit,
+                choice: c,
+                call: Some(t.index),
+                event: self.event,
+                message: format!(
+                    "call {sent} held {} complete JSON objects one after another; split into \
+                     the calls {named} (split_concatenated)",
+                    ids.len(),
+                ),
+            });
+        }
+        calls
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::concatenated_objects;
     use crate::providers::state::{Live, Opening, Stream};
-    use crate::providers::{AssemblerLimits, ProblemKind};
+    use crate::providers::AssemblerLimits;
 
     #[test]
-    fn calls_come_in_provider_order_with_minted_ids_and_shared_ids_are_problems() {
+    fn calls_come_in_provider_order_and_a_minted_id_never_takes_a_sent_one() {
         let mut s = Stream::new(AssemblerLimits::default());
         let mut live = Live(None);
         for (p, id) in [(5, "x"), (1, ""), (3, "call_0_1")] {
@@ -337,22 +449,23 @@ mod tests {
         let m = &s.messages()[0];
         let order: Vec<Option<i64>> = m.tool_uses.iter().map(|t| t.provider_index).collect();
         assert_eq!(order, [Some(1), Some(3), Some(5)]);
-        assert!(m.tool_uses[0].id_minted && m.tool_uses[0].block.id == "call_0_1");
-        assert!(m.problems.iter().any(
-            |p| p.kind == ProblemKind::Protocol && p.message.contains("share the id call_0_1")
-        ));
+        let ids: Vec<&str> = m.tool_uses.iter().map(|t| t.block.id.as_str()).collect();
+        // Call 1 would be minted `call_0_1`, which call 2 was sent with (after it).
+        assert_eq!(ids, ["call_0_1_2", "call_0_1", "x"]);
+        assert!(m.tool_uses[0].id_minted && !m.tool_uses[1].id_minted);
+        assert!(m.problems.is_empty(), "{:?}", m.problems);
         assert!(!m.complete && m.finish.is_none());
     }
 
     #[test]
     fn only_two_or_more_whole_objects_are_split() {
         assert_eq!(
-            concatenated_objects(r#"{"q":"A"}{"q":"B"}"#),
-            Some(vec![r#"{"q":"A"}"#, r#"{"q":"B"}"#])
+            concatenated_objects(r#"{"q":"A"}{"q":"B"}"#, 8),
+            Some(Ok(vec![r#"{"q":"A"}"#, r#"{"q":"B"}"#]))
         );
         assert_eq!(
-            concatenated_objects(" {\"q\":1}\n {\"q\":[2]} "),
-            Some(vec![r#"{"q":1}"#, r#"{"q":[2]}"#])
+            concatenated_objects(" {\"q\":1}\n {\"q\":[2]} ", 8),
+            Some(Ok(vec![r#"{"q":1}"#, r#"{"q":[2]}"#]))
         );
         for other in [
             r#"{"q":"A"}"#,
@@ -363,7 +476,14 @@ mod tests {
             "1 2",
             r#"{"q":"A"}}"#,
         ] {
-            assert_eq!(concatenated_objects(other), None, "{other}");
+            assert_eq!(concatenated_objects(other, 8), None, "{other}");
         }
+        // More objects than the bound: counted to one past it, never collected.
+        let many = "{}".repeat(30_000);
+        assert_eq!(concatenated_objects(&many, 100), Some(Err(101)));
+        assert_eq!(
+            concatenated_objects(&many, 30_000).map(|r| r.map(|p| p.len())),
+            Some(Ok(30_000))
+        );
     }
 }

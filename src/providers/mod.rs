@@ -19,13 +19,16 @@ mod content;
 mod detect;
 mod error;
 mod facts;
+mod fail;
 pub(crate) mod guarded;
 mod input;
 mod json;
 mod message;
 mod outcome;
 mod output;
+mod phase;
 mod protocol;
+mod raw;
 #[macro_use]
 mod registry;
 mod scan;
@@ -515,6 +518,11 @@ impl Assembler {
             return Err(self.wrap(f, event_name, input));
         }
         if let Some(event_type) = self.stream.unknown.take() {
+            // An error in another dialect's shape is an error, not an event to skip.
+            if let Some(fail) = detect::error_in_any_shape(event_name, input) {
+                self.stream.fail_all();
+                return Err(self.wrap(fail, event_name, input));
+            }
             // Q32: an event this dialect cannot read that another dialect reads.
             if let detect::Detected::Dialect(other) = detect::detect(event_name, input) {
                 if other != dialect {

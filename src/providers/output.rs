@@ -129,6 +129,11 @@ pub enum NoteKind {
     /// Several complete JSON objects under one call, split into one call per
     /// object (`split_concatenated`, Q40).
     ConcatenatedSplit,
+    /// A chat function call with an empty `custom` member beside its filled
+    /// `function` (a server that fills every field): the empty one is absent (Q52).
+    EmptyCustomIgnored,
+    /// Cohere's `arguments: "null"` for a call otherwise complete: read as `{}` (Q53).
+    NullArgumentsEmpty,
 }
 
 impl NoteKind {
@@ -146,6 +151,8 @@ impl NoteKind {
             Self::StaleDeltaSkipped => "stale-delta-skipped",
             Self::XaiServerTool => "xai-server-tool",
             Self::ConcatenatedSplit => "concatenated-split",
+            Self::EmptyCustomIgnored => "empty-custom-ignored",
+            Self::NullArgumentsEmpty => "null-arguments-empty",
         }
     }
 }

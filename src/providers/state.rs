@@ -16,143 +16,14 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::error::{DecodeKind, Limit, Rule};
+use super::error::{Limit, Rule};
+pub(crate) use super::fail::{provider_error, violation, Fail, R};
 use super::json::{is_complete_json, starts_value};
-use super::protocol::{BlockEvent, BlockPhase, MessagePhase};
+use super::phase::{BlockEvent, BlockPhase, MessagePhase};
 use super::scan::{Facts, Memo};
 use super::{AssemblerLimits, Dialect, LiveEvent, Note, Problem, ProblemKind, Skipped};
-use crate::accumulate::{self, Appender, Thinking, ToolUseLimits, ToolUses};
+use crate::accumulate::{Appender, Thinking, ToolUseLimits, ToolUses};
 use crate::blocks::ToolResultBlock;
-
-/// Why an adapter refused an event; the assembler adds which event it was.
-#[derive(Debug)]
-pub(crate) enum Fail {
-    Limit {
-        limit: Limit,
-        max: usize,
-        would_be: usize,
-        target: String,
-    },
-    Provider {
-        error_type: String,
-        message: String,
-        raw: Option<String>,
-    },
-    Bad {
-        kind: DecodeKind,
-        detail: String,
-    },
-    Protocol {
-        rule: Rule,
-        target: Option<String>,
-        detail: String,
-    },
-}
-
-impl Fail {
-    /// The public error, naming the event that caused it.
-    pub(crate) fn into_error(self, event: super::EventRef) -> super::Error {
-        use super::Error;
-        match self {
-            Fail::Limit {
-                limit,
-                max,
-                would_be,
-                target,
-            } => Error::Limit {
-                event,
-                limit,
-                max,
-                would_be,
-                target,
-            },
-            Fail::Provider {
-                error_type,
-                message,
-                raw,
-            } => Error::Provider {
-                event,
-                error_type,
-                message,
-                raw,
-            },
-            Fail::Bad { kind, detail } => Error::Decode {
-                event,
-                kind,
-                detail,
-            },
-            Fail::Protocol {
-                rule,
-                target,
-                detail,
-            } => Error::Protocol {
-                event,
-                rule,
-                target,
-                detail,
-            },
-        }
-    }
-}
-
-impl From<accumulate::Error> for Fail {
-    fn from(e: accumulate::Error) -> Self {
-        match e {
-            accumulate::Error::Limit {
-                limit,
-                max,
-                would_be,
-                target,
-            } => Fail::Limit {
-                limit: Limit::of_accumulator(limit),
-                max,
-                would_be,
-                target,
-            },
-        }
-    }
-}
-
-pub(crate) type R<T = ()> = Result<T, Fail>;
-
-pub(crate) fn violation(rule: Rule, target: Option<String>, detail: impl Into<String>) -> Fail {
-    Fail::Protocol {
-        rule,
-        target,
-        detail: detail.into(),
-    }
-}
-
-/// An error object a provider sent in the stream (`{"error": {...}}` chunks,
-/// error events). Q35: the error's type is the
-/// most specific one sent: a string `code` (`tool_use_failed`) before the
-/// `type` (`invalid_request_error`), a numeric code (an HTTP status) after it.
-pub(crate) fn provider_error(err: &Value) -> Fail {
-    let field = |k: &str| -> Option<String> {
-        err.get(k).and_then(|v| match v {
-            Value::String(s) if s.is_empty() => None,
-            Value::String(s) => Some(s.clone()),
-            Value::Null => None,
-            other => Some(other.to_string()),
-        })
-    };
-    let string_code = err
-        .get("code")
-        .and_then(Value::as_str)
-        .filter(|c| !c.is_empty())
-        .map(str::to_owned);
-    let message = field("message").unwrap_or_else(|| err.to_string());
-    let error_type = string_code
-        .or_else(|| field("type"))
-        .or_else(|| field("code"))
-        .or_else(|| field("status"))
-        .unwrap_or_default();
-    Fail::Provider {
-        error_type,
-        message,
-        raw: (!err.is_null()).then(|| err.to_string()),
-    }
-}
 
 /// Where live events go; `None` costs one branch per would-be event.
 pub(crate) struct Live<'a>(pub Option<&'a mut Vec<LiveEvent>>);
@@ -387,20 +258,32 @@ impl Choice {
         id.is_empty() && !name.is_empty() && starts_value(input) && self.input_complete(key)
     }
 
-    /// The call's id (minted when the provider sent none).
+    /// The call's id (minted when the provider sent none, Q8).
     pub(crate) fn call_id(&self, c: i64, key: i64) -> String {
         match self.tools.get(key) {
             Some(b) if !b.id.is_empty() => b.id.clone(),
-            _ => mint_id(c, key),
+            _ => self.minted_id(c, key),
         }
+    }
+
+    /// The id minted for an id-less call as far as the stream has come: Q8's
+    /// `call_<choice>_<index>`, or its next free `_<n>` form when the
+    /// provider sent that id for another call (messages settle it against
+    /// ids sent later, `message.rs`).
+    pub(crate) fn minted_id(&self, c: i64, key: i64) -> String {
+        let first = mint_id(c, key);
+        if !self.by_id.contains_key(&first) {
+            return first;
+        }
+        (2_u32..)
+            .map(|n| format!("{first}_{n}"))
+            .find(|candidate| !self.by_id.contains_key(candidate))
+            .unwrap_or_default()
     }
 
     /// The call's id as shown (minted when the provider sent none), for messages.
     pub(crate) fn call_label(&self, c: i64, key: i64) -> String {
-        match self.tools.get(key).map(|b| b.id.as_str()) {
-            Some(id) if !id.is_empty() => format!("tool call {id}"),
-            _ => format!("tool call {}", mint_id(c, key)),
-        }
+        format!("tool call {}", self.call_id(c, key))
     }
 
     pub(crate) fn new_segment(
@@ -511,7 +394,7 @@ pub(crate) struct Stream {
     pub(crate) memo: Memo<Facts>,
     /// The common event the last tree was, noted by its dialect (`common.rs`).
     #[serde(skip)]
-    pub(crate) learned: super::common::Noted,
+    pub(crate) learned: super::scan::Noted,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -568,9 +451,9 @@ impl Stream {
 
     /// The id of a call as messages show it (minted when the provider sent none).
     pub(crate) fn call_id(&self, c: i64, key: i64) -> String {
-        match self.choices.get(&c).and_then(|ch| ch.tools.get(key)) {
-            Some(b) if !b.id.is_empty() => b.id.clone(),
-            _ => mint_id(c, key),
+        match self.choices.get(&c) {
+            Some(ch) => ch.call_id(c, key),
+            None => mint_id(c, key),
         }
     }
 

@@ -75,7 +75,7 @@ impl Family {
 
     /// The family of a first event, or the error that names the one it is.
     fn of(event: &Map<String, Value>) -> R<Family> {
-        if event.get("type").is_some_and(Value::is_string) {
+        if event.get("type").is_some_and(Value::is_string) && cohere_v2(event).is_none() {
             return Ok(Family::Claude(Default::default()));
         }
         // Nova's events are wrapped in their name, beside which other
@@ -84,23 +84,10 @@ impl Family {
         if event.keys().any(|k| hints.names(k)) || (hints.shape)(event) {
             return Ok(Family::Nova(Default::default()));
         }
-        let has = |k: &str| event.contains_key(k);
-        let family = if has("generation") {
-            "Meta Llama (`generation`)".to_owned()
-        } else if has("outputs") {
-            "Mistral (`outputs`)".to_owned()
-        } else if has("outputText") {
-            "Amazon Titan Text (`outputText`)".to_owned()
-        } else if has("completion") {
-            "Anthropic Claude Text Completions (`completion`)".to_owned()
-        } else if has("event_type") || has("is_finished") {
-            "Cohere Command (`event_type`)".to_owned()
-        } else if has("choices") {
-            "an OpenAI-style chat model (`choices`: AI21 Jamba, DeepSeek, gpt-oss)".to_owned()
-        } else {
+        let family = unread_family(event).unwrap_or_else(|| {
             let keys: Vec<&str> = event.keys().map(String::as_str).take(8).collect();
             format!("an unknown model family (members: {})", keys.join(", "))
-        };
+        });
         Err(Fail::Bad {
             kind: DecodeKind::BadValue,
             detail: format!(
@@ -109,6 +96,38 @@ impl Family {
             ),
         })
     }
+}
+
+/// The family a model event is of, among those bedrock-invoke does not read,
+/// by the member only that family's events have.
+fn unread_family(event: &Map<String, Value>) -> Option<String> {
+    if let Some(kind) = cohere_v2(event) {
+        return Some(format!("Cohere Command (`type` {kind:?})"));
+    }
+    let has = |k: &str| event.contains_key(k);
+    let family = if has("generation") {
+        "Meta Llama (`generation`)"
+    } else if has("outputs") {
+        "Mistral (`outputs`)"
+    } else if has("outputText") {
+        "Amazon Titan Text (`outputText`)"
+    } else if has("completion") {
+        "Anthropic Claude Text Completions (`completion`)"
+    } else if has("event_type") || has("is_finished") {
+        "Cohere Command (`event_type`)"
+    } else if has("choices") {
+        "an OpenAI-style chat model (`choices`: AI21 Jamba, DeepSeek, gpt-oss)"
+    } else {
+        return None;
+    };
+    Some(family.to_owned())
+}
+
+/// The type of a Cohere v2 chat event (`message-start`, `content-delta`, …):
+/// it names a `type` as Claude's events do, but one only Cohere sends.
+fn cohere_v2(event: &Map<String, Value>) -> Option<&str> {
+    let kind = event.get("type").and_then(Value::as_str)?;
+    Dialect::Cohere.spec().hints.names(kind).then_some(kind)
 }
 
 /// The state of one stream: its family, once the first event told it.
@@ -250,11 +269,21 @@ impl Adapter for State {
             }
         }
         .map_err(inside)?;
-        if s.unknown.is_some() && matches!(family, Family::Claude(_)) {
-            let hints = &Dialect::Bedrock.spec().hints;
+        // An event the family's dialect skipped may be another family's: a
+        // stream is one model's, so that is refused by name, never skipped.
+        if s.unknown.is_some() {
             let event: Map<String, Value> = inner.parse().unwrap_or_default();
-            if event.keys().any(|k| hints.names(k)) {
-                return Err(other_family("a Nova (Converse)", "Claude"));
+            let stream = match family {
+                Family::Claude(_) => "Claude",
+                Family::Nova(_) => "Nova",
+            };
+            let hints = &Dialect::Bedrock.spec().hints;
+            if matches!(family, Family::Claude(_)) && event.keys().any(|k| hints.names(k)) {
+                return Err(other_family("a Nova (Converse)", stream));
+            }
+            if let Some(other) = unread_family(&event) {
+                s.unknown = None;
+                return Err(other_family(&format!("a {other}"), stream));
             }
         }
         record_metrics(s, inner);

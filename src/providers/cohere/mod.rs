@@ -12,9 +12,9 @@ use serde_json::{Map, Value};
 use super::json::{text, Index, ObjectOnly, Str};
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
-use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
-use super::state::{usage_map, Live, Opening, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
-use super::Input;
+use super::registry::{Adapter, BodySpec, Hints, ResponseFields, Spec};
+use super::state::{usage_map, Live, Opening, Src, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
+use super::{Input, NoteKind};
 use crate::accumulate::ThinkingFragment;
 
 /// The protocol of a message.
@@ -188,7 +188,10 @@ impl State {
                     s.add_to_call(C, key, id, name, args, None, live)?;
                 }
             }
-            "tool-call-end" => s.stop_block(C, (NS_TOOL, i, 0), live)?,
+            "tool-call-end" => {
+                null_arguments(s, (NS_TOOL, i, 0), live)?;
+                s.stop_block(C, (NS_TOOL, i, 0), live)?;
+            }
             "message-end" => {
                 if let Some(reason) = finish_reason {
                     s.set_finish_reason(C, &reason)?;
@@ -204,6 +207,37 @@ impl State {
         }
         Ok(())
     }
+}
+
+/// Q53: Cohere sends `arguments: "null"` for a tool without parameters. A
+/// call that is otherwise complete (its id and name came, and its end) is
+/// read as `{}`, with a note; `validated()` then judges `{}` against the
+/// tool's schema, so a tool with required parameters still fails. Only the
+/// whole input `null` is read so, and only here (other dialects keep it).
+fn null_arguments(s: &mut Stream, src: Src, live: &mut Live<'_>) -> R {
+    let Some(ch) = s.existing(C) else {
+        return Ok(());
+    };
+    let Some(key) = ch.call_at(src).filter(|&k| !ch.call_closed(k)) else {
+        return Ok(());
+    };
+    let whole = ch
+        .tools
+        .get(key)
+        .is_some_and(|b| b.input == "null" && !b.id.is_empty() && !b.name.is_empty());
+    if !whole {
+        return Ok(());
+    }
+    s.replace_input(C, key, "{}", live)?;
+    s.note(
+        C,
+        NoteKind::NullArgumentsEmpty,
+        Some(key),
+        "the call's arguments came as \"null\" (Cohere, for a tool without parameters): \
+         read as {}"
+            .to_owned(),
+    );
+    Ok(())
 }
 
 /// The token counts of this dialect's usage object.

@@ -18,6 +18,9 @@
 
 mod body;
 mod guard;
+mod wire;
+
+use wire::{Delta, Event, Item, Step};
 
 use std::collections::BTreeMap;
 
@@ -25,12 +28,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::error::{DecodeKind, Limit, Rule};
-use super::json::{json_string, text, CompactJson, Index, Str, TextOrObject};
+use super::json::{json_string, text, CompactJson, Index, TextOrObject};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{
-    provider_error, usage_map, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
+    provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
 };
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -85,86 +88,6 @@ const HANDLED: [&str; 9] = [
 
 /// The event types only this dialect sends (every one it reads but `error`).
 const EVENTS: &[&str] = HANDLED.split_at(8).0;
-
-#[derive(Deserialize)]
-struct Event<'a> {
-    #[serde(borrow, default)]
-    event_type: Option<Str<'a>>,
-    #[serde(default)]
-    index: Option<Index>,
-    #[serde(borrow, default)]
-    step: Option<Step<'a>>,
-    #[serde(borrow, default)]
-    delta: Option<Delta<'a>>,
-    #[serde(borrow, default)]
-    interaction: Option<Interaction<'a>>,
-    #[serde(default)]
-    error: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct Step<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Str<'a>,
-    #[serde(borrow, default)]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    name: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    signature: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    call_id: Option<Str<'a>>,
-    #[serde(default)]
-    arguments: Option<CompactJson>,
-    #[serde(default)]
-    result: Option<CompactJson>,
-    #[serde(default)]
-    is_error: Option<bool>,
-    #[serde(borrow, default)]
-    summary: Option<Vec<Item<'a>>>,
-    #[serde(borrow, default)]
-    content: Option<Vec<Item<'a>>>,
-}
-
-/// A content or summary item (`{"type": "text", "text": …}`; images are skipped).
-#[derive(Deserialize)]
-struct Item<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    text: Option<Str<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Delta<'a> {
-    #[serde(rename = "type", borrow, default)]
-    kind: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    text: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    signature: Option<Str<'a>>,
-    /// Text in `arguments_delta`; an object in a built-in call's delta.
-    #[serde(borrow, default)]
-    arguments: Option<TextOrObject<'a>>,
-    #[serde(borrow, default)]
-    id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    call_id: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    content: Option<Item<'a>>,
-    #[serde(default)]
-    result: Option<CompactJson>,
-    #[serde(default)]
-    is_error: Option<bool>,
-}
-
-#[derive(Deserialize)]
-struct Interaction<'a> {
-    #[serde(borrow, default)]
-    status: Option<Str<'a>>,
-    #[serde(default, deserialize_with = "usage_map")]
-    usage: Option<Map<String, Value>>,
-}
 
 /// One interaction per stream: choice 0.
 const C: i64 = 0;
@@ -417,6 +340,24 @@ impl State {
         Ok(Kind::Call)
     }
 
+    /// A call step that started with arguments of its own (not `{}`) keeps
+    /// them: a delta may restate them whole, and any other arguments are
+    /// refused, naming the step (which of the two the model meant cannot be told).
+    fn keeps_start(&self, i: i64, args: &str) -> R {
+        match self.start_inputs.get(&i) {
+            Some(start) if !args.is_empty() && args != start => Err(Fail::Bad {
+                kind: DecodeKind::BadValue,
+                detail: format!(
+                    "step {i} started with the arguments {}, and a delta brings other \
+                     arguments ({}): a delta never overrides a start's arguments",
+                    super::state::cut(start, 80),
+                    super::state::cut(args, 80),
+                ),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn step_delta(
         &mut self,
         s: &mut Stream,
@@ -481,6 +422,7 @@ impl State {
                     Some(TextOrObject::Object(o)) => o.as_str(),
                     None => "",
                 };
+                self.keeps_start(i, args)?;
                 let key = s.call_for_delta(C, src, live)?;
                 let sig = json_string(text(&d.signature));
                 let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
@@ -493,6 +435,7 @@ impl State {
                     Some(TextOrObject::Text(t)) => t.0.as_ref(),
                     None => "",
                 };
+                self.keeps_start(i, args)?;
                 let sig = json_string(text(&d.signature));
                 let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
                 s.add_to_call(C, key, text(&d.id), "", args, state, live)?;

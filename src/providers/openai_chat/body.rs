@@ -2,7 +2,11 @@
 
 #![allow(clippy::wildcard_imports)]
 
+use std::collections::BTreeMap;
+
+use serde::de::IgnoredAny;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use crate::providers::body::*;
@@ -10,7 +14,7 @@ use crate::providers::state::Fail;
 use crate::providers::Input;
 
 #[derive(Deserialize)]
-struct ChatBody {
+struct ChatBody<'a> {
     #[serde(default)]
     id: Option<Value>,
     #[serde(default)]
@@ -19,23 +23,37 @@ struct ChatBody {
     model: Option<Value>,
     #[serde(default)]
     system_fingerprint: Option<Value>,
-    #[serde(default)]
-    choices: Option<Vec<ChatChoice>>,
+    #[serde(default, borrow)]
+    choices: Option<Vec<ChatChoice<'a>>>,
     #[serde(default)]
     usage: Option<Value>,
 }
 
 #[derive(Deserialize)]
-struct ChatChoice {
+struct ChatChoice<'a> {
     #[serde(default)]
     index: Option<Value>,
-    #[serde(default)]
-    message: Option<Map<String, Value>>,
+    /// Every field as the body has it: a call's arguments reach the stream's
+    /// adapter as sent (numbers, key order: Q42), through the same rules.
+    #[serde(default, borrow)]
+    message: Option<BTreeMap<String, &'a RawValue>>,
     #[serde(default)]
     finish_reason: Option<Value>,
 }
 
-fn chat(body: ChatBody) -> Result<Vec<Made>, Fail> {
+/// Whether a call holds an `index` of its own (any value, as the stream's would).
+#[derive(Deserialize)]
+struct Indexed {
+    #[serde(default)]
+    index: Option<IgnoredAny>,
+}
+
+/// Neither absent, `null` nor `""` (what a stream would not send as a delta).
+fn present(raw: &RawValue) -> bool {
+    !matches!(raw.get().trim(), "null" | "\"\"")
+}
+
+fn chat(body: ChatBody<'_>) -> Result<Vec<Made>, Fail> {
     let mut head = Map::new();
     head.insert("object".to_owned(), json!("chat.completion.chunk"));
     for (k, v) in [
@@ -48,58 +66,63 @@ fn chat(body: ChatBody) -> Result<Vec<Made>, Fail> {
             head.insert(k.to_owned(), v);
         }
     }
-    let chunk = |choices: Value| {
-        let mut m = head.clone();
-        m.insert("choices".to_owned(), choices);
-        Made::Value(Value::Object(m))
+    // A chunk of the choice with `delta` (JSON text of its members) as its delta.
+    let chunk = |index: &Value, delta: &str| {
+        let mut text = Value::Object(head.clone()).to_string();
+        text.pop();
+        text.push_str(&format!(
+            r#","choices":[{{"index":{index},"delta":{{{delta}}},"finish_reason":null}}]}}"#
+        ));
+        Made::Text(text)
     };
     let mut out = Vec::new();
     for (pos, choice) in body.choices.unwrap_or_default().into_iter().enumerate() {
         let index = choice.index.filter(|i| !i.is_null()).unwrap_or(json!(pos));
         let message = choice.message.unwrap_or_default();
-        let mut deltas: Vec<Map<String, Value>> = Vec::new();
-        let mut part = |k: &str, v: Value| {
-            let mut delta = Map::new();
-            delta.insert(k.to_owned(), v);
-            deltas.push(delta);
-        };
+        let mut deltas: Vec<String> = Vec::new();
+        let member = |k: &str, v: &str| format!("{}:{v}", Value::String(k.to_owned()));
         for k in ["reasoning_content", "reasoning", "content", "refusal"] {
-            if let Some(v) = non_empty(message.get(k)) {
-                part(k, v.clone());
+            if let Some(v) = message.get(k).filter(|v| present(v)) {
+                deltas.push(member(k, v.get()));
             }
         }
-        if let Some(Value::Array(calls)) = message.get("tool_calls") {
-            for (i, call) in calls.iter().enumerate() {
-                let mut call = call.clone();
-                if let Value::Object(c) = &mut call {
-                    c.entry("index").or_insert(json!(i));
-                }
-                part("tool_calls", json!([call]));
+        if let Some(calls) = message.get("tool_calls") {
+            let calls: Option<Vec<&RawValue>> = serde_json::from_str(calls.get()).ok();
+            for (i, call) in calls.unwrap_or_default().into_iter().enumerate() {
+                let text = call.get().trim();
+                let indexed = serde_json::from_str::<Indexed>(text).map(|c| c.index.is_some());
+                let call = match (indexed, text.strip_prefix('{')) {
+                    (Ok(false), Some(rest)) if rest.trim_start().starts_with('}') => {
+                        format!(r#"{{"index":{i}}}"#)
+                    }
+                    (Ok(false), Some(rest)) => format!(r#"{{"index":{i},{rest}"#),
+                    _ => text.to_owned(),
+                };
+                deltas.push(member("tool_calls", &format!("[{call}]")));
             }
         }
-        if let Some(f) = non_empty(message.get("function_call")) {
-            part("function_call", f.clone());
+        if let Some(f) = message.get("function_call").filter(|v| present(v)) {
+            deltas.push(member("function_call", f.get()));
         }
         if deltas.is_empty() {
-            deltas.push(Map::new());
+            deltas.push(String::new());
         }
-        for (i, mut delta) in deltas.into_iter().enumerate() {
-            if i == 0 {
-                let role = message.get("role").cloned().unwrap_or(json!("assistant"));
-                delta.insert("role".to_owned(), role);
-            }
-            out.push(chunk(json!([{
-                "index": index,
-                "delta": delta,
-                "finish_reason": null,
-            }])));
+        let role = message.get("role").map_or(r#""assistant""#, |r| r.get());
+        for (i, delta) in deltas.into_iter().enumerate() {
+            let delta = match (i, delta.is_empty()) {
+                (0, true) => member("role", role),
+                (0, false) => format!("{},{delta}", member("role", role)),
+                _ => delta,
+            };
+            out.push(chunk(&index, &delta));
         }
-        if let Some(reason) = choice.finish_reason.filter(|r| !r.is_null()) {
-            out.push(chunk(json!([{
-                "index": index,
-                "delta": {},
-                "finish_reason": reason,
-            }])));
+        if let Some(reason) = choice.finish_reason.filter(|r| !r.is_null() && r != "") {
+            let mut m = head.clone();
+            m.insert(
+                "choices".to_owned(),
+                json!([{"index": index, "delta": {}, "finish_reason": reason}]),
+            );
+            out.push(Made::Value(Value::Object(m)));
         }
     }
     if let Some(usage) = body.usage.filter(|u| !u.is_null()) {

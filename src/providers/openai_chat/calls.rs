@@ -42,7 +42,7 @@ impl<'a> Args<'a> {
         }
     }
 
-    fn text(self) -> &'a str {
+    pub(super) fn text(self) -> &'a str {
         match self {
             Args::Text(t) | Args::Object(t) => t,
         }
@@ -53,7 +53,7 @@ impl<'a> Args<'a> {
 /// a choice entry that carries nothing else (a proxy's second chunk): the
 /// first reason stands, with a note. Content with it stays after-end (Q24).
 pub(super) fn restated_finish(s: &mut Stream, c: i64, choice: &ChatChoice<'_>) -> bool {
-    let Some(reason) = &choice.finish_reason else {
+    let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) else {
         return false;
     };
     let empty = choice.text.as_deref().is_none_or(str::is_empty)
@@ -77,7 +77,7 @@ pub(super) fn restated_finish(s: &mut Stream, c: i64, choice: &ChatChoice<'_>) -
     else {
         return false;
     };
-    if !empty || first == **reason {
+    if !empty || first == reason {
         return false;
     }
     s.note(
@@ -87,7 +87,7 @@ pub(super) fn restated_finish(s: &mut Stream, c: i64, choice: &ChatChoice<'_>) -
         format!(
             "finish_reason {:?} came after the message had ended with {first:?}, with nothing \
              else in its chunk; the first reason stands",
-            &**reason
+            reason
         ),
     );
     true
@@ -236,8 +236,14 @@ pub(crate) fn fragment(
             };
             let key = s.new_call(c, opening, live)?;
             if let Some(other) = renamed {
-                if let Some(m) = s.choice(c)?.meta_mut(key) {
+                let ch = s.choice(c)?;
+                if let Some(m) = ch.meta_mut(key) {
                     m.sent_id = Some(id.to_owned());
+                }
+                // The provider never sent the renamed id: a call it sends later
+                // with that id is a call of its own, not a duplicate.
+                if ch.by_id.get(opening_id) == Some(&key) {
+                    ch.by_id.remove(opening_id);
                 }
                 s.note(
                     c,
@@ -296,11 +302,19 @@ fn rerouted(s: &mut Stream, c: i64, index: i64, args: &str) -> Option<i64> {
     Some(only)
 }
 
-/// A call id not yet used in the choice, derived from the `sent` one (Q38).
+/// A call id not yet used in the choice, derived from the `sent` one (Q38):
+/// neither an id sent nor another call's renamed one. Messages check it again
+/// against ids sent later (`message.rs`, `assigned_ids`).
 fn unique_id(ch: &crate::providers::state::Choice, sent: &str) -> String {
+    let ours: std::collections::BTreeSet<&str> = ch
+        .tools
+        .iter()
+        .filter(|&(k, _)| ch.meta(k).is_some_and(|m| m.sent_id.is_some()))
+        .map(|(_, b)| b.id.as_str())
+        .collect();
     (2_u32..)
         .map(|n| format!("{sent}_{n}"))
-        .find(|candidate| !ch.by_id.contains_key(candidate))
+        .find(|candidate| !ch.by_id.contains_key(candidate) && !ours.contains(candidate.as_str()))
         .unwrap_or_default()
 }
 

@@ -24,9 +24,9 @@ use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
-    provider_error, usage_map, Live, Stream, TextKind, R,
+    provider_error, usage_map, Fail, Live, Stream, TextKind, R,
 };
-use super::{common, Input};
+use super::{common, DecodeKind, Input, NoteKind};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::CUSTOM;
 
@@ -96,6 +96,9 @@ struct ToolCall<'a> {
     /// A custom tool's call (Q28): free-form text `input`, not JSON arguments.
     #[serde(borrow, default)]
     custom: Option<Custom<'a>>,
+    /// `function` or `custom`; only read when both members came (Q52).
+    #[serde(borrow, default, rename = "type")]
+    kind: Option<Str<'a>>,
     /// Gemini's compatible endpoint: `{"google": {"thought_signature": …}}`, which
     /// the next turn must send back (Q37); kept whole as the call's provider state.
     #[serde(default)]
@@ -359,6 +362,11 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
             seen.once(3)?;
             p.null()?.then_some(())
         }
+        "type" => {
+            seen.once(5)?;
+            call.kind = p.opt_str()?;
+            Some(())
+        }
         // Kept as provider state: for the general path.
         "extra_content" => {
             seen.once(4)?;
@@ -461,12 +469,8 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
                 live,
             )?;
             for call in delta.tool_calls.iter().flat_map(Few::iter) {
-                let (name, args, kind) = match (&call.function, &call.custom) {
-                    (_, Some(cu)) => (text(&cu.name), Args::Text(text(&cu.input)), Some(CUSTOM)),
-                    (Some(f), None) => (text(&f.name), Args::of(f.arguments.as_ref()), None),
-                    (None, None) => ("", Args::Text(""), None),
-                };
                 let index = call.index.map(|i| i.0);
+                let (name, args, kind, empty_custom) = function_or_custom(call, index)?;
                 let state = call.extra_content.as_ref().map(|j| (j.0.as_str(), FORMAT));
                 let piece = Piece {
                     id: text(&call.id),
@@ -475,6 +479,9 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
                     state,
                 };
                 fragment(s, c, index, piece, kind, live)?;
+                if empty_custom {
+                    note_empty_custom(s, c, index);
+                }
             }
             if let Some(f) = &delta.function_call {
                 let piece = Piece {
@@ -489,7 +496,8 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
                 executed_tools(s, c, tools, live)?;
             }
         }
-        if let Some(reason) = &choice.finish_reason {
+        // Q5: `""` is no reason (a server that fills every field), not the end.
+        if let Some(reason) = choice.finish_reason.as_deref().filter(|r| !r.is_empty()) {
             s.set_finish_reason(c, reason)?;
             s.end(c, live)?;
         }
@@ -500,6 +508,75 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
         _ => {}
     }
     Ok(())
+}
+
+/// What a tool call is: its name, arguments, kind (`None`: a function), and
+/// whether an empty `custom` beside a filled `function` was passed over (Q52:
+/// a server that fills every field sends `"custom": {"name": "", "input": ""}`
+/// with every function call; `""` is absent, Q5). A call with both members
+/// filled, or `"type": "custom"` with only the function filled, is refused:
+/// which of the two it is cannot be told.
+fn function_or_custom<'c>(
+    call: &'c ToolCall<'_>,
+    index: Option<i64>,
+) -> R<(&'c str, Args<'c>, Option<&'static str>, bool)> {
+    let custom_of = |cu: &'c Custom<'_>| (text(&cu.name), Args::Text(text(&cu.input)), Some(CUSTOM));
+    let function_of = |f: &'c Function<'_>| (text(&f.name), Args::of(f.arguments.as_ref()), None);
+    let (f, cu) = match (&call.function, &call.custom) {
+        (Some(f), Some(cu)) => (f, cu),
+        (_, Some(cu)) => {
+            let (n, a, k) = custom_of(cu);
+            return Ok((n, a, k, false));
+        }
+        (Some(f), None) => {
+            let (n, a, k) = function_of(f);
+            return Ok((n, a, k, false));
+        }
+        (None, None) => return Ok(("", Args::Text(""), None, false)),
+    };
+    let (name, args, _) = function_of(f);
+    let function_filled = !name.is_empty() || !args.text().is_empty();
+    let custom_empty = text(&cu.name).is_empty() && text(&cu.input).is_empty();
+    let typed_custom = call.kind.as_deref() == Some("custom");
+    let refuse = |why: &str| Fail::Bad {
+        kind: DecodeKind::BadValue,
+        detail: format!(
+            "the tool call at index {} {why}: whether it is a function or a custom tool's \
+             call cannot be told",
+            index.map_or_else(|| "(none)".to_owned(), |i| i.to_string())
+        ),
+    };
+    match (custom_empty, function_filled) {
+        (false, true) => Err(refuse("has both a filled `function` and a filled `custom`")),
+        (true, true) if typed_custom => Err(refuse(
+            "says `\"type\": \"custom\"` with an empty `custom` and a filled `function`",
+        )),
+        (true, _) if !typed_custom => Ok((name, args, None, function_filled)),
+        _ => {
+            let (n, a, k) = custom_of(cu);
+            Ok((n, a, k, false))
+        }
+    }
+}
+
+/// Q52's note, once per call.
+fn note_empty_custom(s: &mut Stream, c: i64, index: Option<i64>) {
+    let Some(ch) = s.existing(c) else { return };
+    let key = index.and_then(|i| ch.by_provider_index.get(&i).copied()).or(ch.latest);
+    let noted = ch
+        .notes
+        .iter()
+        .any(|n| n.kind == NoteKind::EmptyCustomIgnored && n.call == key);
+    if !noted {
+        s.note(
+            c,
+            NoteKind::EmptyCustomIgnored,
+            key,
+            "a function call came with an empty `custom` member beside its `function` \
+             (every field filled): the empty custom was taken as absent"
+                .to_owned(),
+        );
+    }
 }
 
 /// The token counts of this dialect's usage object.

@@ -16,7 +16,9 @@
 
 mod body;
 mod guard;
+mod items;
 mod wire;
+mod xai;
 
 use wire::*;
 
@@ -99,29 +101,6 @@ const CLIENT_ITEMS: [&str; 6] = [
     CUSTOM,
 ];
 
-/// The tools xAI runs itself and streams as `custom_tool_call` items (Q47), by
-/// name: the sub-tools of its `x_search`, `web_search` and `code_execution`
-/// tools, as vercel/ai's xAI provider lists them.
-pub(crate) const XAI_SERVER_TOOLS: [&str; 10] = [
-    "x_user_search",
-    "x_keyword_search",
-    "x_semantic_search",
-    "x_thread_fetch",
-    "view_x_video",
-    "view_image",
-    "web_search",
-    "web_search_with_snippets",
-    "browse_page",
-    "code_execution",
-];
-
-/// Whether a response's model is one of xAI's (Grok), whose `custom_tool_call`
-/// items with a name of [`XAI_SERVER_TOOLS`] the server ran (Q47).
-fn is_xai_model(model: &str) -> bool {
-    let m = model.rsplit('/').next().unwrap_or(model);
-    m.starts_with("grok-") || m == "grok"
-}
-
 /// Built-in tools the provider runs itself (Q27), by item type; the last four
 /// are xAI's item types for its own tools.
 const SERVER_ITEMS: [&str; 13] = [
@@ -171,6 +150,12 @@ pub(crate) struct State {
     /// The response's model, from `response.created` (Q47).
     #[serde(default)]
     model: Option<String>,
+    /// Output index → the item id the first event of that call named.
+    #[serde(default)]
+    item_at: BTreeMap<i64, String>,
+    /// The id of the stream's response, from its first `response.*` event (Q54).
+    #[serde(default)]
+    response_id: Option<String>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -226,6 +211,7 @@ impl State {
         live: &mut Live<'_>,
     ) -> R<i64> {
         let oi = oi.unwrap_or(-1);
+        self.same_item(oi, item_id)?;
         let src: Src = (NS_TOOL, oi, 0);
         let ch = s.choice(C)?;
         let existing = ch.call_at(src);
@@ -257,6 +243,36 @@ impl State {
                 s.new_call(C, opening, live)
             }
         }
+    }
+
+    /// An event that names an item (`item_id`) must name the item its
+    /// output index holds: an event for another item (an early `done` for
+    /// `fc_1` read as `fc_2`'s arguments) is refused, naming both.
+    fn same_item(&mut self, oi: i64, item_id: &str) -> R {
+        if item_id.is_empty() {
+            return Ok(());
+        }
+        let held = self.item_at.get(&oi).filter(|held| held.as_str() != item_id);
+        let elsewhere = self.items.get(item_id).filter(|&&at| at != oi);
+        if held.is_none() && elsewhere.is_none() {
+            self.item_at.entry(oi).or_insert_with(|| item_id.to_owned());
+            return Ok(());
+        }
+        let detail = match (held, elsewhere) {
+            (Some(held), _) => format!(
+                "an event names item {item_id:?} at output index {oi}, which holds item \
+                 {held:?}: whose arguments these are cannot be told"
+            ),
+            (None, Some(at)) => format!(
+                "an event names item {item_id:?} at output index {oi}, but that item is at \
+                 output index {at}: whose arguments these are cannot be told"
+            ),
+            (None, None) => String::new(),
+        };
+        Err(Fail::Bad {
+            kind: crate::providers::DecodeKind::BadValue,
+            detail,
+        })
     }
 
     /// Q44: `true` when an argument delta for output item `oi`, after that
@@ -301,38 +317,32 @@ impl State {
         Ok(true)
     }
 
-    fn remember_model(&mut self, response: Option<&Response>) {
-        if let Some(m) = response.and_then(|r| r.model.as_deref()) {
-            if self.model.is_none() {
-                self.model = Some(m.to_owned());
-            }
-        }
-    }
-
-    /// Q47: a `custom_tool_call` of an xAI model whose name is one of xAI's own
-    /// tools ([`XAI_SERVER_TOOLS`]) is a call the server ran, not the client's.
-    fn xai_server_tool(&self, s: &mut Stream, key: i64, name: &str) {
-        let xai = self.model.as_deref().is_some_and(is_xai_model);
-        if !xai || !XAI_SERVER_TOOLS.contains(&name) {
-            return;
-        }
-        let Some(ch) = s.existing(C) else {
-            return;
+    /// Q54: a capture that holds two responses (a second `response.created`
+    /// with another response id, its `sequence_number` from 0 again) is
+    /// refused loudly, before the sequence numbers would pass its events off
+    /// as resent ones (Q33): one assembler reads one response, and which
+    /// calls belong to which cannot be left to chance. The same response
+    /// again (its id) stays Q33's resend.
+    fn same_response(&mut self, kind: &str, response: Option<&Response>) -> R {
+        let Some(id) = response.and_then(|r| r.id.as_deref()).filter(|id| !id.is_empty()) else {
+            return Ok(());
         };
-        match ch.meta_mut(key) {
-            Some(m) if !m.server_side => m.server_side = true,
-            _ => return,
+        match &self.response_id {
+            None => {
+                self.response_id = Some(id.to_owned());
+                Ok(())
+            }
+            Some(first) if first == id => Ok(()),
+            Some(first) => Err(violation(
+                Rule::StartedTwice,
+                Some(format!("response {id}")),
+                format!(
+                    "{kind} names the response {id:?} in the stream of the response \
+                     {first:?}: a second response in one stream is not read (feed each \
+                     response to an assembler of its own)"
+                ),
+            )),
         }
-        let model = self.model.clone().unwrap_or_default();
-        s.note(
-            C,
-            NoteKind::XaiServerTool,
-            Some(key),
-            format!(
-                "a custom_tool_call named {name:?} from the xAI model {model:?}: one of xAI's own \
-                 tools, which its server ran; not a call for the client"
-            ),
-        );
     }
 
     /// Q33: `true` when the event is to be applied; a resent one is
@@ -392,6 +402,7 @@ impl State {
             }
         };
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
+        self.same_response(kind, ev.response.as_ref())?;
         if let Some(n) = ev.sequence_number {
             if !self.in_sequence(s, kind, n) {
                 return Ok(());
@@ -548,206 +559,6 @@ impl State {
             }
             other if is_progress(other) => {}
             other => s.unknown(other),
-        }
-        Ok(())
-    }
-
-    fn item(
-        &mut self,
-        s: &mut Stream,
-        kind: &str,
-        oi: Option<i64>,
-        item: &Item<'_>,
-        input: Input<'_>,
-        live: &mut Live<'_>,
-    ) -> R {
-        let done = kind == "response.output_item.done";
-        let item_id = text(&item.id);
-        let oi = oi.or_else(|| self.items.get(item_id).copied());
-        if !item_id.is_empty() {
-            if let Some(oi) = oi {
-                self.items.insert(item_id.to_owned(), oi);
-            }
-        }
-        let item_type = item.kind.as_deref().unwrap_or_default();
-        match item_type {
-            "function_call" | CUSTOM => {
-                let custom = item_type == CUSTOM;
-                let key = self.call(
-                    s,
-                    oi,
-                    item_id,
-                    (text(&item.call_id), text(&item.name)),
-                    custom.then_some(CUSTOM),
-                    !done,
-                    live,
-                )?;
-                let given = if custom { &item.input } else { &item.arguments };
-                if custom {
-                    self.xai_server_tool(s, key, text(&item.name));
-                }
-                let given: Option<&str> = match given {
-                    Some(Loose::Str(t)) => Some(t.as_ref()),
-                    Some(Loose::Json(_)) => {
-                        return Err(Fail::Bad {
-                            kind: super::DecodeKind::WrongType,
-                            detail: format!(
-                                "field `item.{}`: a {item_type} item's {} must be a string",
-                                if custom { "input" } else { "arguments" },
-                                if custom { "input" } else { "arguments" },
-                            ),
-                        })
-                    }
-                    None => None,
-                };
-                let oi_key = oi.unwrap_or(-1);
-                if done {
-                    if let Some(args) = given {
-                        s.replace_input(C, key, args, live)?;
-                    }
-                    s.item_done(C, key, live);
-                    // After the item's end a delta is Q25's, whatever it says.
-                    self.args_done.remove(&oi_key);
-                    self.done_early.remove(&oi_key);
-                } else if self.done_early.remove(&oi_key) {
-                    // Q44: the item announced after its arguments were done
-                    // brings no arguments of its own, or the same ones.
-                    let ch = s.choice(C)?;
-                    let held = ch.tools.get(key).map_or("", |b| b.input.as_str());
-                    if given.is_some_and(|g| !g.is_empty() && g != held) {
-                        return Err(Fail::Bad {
-                            kind: super::DecodeKind::BadValue,
-                            detail: format!(
-                                "output_item.added for {} brings other arguments than its \
-                                 function_call_arguments.done, which came first; which ones \
-                                 the model meant cannot be told",
-                                ch.call_label(C, key)
-                            ),
-                        });
-                    }
-                    s.item_done(C, key, live);
-                } else if let Some(args) = given {
-                    s.add_to_call(C, key, "", "", args, None, live)?;
-                }
-            }
-            t if CLIENT_ITEMS.contains(&t) || SERVER_ITEMS.contains(&t) => {
-                self.whole_item(s, t, done, oi, input, live)?;
-            }
-            "reasoning" if done => {
-                let signature = text(&item.encrypted_content);
-                let state = (!item_id.is_empty()).then(|| json_string(item_id));
-                let frag = ThinkingFragment {
-                    signature,
-                    signature_format: if signature.is_empty() { "" } else { FORMAT },
-                    provider_state: state.as_deref(),
-                    provider_state_format: FORMAT,
-                    ..ThinkingFragment::default()
-                };
-                let src = (NS_REASONING, oi.unwrap_or(-1), 0);
-                // Only an item with something to keep becomes a block.
-                let create = !signature.is_empty() || s.choice(C)?.has_src(src);
-                if create {
-                    s.thinking(C, Some(src), frag, true, live)?;
-                }
-            }
-            "reasoning" | "message" => {}
-            other => s.unknown(&format!("{kind}:{other}")),
-        }
-        Ok(())
-    }
-
-    /// A call kept whole as its item (client tools that are not JSON functions,
-    /// and the provider's own tools): the input is the item's own fields as a
-    /// JSON object, the provider state the whole item; a server-side item's
-    /// result fields become a tool-result block when it is done.
-    fn whole_item(
-        &mut self,
-        s: &mut Stream,
-        item_type: &str,
-        done: bool,
-        oi: Option<i64>,
-        input: Input<'_>,
-        live: &mut Live<'_>,
-    ) -> R {
-        let server_side = SERVER_ITEMS.contains(&item_type);
-        let raw = input.parse::<RawItem>()?.item.unwrap_or_default();
-        let field = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or_default();
-        let id = [field("call_id"), field("id")]
-            .into_iter()
-            .find(|i| !i.is_empty())
-            .unwrap_or_default();
-        let name = match field("name") {
-            "" => item_type.strip_suffix("_call").unwrap_or(item_type),
-            n => n,
-        };
-        let mut args = Map::new();
-        let mut result = Map::new();
-        for (k, v) in &raw {
-            if BOOKKEEPING.contains(&k.as_str()) {
-                continue;
-            }
-            if server_side && RESULT_FIELDS.contains(&k.as_str()) {
-                if !v.is_null() {
-                    result.insert(k.clone(), v.clone());
-                }
-            } else {
-                args.insert(k.clone(), v.clone());
-            }
-        }
-        let args = Value::Object(args).to_string();
-        // The item without its result (kept once, in the result block).
-        let whole: Map<String, Value> = raw
-            .iter()
-            .filter(|(k, _)| !(server_side && RESULT_FIELDS.contains(&k.as_str())))
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
-        let whole = Value::Object(whole).to_string();
-        let oi_key = oi.unwrap_or(-1);
-        let src: Src = (NS_TOOL, oi_key, 0);
-        let existing = s.choice(C)?.call_at(src).filter(|_| done);
-        let key = match existing {
-            Some(k) => {
-                s.replace_input(C, k, &args, live)?;
-                s.add_to_call(C, k, id, "", "", Some((&whole, ITEM_FORMAT)), live)?;
-                k
-            }
-            None => {
-                let opening = Opening {
-                    provider_index: Some(oi_key),
-                    src: Some(src),
-                    id,
-                    name,
-                    input: &args,
-                    state: Some((&whole, ITEM_FORMAT)),
-                    kind: Some(item_type),
-                    server_side,
-                    ..Opening::default()
-                };
-                s.new_call(C, opening, live)?
-            }
-        };
-        if !done {
-            return Ok(());
-        }
-        s.item_done(C, key, live);
-        if server_side && !result.is_empty() {
-            let text = ["output", "result"]
-                .into_iter()
-                .filter_map(|k| result.get(k).and_then(Value::as_str))
-                .filter(|t| item_type != "image_generation_call" || t.is_empty())
-                .map(|t| Block::Text(t.to_owned()))
-                .collect();
-            let is_error =
-                result.get("error").is_some_and(|e| !e.is_null()) || field("status") == "failed";
-            let block = ToolResultBlock {
-                tool_use_id: s.call_id(C, key),
-                content: text,
-                is_error,
-                kind: item_type.to_owned(),
-                provider_state: Some(Value::Object(result).to_string()),
-                provider_state_format: FORMAT.to_owned(),
-            };
-            s.tool_result(C, None, block)?;
         }
         Ok(())
     }

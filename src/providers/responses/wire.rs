@@ -69,6 +69,9 @@ pub(super) struct RawItem {
 
 #[derive(Deserialize)]
 pub(super) struct Response {
+    /// The response's id: a second one in one stream is a second response (Q54).
+    #[serde(default)]
+    pub(super) id: Option<String>,
     #[serde(default)]
     pub(super) status: Option<String>,
     /// Which model answers (xAI's server tools are told by it, Q47).

@@ -1,0 +1,147 @@
+//! The memo of the fast paths: the last event a fast path read whole, kept as a
+//! template, so the next event that differs only in one string is that string
+//! to scan.
+
+use super::Scan;
+use crate::providers::json::{Index, Str};
+
+/// What a dialect read from a [`Memo`]'s template besides the string: a tag
+/// of its own (which kind of event it was) and two indexes.
+pub(crate) type Facts = (u8, Option<Index>, Option<Index>);
+
+/// What a dialect notes of the event it just decoded from a tree: the facts
+/// of its common event and where its string is (`common.rs`).
+pub(crate) type Noted = Option<(Facts, usize, usize)>;
+
+/// The last event that a fast path read whole, as a template: the text
+/// before one string value of it and the text after. An event that is the
+/// template with another string in that place is the event the template was,
+/// with that string: JSON is context-free, so the members around the string
+/// are the same members with the same values, checked the same way, and only
+/// the string is left to scan (with every check [`Scan::string`] makes).
+///
+/// This is what makes the common event cheap: a chunk with the next argument
+/// fragment of the open call is the previous one with another string. The
+/// memo is a cache of the scan, kept per stream and never saved.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Memo<F> {
+    prefix: Vec<u8>,
+    suffix: Vec<u8>,
+    /// What the dialect read from the template besides the string.
+    facts: Option<F>,
+}
+
+impl<F: Copy> Memo<F> {
+    /// Takes `text` as the template, its string at `hole` (a span from
+    /// [`Scan::the_hole`], quotes included), with what else was read from it.
+    pub(crate) fn learn(&mut self, text: &str, hole: (usize, usize), facts: F) {
+        let b = text.as_bytes();
+        let (Some(prefix), Some(suffix)) = (b.get(..hole.0), b.get(hole.1..)) else {
+            self.facts = None;
+            return;
+        };
+        self.prefix.clear();
+        self.prefix.extend_from_slice(prefix);
+        self.suffix.clear();
+        self.suffix.extend_from_slice(suffix);
+        self.facts = Some(facts);
+    }
+
+    /// The template's facts and the string in its place, when `text` is the
+    /// template with another string there.
+    #[inline]
+    pub(crate) fn fill<'a>(&self, text: &'a str) -> Option<(F, Str<'a>)> {
+        let facts = self.facts?;
+        let b = text.as_bytes();
+        let start = self.prefix.len();
+        if b.len() < start + 2 + self.suffix.len()
+            || b.get(start) != Some(&b'"')
+            || b.get(..start)? != self.prefix.as_slice()
+        {
+            return None;
+        }
+        let mut p = Scan::new(text);
+        p.at = start;
+        let s = p.string()?;
+        (b.get(p.at..)? == self.suffix.as_slice()).then_some((facts, s))
+    }
+
+    /// The template's text before and after its string, once it has one.
+    #[cfg(test)]
+    pub(crate) fn parts(&self) -> Option<(String, String)> {
+        self.facts?;
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        Some((text(&self.prefix)?, text(&self.suffix)?))
+    }
+}
+
+/// An event a dialect's fast path reads from its text, and the common event a
+/// [`Memo`] serves: what [`scan_text`] needs of each dialect.
+pub(crate) trait Memoized<'a> {
+    /// The scanner: fills `self` (fresh) with exactly what the typed decode
+    /// gives, or returns `None` for the general path; gives the span of the
+    /// event's one string, if it has exactly one (what a [`Memo`] may vary).
+    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>>;
+    /// The facts of an event that is exactly the common one.
+    fn facts(&self) -> Option<Facts>;
+    /// Makes `self` (fresh) the common event with these facts and string.
+    fn fill(&mut self, facts: Facts, piece: Str<'a>);
+}
+
+/// The fast paths of an event's text, into `ev` (fresh): the memo's template,
+/// else the scanner, whose event becomes the template when it is the common
+/// one. `false` leaves the text to the general path.
+#[inline]
+pub(crate) fn scan_text<'a, E: Memoized<'a>>(
+    memo: &mut Memo<Facts>,
+    text: &'a str,
+    ev: &mut E,
+) -> bool {
+    if let Some((facts, piece)) = memo.fill(text) {
+        ev.fill(facts, piece);
+        return true;
+    }
+    let Some(hole) = ev.scan(text) else {
+        return false;
+    };
+    if let (Some(hole), Some(facts)) = (hole, ev.facts()) {
+        memo.learn(text, hole, facts);
+    }
+    true
+}
+
+/// What the memo keeps of `template` around its string, once the fast path
+/// read it (for the tests that make events from it).
+#[cfg(test)]
+pub(crate) fn memo_parts<'a, E: Memoized<'a> + Default>(
+    template: &'a str,
+) -> Option<(String, String)> {
+    let mut memo = Memo::default();
+    scan_text(&mut memo, template, &mut E::default());
+    memo.parts()
+}
+
+/// The memo against the general decode, for the tests that compare them:
+/// after the fast path read `template`, `Ok(true)` when the memo took `text`
+/// and gave exactly what the typed `serde_json` decode gives, `Ok(false)`
+/// when it did not take it, `Err` otherwise.
+#[cfg(test)]
+pub(crate) fn memo_agrees<'a, E>(template: &'a str, text: &'a str) -> Result<bool, String>
+where
+    E: Memoized<'a> + Default + PartialEq + std::fmt::Debug + serde::Deserialize<'a>,
+{
+    let mut memo = Memo::default();
+    if !scan_text(&mut memo, template, &mut E::default()) {
+        return Ok(false);
+    }
+    let Some((facts, piece)) = memo.fill(text) else {
+        return Ok(false);
+    };
+    let mut fast = E::default();
+    fast.fill(facts, piece);
+    match serde_json::from_str::<E>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("memo {fast:?}, general path refuses: {e}")),
+    }
+}

@@ -1,0 +1,82 @@
+//! The scanner's unit and property tests.
+
+use proptest::prelude::*;
+
+use super::{plain_run, Scan, BLOCK, SHORT_EVENT};
+
+/// Pieces of a string's text: plain runs of every length around a block,
+/// every escape, and the ones the general decode refuses.
+fn piece() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[a-z \u{e9}\u{65e5}\u{1f980}]{0,40}",
+        1 => "[a-z]{14,18}",
+        4 => prop_oneof![
+            Just("\\\\"), Just("\\\""), Just("\\/"), Just("\\b"), Just("\\f"),
+            Just("\\n"), Just("\\r"), Just("\\t"), Just("\\u00e9"), Just("\\u65E5"),
+            Just("\\ud83e\\udd80"),
+        ].prop_map(str::to_owned),
+        1 => prop_oneof![
+            Just("\\ud800"), Just("\\udc00"), Just("\\ud800\\u0041"), Just("\\ud800x"),
+            Just("\\x"), Just("\\u12"), Just("\\u12g4"), Just("\u{1}"), Just("\n"),
+            Just("\u{1f}"), Just("\\"),
+        ].prop_map(str::to_owned),
+    ]
+}
+
+proptest! {
+    /// A string is what the typed decode makes of it, and the scanner
+    /// gives up exactly where that decode refuses it; the text goes on
+    /// after its closing quote.
+    #[test]
+    fn strings_decode_as_serde_json_decodes_them(
+        pieces in proptest::collection::vec(piece(), 0..24),
+        after in prop_oneof![Just(""), Just("}"), Just(",\"n\":1}]}"), Just("\" ")],
+        long in any::<bool>(),
+    ) {
+        let body = pieces.concat();
+        // A long event's strings are decoded in blocks.
+        let pad = if long { " ".repeat(SHORT_EVENT) } else { String::new() };
+        let text = format!("\"{body}\"{after}{pad}");
+        let mut values = serde_json::Deserializer::from_str(&text).into_iter::<String>();
+        let general = values.next().and_then(Result::ok);
+        let mut p = Scan::new(&text);
+        let fast = p.string().map(|s| s.0.into_owned());
+        prop_assert_eq!(&fast, &general, "{:?}", text);
+        if fast.is_some() {
+            prop_assert_eq!(p.at, values.byte_offset());
+        }
+    }
+
+    /// The block test finds the byte a byte at a time finds.
+    #[test]
+    fn first_special_finds_the_first_special_byte(b in proptest::array::uniform16(prop_oneof![
+        Just(b'"'), Just(b'\\'), 0_u8..0x20, 0x20_u8..=0xff, b'a'..=b'z', b'a'..=b'z', b'a'..=b'z'
+    ])) {
+        let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(BLOCK);
+        prop_assert_eq!(super::first_special(&b), naive);
+    }
+
+    /// Eight bytes at a time finds the byte a byte at a time finds.
+    #[test]
+    fn plain_run_finds_the_first_special_byte(b in proptest::collection::vec(prop_oneof![
+        Just(b'"'), Just(b'\\'), 0_u8..0x20, 0x20_u8..=0xff, b'a'..=b'z', b'a'..=b'z'
+    ], 0..40)) {
+        let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        prop_assert_eq!(plain_run(&b), naive);
+    }
+
+    /// And on long runs, where the SIMD search takes over.
+    #[test]
+    fn plain_run_finds_the_first_special_byte_of_a_long_run(
+        run in proptest::collection::vec(0x20_u8..=0xff, 0..300),
+        special in prop_oneof![Just(b'"'), Just(b'\\'), 0_u8..0x20],
+        at in 0_usize..300,
+    ) {
+        let mut b: Vec<u8> = run.into_iter().filter(|&c| c != b'"' && c != b'\\').collect();
+        if at <= b.len() {
+            b.insert(at, special);
+        }
+        let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+        prop_assert_eq!(plain_run(&b), naive);
+    }
+}
