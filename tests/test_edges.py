@@ -364,3 +364,33 @@ def test_q5_an_empty_finish_reason_is_absent_and_a_real_one_ends() -> None:
     assert errors == [] and m.complete and m.text == "hi there"
     m, errors = run(chunk({"content": "hi"}, "stop"), chunk({"content": " there"}))
     assert len(errors) == 1 and isinstance(errors[0], ProtocolError)
+
+
+def test_q42_a_dict_event_with_an_int_past_64_bits_keeps_it_exact() -> None:
+    """A Python int no 64-bit number holds (an Ollama call's object arguments, fed as a
+    dict): read from the event's JSON text, so it comes out as sent, never as a float."""
+    big = 123456789012345678901234567890
+    line = {
+        "model": "m",
+        "message": {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"function": {"name": "f", "arguments": {"n": big, "b": 1}}}],
+        },
+        "done": False,
+    }
+    end = {"model": "m", "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"}
+    asm = Assembler("ollama")
+    asm.feed(line)
+    asm.feed(end)
+    asm.close()
+    (call,) = asm.message().tool_uses
+    assert call.input == '{"n":123456789012345678901234567890,"b":1}'
+    assert asm.message().complete
+    # Twin: a 64-bit int takes the usual path and is as exact.
+    small = {**line, "message": {**line["message"], "tool_calls": [{"function": {"name": "f", "arguments": {"n": 2**63 - 1}}}]}}
+    asm = Assembler("ollama")
+    asm.feed(small)
+    asm.feed(end)
+    asm.close()
+    assert asm.message().tool_uses[0].input == '{"n":9223372036854775807}'

@@ -29,6 +29,9 @@ pub(crate) struct NotJson {
     what: String,
     /// Innermost step first (pushed while unwinding).
     path: Vec<Step>,
+    /// An int past the 64-bit range: JSON data, but not a tree's (whose numbers
+    /// are 64-bit); its JSON text keeps it exact (Q42).
+    pub(crate) big_int: bool,
 }
 
 impl NotJson {
@@ -36,6 +39,7 @@ impl NotJson {
         Self {
             what: what.into(),
             path: Vec::new(),
+            big_int: false,
         }
     }
 
@@ -206,8 +210,9 @@ fn close(b: &mut TreeBuilder) -> Result<(), NotJson> {
     b.close().map_err(|e| NotJson::new(e.to_string()))
 }
 
-/// An int as JSON text would carry it: a 64-bit integer, or past that range
-/// the nearest float (what serde_json makes of such a number).
+/// An int as a tree node: a 64-bit integer. Past that range a tree cannot
+/// hold it exactly (a float would alter it, Q42): an exact int is reported as
+/// [`NotJson::big_int`], and the event is read from its JSON text instead.
 fn int_node(i: &Bound<'_, PyInt>) -> Result<Node, NotJson> {
     if let Ok(v) = i.extract::<i64>() {
         return Ok(Node::I64(v));
@@ -215,17 +220,10 @@ fn int_node(i: &Bound<'_, PyInt>) -> Result<Node, NotJson> {
     if let Ok(v) = i.extract::<u64>() {
         return Ok(Node::U64(v));
     }
-    // Only an exact int is converted: a subclass's __float__ could run Python code.
-    if i.is_exact_instance_of::<PyInt>() {
-        if let Ok(v) = i.extract::<f64>() {
-            if v.is_finite() {
-                return Ok(Node::F64(v));
-            }
-        }
-    }
-    Err(NotJson::new(format!(
-        "the int {i} (too large for a JSON number)"
-    )))
+    let mut e = NotJson::new(format!("the int {i} (past the 64-bit range)"));
+    // Only an exact int: a subclass could run Python code when written out.
+    e.big_int = i.is_exact_instance_of::<PyInt>();
+    Err(e)
 }
 
 /// The UTF-8 text of every string of a tree, in tree order, into `out`.

@@ -167,6 +167,15 @@ fn feed_tree(
     strs.clear();
     if let Err(e) = event_tree::build(dict, tree, strs) {
         strs.clear();
+        if e.big_int {
+            // A number no tree holds exactly: the event's JSON text (Python's
+            // json writes ints exactly) goes the text path, which keeps it as sent.
+            if let Some(text) = json_text(dict) {
+                return core
+                    .feed_json(event_type, text.as_bytes(), sink)
+                    .map(|()| None);
+            }
+        }
         return Err(not_json(core, event_type, &e));
     }
     let mut texts: Vec<&str> = std::mem::take(spare);
@@ -181,6 +190,13 @@ fn feed_tree(
     *spare = texts.into_iter().map(|_| "").collect();
     strs.clear();
     result
+}
+
+/// `json.dumps(value)`, or `None` when it fails.
+fn json_text(value: &Bound<'_, PyAny>) -> Option<String> {
+    let py = value.py();
+    let dumps = py.import("json").ok()?.getattr("dumps").ok()?;
+    dumps.call1((value,)).ok()?.extract::<String>().ok()
 }
 
 /// Feeds one event of any form `feed` takes. The lock is taken only around work
