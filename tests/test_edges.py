@@ -379,7 +379,12 @@ def test_q42_a_dict_event_with_an_int_past_64_bits_keeps_it_exact() -> None:
         },
         "done": False,
     }
-    end = {"model": "m", "message": {"role": "assistant", "content": ""}, "done": True, "done_reason": "stop"}
+    end = {
+        "model": "m",
+        "message": {"role": "assistant", "content": ""},
+        "done": True,
+        "done_reason": "stop",
+    }
     asm = Assembler("ollama")
     asm.feed(line)
     asm.feed(end)
@@ -388,7 +393,13 @@ def test_q42_a_dict_event_with_an_int_past_64_bits_keeps_it_exact() -> None:
     assert call.input == '{"n":123456789012345678901234567890,"b":1}'
     assert asm.message().complete
     # Twin: a 64-bit int takes the usual path and is as exact.
-    small = {**line, "message": {**line["message"], "tool_calls": [{"function": {"name": "f", "arguments": {"n": 2**63 - 1}}}]}}
+    small = {
+        **line,
+        "message": {
+            **line["message"],
+            "tool_calls": [{"function": {"name": "f", "arguments": {"n": 2**63 - 1}}}],
+        },
+    }
     asm = Assembler("ollama")
     asm.feed(small)
     asm.feed(end)
