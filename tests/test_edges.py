@@ -370,7 +370,7 @@ def test_q42_a_dict_event_with_an_int_past_64_bits_keeps_it_exact() -> None:
     """A Python int no 64-bit number holds (an Ollama call's object arguments, fed as a
     dict): read from the event's JSON text, so it comes out as sent, never as a float."""
     big = 123456789012345678901234567890
-    line = {
+    line: dict[str, Any] = {
         "model": "m",
         "message": {
             "role": "assistant",
