@@ -8,52 +8,9 @@ use _toolstitch::providers::{
 };
 use serde_json::{json, Value};
 
-fn chat() -> Assembler {
-    Assembler::new(Some(Dialect::OpenAiChat), AssemblerLimits::default())
-}
+mod support;
 
-/// Feeds every event and closes, returning the message of choice 0 and the errors.
-fn run(a: &mut Assembler, events: &[Value]) -> (AssembledMessage, Vec<Error>) {
-    let mut errors = Vec::new();
-    for e in events {
-        if let Err(err) = a.feed_json(None, e.to_string().as_bytes(), None) {
-            errors.push(err);
-        }
-    }
-    if let Err(err) = a.close(None) {
-        errors.push(err);
-    }
-    (a.messages().remove(0), errors)
-}
-
-fn chunk(delta: Value, finish: Option<&str>) -> Value {
-    json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-}
-
-fn call(index: i64, id: Option<&str>, name: Option<&str>, args: Value) -> Value {
-    let mut f = serde_json::Map::new();
-    if let Some(n) = name {
-        f.insert("name".into(), json!(n));
-    }
-    f.insert("arguments".into(), args);
-    let mut c = json!({"index": index, "function": f});
-    if let Some(id) = id {
-        c["id"] = json!(id);
-    }
-    chunk(json!({"tool_calls": [c]}), None)
-}
-
-fn end() -> Value {
-    chunk(json!({}), Some("tool_calls"))
-}
-
-fn notes(m: &AssembledMessage) -> Vec<NoteKind> {
-    m.notes.iter().map(|n| n.kind).collect()
-}
-
-fn inputs(m: &AssembledMessage) -> Vec<&str> {
-    m.tool_uses.iter().map(|t| t.block.input.as_str()).collect()
-}
+use support::chat::{call, chat, chunk, end, inputs, notes, run};
 
 #[test]
 fn q36_incomplete_arguments_then_the_whole_arguments_give_the_object_once() {

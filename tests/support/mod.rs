@@ -109,3 +109,59 @@ pub fn cassette_bodies(yaml: &str) -> Vec<Vec<u8>> {
 pub fn assembler(d: Option<Dialect>) -> Assembler {
     Assembler::new(d, AssemblerLimits::default())
 }
+
+/// OpenAI chat streams built from JSON values, for the long-tail and edge tests:
+/// chunks, calls, the end, and what a message's notes and inputs are.
+pub mod chat {
+    use _toolstitch::providers::{
+        AssembledMessage, Assembler, AssemblerLimits, Dialect, Error, NoteKind,
+    };
+    use serde_json::{json, Value};
+
+    pub fn chat() -> Assembler {
+        Assembler::new(Some(Dialect::OpenAiChat), AssemblerLimits::default())
+    }
+
+    /// Feeds every event and closes, returning the message of choice 0 and the errors.
+    pub fn run(a: &mut Assembler, events: &[Value]) -> (AssembledMessage, Vec<Error>) {
+        let mut errors = Vec::new();
+        for e in events {
+            if let Err(err) = a.feed_json(None, e.to_string().as_bytes(), None) {
+                errors.push(err);
+            }
+        }
+        if let Err(err) = a.close(None) {
+            errors.push(err);
+        }
+        (a.messages().remove(0), errors)
+    }
+
+    pub fn chunk(delta: Value, finish: Option<&str>) -> Value {
+        json!({"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    }
+
+    pub fn call(index: i64, id: Option<&str>, name: Option<&str>, args: Value) -> Value {
+        let mut f = serde_json::Map::new();
+        if let Some(n) = name {
+            f.insert("name".into(), json!(n));
+        }
+        f.insert("arguments".into(), args);
+        let mut c = json!({"index": index, "function": f});
+        if let Some(id) = id {
+            c["id"] = json!(id);
+        }
+        chunk(json!({"tool_calls": [c]}), None)
+    }
+
+    pub fn end() -> Value {
+        chunk(json!({}), Some("tool_calls"))
+    }
+
+    pub fn notes(m: &AssembledMessage) -> Vec<NoteKind> {
+        m.notes.iter().map(|n| n.kind).collect()
+    }
+
+    pub fn inputs(m: &AssembledMessage) -> Vec<&str> {
+        m.tool_uses.iter().map(|t| t.block.input.as_str()).collect()
+    }
+}
