@@ -9,6 +9,9 @@ import json
 from typing import Any
 
 import pytest
+
+# OpenAI chat chunks built as the long-tail tests build them.
+from test_long_tail import END, call, chunk
 from toolstitch import (
     AssembledMessage,
     Assembler,
@@ -18,26 +21,6 @@ from toolstitch import (
     Toolset,
     ToolstitchError,
 )
-
-
-def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
-def call(index: int, args: Any, id: str | None = None, name: str | None = None) -> dict[str, Any]:
-    function: dict[str, Any] = {"arguments": args}
-    if name is not None:
-        function["name"] = name
-    c: dict[str, Any] = {"index": index, "function": function}
-    if id is not None:
-        c["id"] = id
-    return chunk({"tool_calls": [c]})
-
-
-END = chunk({}, "tool_calls")
 
 
 def sse(*events: Any) -> bytes:
