@@ -541,7 +541,7 @@ impl Guard {
             .as_ref()
             .and_then(Decoder::unfinished_from)
             .map(|at| usize::try_from(at.saturating_sub(self.released)).unwrap_or(usize::MAX));
-        self.release(unfinished.map_or(cut, |u| u.min(cut)), step);
+        self.release(unfinished.map_or(cut, |u| u.min(cut)));
         true
     }
 
@@ -719,7 +719,7 @@ impl Guard {
     /// Marks `held[..cut]` releasable: it goes out at the end of the read (or
     /// before the tail, if the read blocks), so that the offsets of the read's
     /// cuts stay valid while it is pushed.
-    fn release(&mut self, cut: usize, _step: &mut Step) {
+    fn release(&mut self, cut: usize) {
         self.releasable = self.releasable.max(cut.min(self.held.len()));
     }
 
@@ -767,7 +767,7 @@ impl Guard {
             array: self.array,
             last_released: self.last_released,
         };
-        let (status, headers, body) = tail::whole(dialect, &message);
+        let (status, headers, body) = tail::error_response(dialect, &message);
         let (choice, call_id, tool_name) = match call {
             Some((c, id, name)) => (Some(c), Some(id), Some(name)),
             None => (None, None, None),

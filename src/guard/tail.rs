@@ -86,8 +86,11 @@ fn exception_frame(shape: &ErrorShape, message: &str) -> Vec<u8> {
     frame.encode().unwrap_or_default()
 }
 
-/// A whole error response: status, headers (content type first), body.
-pub(crate) fn whole(
+/// A whole error response in `dialect`'s shape: status, headers (content type
+/// first), body. A block before any byte went out ends so, and so does the
+/// proxy's answer when the upstream cannot be reached.
+#[must_use]
+pub fn error_response(
     dialect: Option<Dialect>,
     message: &str,
 ) -> (u16, Vec<(String, String)>, Vec<u8>) {
@@ -101,14 +104,4 @@ pub(crate) fn whole(
             .map(|(k, v)| ((*k).to_owned(), (*v).to_owned())),
     );
     (shape.status, headers, body)
-}
-
-/// A whole error response in `dialect`'s shape (the proxy's answer when the
-/// upstream cannot be reached, or fails, before any byte went out).
-#[must_use]
-pub fn error_response(
-    dialect: Option<Dialect>,
-    message: &str,
-) -> (u16, Vec<(String, String)>, Vec<u8>) {
-    whole(dialect, message)
 }
