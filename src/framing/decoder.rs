@@ -62,7 +62,7 @@ impl Inner {
             Inner::Undecided => Ok(()),
             Inner::Sse(d) => d.push_with(bytes, &mut |e| emit(FrameRef::Sse(e))),
             Inner::Lines(d) => d.push_with(bytes, &mut |l| emit(FrameRef::Line(&l))),
-            Inner::Events(d) => d.push_with(bytes, &mut |m| emit(FrameRef::EventStream(&m))),
+            Inner::Events(d) => d.push_with(bytes, &mut |m| emit(FrameRef::EventStream(m))),
         }
     }
 
@@ -71,7 +71,7 @@ impl Inner {
             Inner::Undecided => Ok(()),
             Inner::Sse(d) => d.finish_with(&mut |e| emit(FrameRef::Sse(e))),
             Inner::Lines(d) => d.finish_with(&mut |l| emit(FrameRef::Line(&l))),
-            Inner::Events(d) => d.finish_with(&mut |m| emit(FrameRef::EventStream(&m))),
+            Inner::Events(d) => d.finish_with(&mut |m| emit(FrameRef::EventStream(m))),
         }
     }
 }

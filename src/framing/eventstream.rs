@@ -278,32 +278,51 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn header_text(bytes: &[u8], offset: u64, what: &'static str) -> Result<String, Error> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(text.to_owned()),
-        Err(e) => Err(Error::Utf8 {
-            offset: advance(offset, e.valid_up_to()),
-            what,
-            start: offset,
-        }),
-    }
+fn header_text<'a>(bytes: &'a [u8], offset: u64, what: &'static str) -> Result<&'a str, Error> {
+    std::str::from_utf8(bytes).map_err(|e| Error::Utf8 {
+        offset: advance(offset, e.valid_up_to()),
+        what,
+        start: offset,
+    })
 }
 
-/// Parses a headers section whose first byte is at `offset`.
-fn parse_headers(bytes: &[u8], offset: u64) -> Result<Vec<(String, HeaderValue)>, Error> {
-    let mut headers = Vec::new();
+/// Sets `slot` to the text of `bytes`, checked as UTF-8 unless `slot`
+/// already holds exactly these bytes (a valid string): the headers of
+/// consecutive frames repeat (`:event-type`, `:content-type`, the same event
+/// type many times), and then nothing is checked, copied or allocated.
+fn set_text(slot: &mut String, bytes: &[u8], offset: u64, what: &'static str) -> Result<(), Error> {
+    if slot.as_bytes() != bytes {
+        let text = header_text(bytes, offset, what)?;
+        slot.clear();
+        slot.push_str(text);
+    }
+    Ok(())
+}
+
+/// Parses a headers section whose first byte is at `offset` into `out`,
+/// reusing the strings it holds from the frame before.
+fn parse_headers(
+    bytes: &[u8],
+    offset: u64,
+    out: &mut Vec<(String, HeaderValue)>,
+) -> Result<(), Error> {
+    let mut n = 0;
     let mut r = Reader { bytes, pos: 0 };
     while r.pos < bytes.len() {
         let start = advance(offset, r.pos);
         let overrun = || malformed(start, "a header runs past the end of the headers section");
         let name_len = r.u8().ok_or_else(overrun)?;
         let name_at = advance(offset, r.pos);
-        let name = header_text(
-            r.take(usize::from(name_len)).ok_or_else(overrun)?,
-            name_at,
-            "event-stream header name",
-        )?;
-        let value = match r.u8().ok_or_else(overrun)? {
+        let name = r.take(usize::from(name_len)).ok_or_else(overrun)?;
+        if out.len() == n {
+            out.push((String::new(), HeaderValue::Bool(true)));
+        }
+        let Some((slot, value)) = out.get_mut(n) else {
+            return Err(overrun());
+        };
+        n += 1;
+        set_text(slot, name, name_at, "event-stream header name")?;
+        let fixed = match r.u8().ok_or_else(overrun)? {
             0 => Some(HeaderValue::Bool(true)),
             1 => Some(HeaderValue::Bool(false)),
             2 => r.array().map(|b| HeaderValue::Byte(i8::from_be_bytes(b))),
@@ -311,17 +330,17 @@ fn parse_headers(bytes: &[u8], offset: u64) -> Result<Vec<(String, HeaderValue)>
             4 => r.array().map(|b| HeaderValue::Int(i32::from_be_bytes(b))),
             5 => r.array().map(|b| HeaderValue::Long(i64::from_be_bytes(b))),
             6 => r.u16_prefixed().map(|b| HeaderValue::Bytes(b.to_vec())),
-            7 => match r.u16_prefixed() {
-                Some(b) => {
-                    let at = advance(offset, r.pos.saturating_sub(b.len()));
-                    Some(HeaderValue::String(header_text(
-                        b,
-                        at,
-                        "event-stream header value",
-                    )?))
+            7 => {
+                let b = r.u16_prefixed().ok_or_else(overrun)?;
+                let at = advance(offset, r.pos.saturating_sub(b.len()));
+                if !matches!(value, HeaderValue::String(_)) {
+                    *value = HeaderValue::String(String::new());
                 }
-                None => None,
-            },
+                if let HeaderValue::String(text) = value {
+                    set_text(text, b, at, "event-stream header value")?;
+                }
+                continue;
+            }
             8 => r
                 .array()
                 .map(|b| HeaderValue::Timestamp(i64::from_be_bytes(b))),
@@ -329,17 +348,27 @@ fn parse_headers(bytes: &[u8], offset: u64) -> Result<Vec<(String, HeaderValue)>
             other => {
                 return Err(malformed(
                     start,
-                    format!("header {name:?} has unknown value type {other} (known: 0 to 9)"),
+                    format!(
+                        "header {:?} has unknown value type {other} (known: 0 to 9)",
+                        slot.as_str()
+                    ),
                 ))
             }
         };
-        headers.push((name, value.ok_or_else(overrun)?));
+        *value = fixed.ok_or_else(overrun)?;
     }
-    Ok(headers)
+    out.truncate(n);
+    Ok(())
 }
 
-/// Decodes one whole frame starting at `offset`, whose prelude is checked.
-fn decode_frame(frame: &[u8], offset: u64, prelude: Prelude) -> Result<EventStreamMessage, Error> {
+/// Decodes one whole frame starting at `offset`, whose prelude is checked,
+/// into `m` (whose buffers are reused).
+fn decode_frame(
+    frame: &[u8],
+    offset: u64,
+    prelude: Prelude,
+    m: &mut EventStreamMessage,
+) -> Result<(), Error> {
     let short = || malformed(offset, "frame shorter than its total length");
     let body_len = prelude.total.checked_sub(CRC_LEN).ok_or_else(short)?;
     let (body, crc) = frame.split_at_checked(body_len).ok_or_else(short)?;
@@ -357,10 +386,10 @@ fn decode_frame(frame: &[u8], offset: u64, prelude: Prelude) -> Result<EventStre
     let (headers, payload) = rest
         .split_at_checked(prelude.headers_len)
         .ok_or_else(short)?;
-    Ok(EventStreamMessage {
-        headers: parse_headers(headers, advance(offset, PRELUDE_LEN))?,
-        payload: payload.to_vec(),
-    })
+    parse_headers(headers, advance(offset, PRELUDE_LEN), &mut m.headers)?;
+    m.payload.clear();
+    m.payload.extend_from_slice(payload);
+    Ok(())
 }
 
 /// A push decoder for AWS event-stream frames.
@@ -378,6 +407,9 @@ pub struct EventStreamDecoder {
     /// Offset of the pending (or next) frame's first byte.
     frame_start: u64,
     failed: Option<Error>,
+    /// The frame last decoded, whose buffers the next one reuses.
+    #[serde(skip)]
+    frame: EventStreamMessage,
 }
 
 impl EventStreamDecoder {
@@ -390,6 +422,7 @@ impl EventStreamDecoder {
             prelude: None,
             frame_start: 0,
             failed: None,
+            frame: EventStreamMessage::default(),
         }
     }
 
@@ -423,7 +456,7 @@ impl EventStreamDecoder {
     /// [`Error::Utf8`] for a header name or string value that is not UTF-8.
     /// Sticky until [`EventStreamDecoder::reset`].
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<EventStreamMessage>) -> Result<(), Error> {
-        self.push_with(bytes, &mut |message| out.push(message))
+        self.push_with(bytes, &mut |message| out.push(message.clone()))
     }
 
     /// Ends the stream.
@@ -432,10 +465,10 @@ impl EventStreamDecoder {
     /// [`Error::Truncated`] when the stream ends inside a frame; an earlier
     /// sticky error.
     pub fn finish(&mut self, out: &mut Vec<EventStreamMessage>) -> Result<(), Error> {
-        self.finish_with(&mut |message| out.push(message))
+        self.finish_with(&mut |message| out.push(message.clone()))
     }
 
-    pub(crate) fn push_with<S: FnMut(EventStreamMessage)>(
+    pub(crate) fn push_with<S: FnMut(&EventStreamMessage)>(
         &mut self,
         bytes: &[u8],
         emit: &mut S,
@@ -450,7 +483,7 @@ impl EventStreamDecoder {
         result
     }
 
-    fn push_inner<S: FnMut(EventStreamMessage)>(
+    fn push_inner<S: FnMut(&EventStreamMessage)>(
         &mut self,
         bytes: &[u8],
         emit: &mut S,
@@ -470,7 +503,8 @@ impl EventStreamDecoder {
                     self.pending.extend_from_slice(input);
                     return Ok(());
                 };
-                emit(decode_frame(frame, self.frame_start, prelude)?);
+                decode_frame(frame, self.frame_start, prelude, &mut self.frame)?;
+                emit(&self.frame);
                 self.frame_start = advance(self.frame_start, prelude.total);
                 input = rest;
                 continue;
@@ -493,7 +527,8 @@ impl EventStreamDecoder {
                     self.prelude = Some(prelude);
                 }
                 Some(prelude) => {
-                    emit(decode_frame(&self.pending, self.frame_start, prelude)?);
+                    decode_frame(&self.pending, self.frame_start, prelude, &mut self.frame)?;
+                    emit(&self.frame);
                     self.frame_start = advance(self.frame_start, prelude.total);
                     self.prelude = None;
                     if self.pending.capacity() > KEEP_CAPACITY {
@@ -507,7 +542,7 @@ impl EventStreamDecoder {
         Ok(())
     }
 
-    pub(crate) fn finish_with<S: FnMut(EventStreamMessage)>(
+    pub(crate) fn finish_with<S: FnMut(&EventStreamMessage)>(
         &mut self,
         _emit: &mut S,
     ) -> Result<(), Error> {
@@ -543,6 +578,12 @@ mod tests {
     use super::*;
     use crate::framing::testutil::{bytewise, split_at_cuts};
     use proptest::prelude::*;
+
+    /// A headers section on its own, as a fresh list.
+    fn parse_headers(bytes: &[u8], offset: u64) -> Result<Vec<(String, HeaderValue)>, Error> {
+        let mut out = Vec::new();
+        super::parse_headers(bytes, offset, &mut out).map(|()| out)
+    }
 
     fn decode_pieces(
         limits: FramingLimits,

@@ -154,7 +154,13 @@ fn feed_frame(
             if matches!(m.message_type(), Some("exception" | "error")) {
                 Err(exception_frame(core, m, live))
             } else {
-                core.feed_json(m.event_type(), &m.payload, live)
+                // A payload checked as UTF-8 once here is text, as an SSE
+                // event's data is: it is not checked again, and the dialect's
+                // fast path may read it.
+                match simdutf8::basic::from_utf8(&m.payload) {
+                    Ok(text) => core.feed_text(m.event_type(), text, live),
+                    Err(_) => core.feed_json(m.event_type(), &m.payload, live),
+                }
             }
         }
     }

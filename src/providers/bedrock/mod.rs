@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
+use super::scan::{self, Scan, Seen};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
@@ -24,7 +25,7 @@ const REDACTED_FORMAT: &str = "bedrock-redacted";
 /// The `toolUse` type of a tool the provider runs itself.
 const SERVER_TOOL: &str = "server_tool_use";
 
-#[derive(Deserialize, Default)]
+#[derive(Debug, PartialEq, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct Payload<'a> {
     #[serde(default)]
@@ -66,7 +67,7 @@ struct Payload<'a> {
     service_unavailable_exception: Option<Box<Payload<'a>>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Start<'a> {
     #[serde(borrow, default)]
@@ -76,7 +77,7 @@ struct Start<'a> {
     tool_result: Option<CompactJson>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ToolUseStart<'a> {
     #[serde(borrow, default)]
@@ -100,7 +101,7 @@ struct ResultStart {
     status: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Delta<'a> {
     #[serde(borrow, default)]
@@ -114,13 +115,13 @@ struct Delta<'a> {
     tool_result: Option<CompactJson>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct ToolUseDelta<'a> {
     #[serde(borrow, default)]
     input: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Reasoning<'a> {
     #[serde(borrow, default)]
@@ -129,6 +130,105 @@ struct Reasoning<'a> {
     signature: Option<Str<'a>>,
     #[serde(borrow, default)]
     redacted_content: Option<Str<'a>>,
+}
+
+/// The fast path of a payload's text: fills `p` (fresh) with exactly the
+/// [`Payload`] the typed decode gives, or returns `None` for the general path.
+/// It serves the bare payloads that make up nearly all of a stream: a text
+/// or tool-input delta, a block's stop, the message's start and stop. A
+/// block start, usage, reasoning, a tool result, an exception or the boto3
+/// wrapped shape is left to the general path. The padding `"p"` is skipped as
+/// every unknown member is.
+fn scan_payload<'a>(text: &'a str, p: &mut Payload<'a>) -> Option<()> {
+    let mut s = Scan::new(text);
+    let mut seen = Seen::default();
+    s.object(|s, key| match key {
+        "contentBlockIndex" => {
+            seen.once(0)?;
+            p.content_block_index = s.opt_index()?;
+            Some(())
+        }
+        "delta" => {
+            seen.once(1)?;
+            if !s.null()? {
+                scan_delta(s, p.delta.insert(Delta::default()))?;
+            }
+            Some(())
+        }
+        "stopReason" => {
+            seen.once(2)?;
+            p.stop_reason = s.opt_str()?;
+            Some(())
+        }
+        "role" => {
+            seen.once(3)?;
+            p.role = s.opt_str()?;
+            Some(())
+        }
+        // Every other member the typed decode reads: the general path.
+        "start"
+        | "usage"
+        | "message"
+        | "messageStart"
+        | "contentBlockStart"
+        | "contentBlockDelta"
+        | "contentBlockStop"
+        | "messageStop"
+        | "metadata"
+        | "internalServerException"
+        | "modelStreamErrorException"
+        | "validationException"
+        | "throttlingException"
+        | "serviceUnavailableException" => None,
+        _ => s.skip(),
+    })?;
+    s.end()
+}
+
+fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
+    let mut seen = Seen::default();
+    s.object(|s, key| match key {
+        "text" => {
+            seen.once(0)?;
+            d.text = s.opt_str()?;
+            Some(())
+        }
+        "toolUse" => {
+            seen.once(1)?;
+            if s.null()? {
+                return Some(());
+            }
+            let tool = d.tool_use.insert(ToolUseDelta { input: None });
+            let mut inner = Seen::default();
+            s.object(|s, key| match key {
+                "input" => {
+                    inner.once(0)?;
+                    tool.input = s.opt_str()?;
+                    Some(())
+                }
+                _ => s.skip(),
+            })
+        }
+        "reasoningContent" | "toolResult" => None,
+        _ => s.skip(),
+    })
+}
+
+/// The fast path against the general decode, for the tests that compare
+/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
+/// typed `serde_json` decode gives, `Ok(false)` when it left `text` to the
+/// general path, `Err` (both results) otherwise.
+#[cfg(test)]
+pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
+    let mut fast = Payload::default();
+    if scan_payload(text, &mut fast).is_none() {
+        return Ok(false);
+    }
+    match serde_json::from_str::<Payload<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
+    }
 }
 
 /// Bedrock has one message per stream: choice 0.
@@ -195,7 +295,14 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let mut outer: Payload<'_> = input.parse()?;
+        let mut outer = Payload::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => scan_payload(t, &mut outer).is_some(),
+            _ => false,
+        };
+        if !fast {
+            outer = input.parse()?;
+        }
         let wrapped = outer.unwrap_event();
         let (name, p): (&str, Payload<'_>) = match (event_name, wrapped) {
             (_, Some((n, p))) => (n, p),

@@ -22,6 +22,7 @@ use super::{
 };
 use crate::framing::FramingLimits;
 
+mod bedrock;
 mod events;
 use events::{anthropic_event, anthropic_events, chat_chunk, chat_events};
 

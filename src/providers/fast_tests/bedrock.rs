@@ -1,0 +1,243 @@
+//! Bedrock's fast path (`scan_payload`) against the general decode: any
+//! payload text, and whole event-stream bodies cut anywhere, give the same
+//! with the fast path as without it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use proptest::prelude::*;
+
+use super::gen::{
+    event_text, index, junk, members, obj_field, render, str_field, Rng, Spelling, J,
+};
+use super::{arguments, cuts, fragments, limits, obj, run, s};
+use crate::framing::{EventStreamMessage, HeaderValue};
+use crate::providers::{bedrock, Dialect};
+
+/// A payload of any shape: mostly the bare events of a stream, with every
+/// member the typed decode reads present now and then.
+fn payload(r: &mut Rng) -> J {
+    let tool_use = obj_field(r, |r| {
+        let input = str_field(r);
+        members(r, vec![(90, "input", input)])
+    });
+    let delta = obj_field(r, |r| {
+        let reasoning = obj_field(r, |r| {
+            let t = str_field(r);
+            members(r, vec![(80, "text", t)])
+        });
+        let v = vec![
+            (45, "text", str_field(r)),
+            (55, "toolUse", tool_use),
+            (5, "reasoningContent", reasoning),
+            (3, "toolResult", junk(r, 2)),
+        ];
+        members(r, v)
+    });
+    let start = obj_field(r, |r| {
+        let tool = obj_field(r, |r| {
+            let v = vec![(80, "toolUseId", str_field(r)), (80, "name", str_field(r))];
+            members(r, v)
+        });
+        members(r, vec![(90, "toolUse", tool)])
+    });
+    let wrapped = obj_field(r, |r| {
+        let v = vec![(80, "contentBlockIndex", index(r)), (50, "p", str_field(r))];
+        members(r, v)
+    });
+    let wrapper = r
+        .pick(&[
+            "contentBlockDelta",
+            "messageStop",
+            "metadata",
+            "throttlingException",
+        ])
+        .to_owned();
+    let v = vec![
+        (85, "contentBlockIndex", index(r)),
+        (70, "delta", delta),
+        (70, "p", str_field(r)),
+        (10, "stopReason", str_field(r)),
+        (10, "role", str_field(r)),
+        (8, "start", start),
+        (4, "usage", junk(r, 2)),
+        (3, "message", str_field(r)),
+    ];
+    let mut j = members(r, v);
+    if r.chance(5) {
+        if let J::Obj(m) = &mut j {
+            m.push((wrapper, wrapped));
+        }
+    }
+    j
+}
+
+/// A well-formed ConverseStream body: event-stream frames, each with its
+/// `:event-type`, `:content-type` and `:message-type` headers, and (for some
+/// seeds) a few payloads of any shape among them.
+fn stream(r: &mut Rng) -> Vec<u8> {
+    let pad = |r: &mut Rng| J::Str("abcdefghijklmnop"[..1 + r.below(15)].to_owned());
+    let mut events: Vec<(&str, J)> = vec![(
+        "messageStart",
+        obj(vec![("p", pad(r)), ("role", s("assistant"))]),
+    )];
+    let mut block = 0;
+    let num = ["0", "1", "2", "3", "4"];
+    if r.chance(50) {
+        let said = super::gen::text(r);
+        for piece in fragments(r, &said) {
+            let delta = obj(vec![("text", J::Str(piece))]);
+            let p = pad(r);
+            let e = obj(vec![
+                ("contentBlockIndex", J::Num(num[block])),
+                ("delta", delta),
+                ("p", p),
+            ]);
+            events.push(("contentBlockDelta", e));
+        }
+        events.push((
+            "contentBlockStop",
+            obj(vec![("contentBlockIndex", J::Num(num[block]))]),
+        ));
+        block += 1;
+    }
+    for i in 0..r.below(4) {
+        let tool = obj(vec![
+            ("toolUseId", J::Str(format!("t{i}"))),
+            ("name", J::Str(format!("f{i}"))),
+        ]);
+        let start = obj(vec![("toolUse", tool)]);
+        events.push((
+            "contentBlockStart",
+            obj(vec![
+                ("contentBlockIndex", J::Num(num[block])),
+                ("start", start),
+            ]),
+        ));
+        let args = arguments(r);
+        for piece in fragments(r, &args) {
+            let delta = obj(vec![("toolUse", obj(vec![("input", J::Str(piece))]))]);
+            let p = pad(r);
+            let e = obj(vec![
+                ("contentBlockIndex", J::Num(num[block])),
+                ("delta", delta),
+                ("p", p),
+            ]);
+            events.push(("contentBlockDelta", e));
+        }
+        events.push((
+            "contentBlockStop",
+            obj(vec![("contentBlockIndex", J::Num(num[block]))]),
+        ));
+        block += 1;
+    }
+    events.push((
+        "messageStop",
+        obj(vec![("stopReason", s("tool_use")), ("p", pad(r))]),
+    ));
+    if r.chance(40) {
+        for _ in 0..=r.below(3) {
+            let at = r.below(events.len() + 1);
+            let name = r.pick(&[
+                "contentBlockDelta",
+                "contentBlockStop",
+                "messageStop",
+                "metadata",
+            ]);
+            events.insert(at, (name, payload(r)));
+        }
+    }
+    let mut out = Vec::new();
+    for (name, j) in &events {
+        let text = if r.chance(2) {
+            event_text(r, j)
+        } else {
+            let mut t = String::new();
+            render(r, j, Spelling::Clean, &mut t);
+            t
+        };
+        let header = |n: &str, v: &str| (n.to_owned(), HeaderValue::String(v.to_owned()));
+        let message = EventStreamMessage {
+            headers: vec![
+                header(":event-type", name),
+                header(":content-type", "application/json"),
+                header(":message-type", "event"),
+            ],
+            payload: text.into_bytes(),
+        };
+        out.extend(message.encode().unwrap());
+    }
+    out
+}
+
+fn check_stream(seed: u64) -> Result<(), TestCaseError> {
+    let mut r = Rng::new(seed);
+    let bytes = stream(&mut r);
+    let cuts = cuts(&mut r, bytes.len());
+    let dialect = if r.chance(30) {
+        None
+    } else {
+        Some(Dialect::Bedrock)
+    };
+    let limits = limits(&mut r);
+    let fast = run(dialect, limits, &bytes, &cuts, true);
+    let general = run(dialect, limits, &bytes, &cuts, false);
+    prop_assert_eq!(fast, general, "{} bytes cut at {:?}", bytes.len(), cuts);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// A Bedrock payload of any shape: the fast decode is the general one,
+    /// or leaves the payload to it.
+    #[test]
+    fn fast_and_general_decoders_agree_on_bedrock_payloads(seed in any::<u64>()) {
+        let mut r = Rng::new(seed);
+        let j = payload(&mut r);
+        let text = event_text(&mut r, &j);
+        prop_assert!(bedrock::fast_path_agrees(&text).is_ok(), "{:?}: {:?}", text, bedrock::fast_path_agrees(&text));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// A whole Bedrock body, cut anywhere: the same reads, errors, live events
+    /// and messages with the fast path as without it.
+    #[test]
+    fn fast_and_general_paths_agree_on_bedrock_streams(seed in any::<u64>()) {
+        check_stream(seed)?;
+    }
+}
+
+/// The fast path serves the events that make up a stream, and leaves to the
+/// general path what it does not read itself.
+#[test]
+fn the_bedrock_fast_path_serves_the_usual_payloads() {
+    let served = [
+        r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\": \"\\u00e9\\n\""}},"p":"abcd"}"#,
+        r#"{"contentBlockIndex":0,"delta":{"text":"héllo"},"p":"ab"}"#,
+        r#"{"contentBlockIndex":0,"p":"abc"}"#,
+        r#"{"p":"abcdefgh","role":"assistant"}"#,
+        r#"{"p":"abc","stopReason":"tool_use"}"#,
+        r#"{"contentBlockIndex":null,"delta":null}"#,
+    ];
+    for text in served {
+        assert_eq!(bedrock::fast_path_agrees(text), Ok(true), "{text}");
+    }
+    let left = [
+        r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t","name":"f"}}}"#,
+        r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"hi"}}}"#,
+        r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"r"}}}"#,
+        r#"{"usage":{"inputTokens":1},"metrics":{}}"#,
+        r#"{"contentBlockIndex":0,"contentBlockIndex":1}"#,
+        r#"{"contentBlockIndex":-1,"delta":{"text":"x"}}"#,
+        r#"{"contentBlockIndex":1.0,"delta":{"text":"x"}}"#,
+        r#"{"contentBlockIndex":"1","delta":{"text":"x"}}"#,
+        r#"{"delta":{"toolUse":{"input":"a","input":"b"}}}"#,
+        r#"{"delta":{"text":"a"}} x"#,
+        r#"{"message":"throttled"}"#,
+    ];
+    for text in left {
+        assert_eq!(bedrock::fast_path_agrees(text), Ok(false), "{text}");
+    }
+}
