@@ -17,6 +17,8 @@
 mod base64;
 mod guard;
 
+use std::sync::LazyLock;
+
 use memchr::memmem;
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -24,6 +26,7 @@ use serde_json::{Map, Value};
 use super::body::Made;
 use super::json::Str;
 use super::outcome::TokenUsage;
+use super::scan::{self, Scan, Seen};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{Fail, Live, Stream, R};
 use super::{anthropic, bedrock, DecodeKind, Dialect, Input, Tree};
@@ -34,7 +37,7 @@ const CHUNK: &str = "chunk";
 const METRICS: &str = "amazon-bedrock-invocationMetrics";
 
 /// A frame's payload, or boto3's event as a log writes it.
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Frame<'a> {
     #[serde(borrow, default)]
     bytes: Option<Str<'a>>,
@@ -42,11 +45,54 @@ struct Frame<'a> {
     chunk: Option<Chunk<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 struct Chunk<'a> {
     #[serde(borrow)]
     bytes: Str<'a>,
 }
+
+/// The fast path of a frame's payload: fills `f` (fresh) with exactly the
+/// [`Frame`] the typed decode gives, or returns `None` for the general path.
+/// It serves the payload every frame of a stream has, `{"bytes": "…"}` (with
+/// Bedrock's padding `"p"` or any other member skipped, as the typed decode
+/// skips them); boto3's `chunk` wrapping, a member twice, or anything [`Scan`]
+/// does not certify is left to the general path.
+fn scan_frame<'a>(text: &'a str, f: &mut Frame<'a>) -> Option<()> {
+    let mut p = Scan::new(text);
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "bytes" => {
+            seen.once(0)?;
+            f.bytes = p.opt_str()?;
+            Some(())
+        }
+        "chunk" => seen.once(1).and_then(|()| p.null()?.then_some(())),
+        _ => p.skip(),
+    })?;
+    p.end()
+}
+
+/// The fast path against the general decode, for the tests that compare
+/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
+/// typed decode gives, `Ok(false)` when it left `text` to the general path,
+/// `Err` (both results) otherwise.
+#[cfg(test)]
+pub(super) fn frame_agrees(text: &str) -> Result<bool, String> {
+    let mut fast = Frame::default();
+    if scan_frame(text, &mut fast).is_none() {
+        return Ok(false);
+    }
+    match serde_json::from_str::<Frame<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
+    }
+}
+
+/// The searcher for [`METRICS`], built once (building one costs more than
+/// searching a usual event).
+static METRICS_FINDER: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(METRICS));
 
 /// Bedrock's counts on the last event.
 #[derive(Deserialize)]
@@ -204,7 +250,7 @@ fn record_metrics(s: &mut Stream, inner: Input<'_>) {
     let may_hold = match inner {
         Input::Value(v) => v.get(METRICS).is_some(),
         Input::Tree(t) => t.has(METRICS),
-        Input::Text(_) | Input::Json(_) => memmem::find(text, METRICS.as_bytes()).is_some(),
+        Input::Text(_) | Input::Json(_) => METRICS_FINDER.find(text).is_some(),
     };
     if !may_hold {
         return;
@@ -232,7 +278,14 @@ impl Adapter for State {
         if let Some(f) = &self.family {
             s.dialect = Some(f.dialect());
         }
-        let frame: Frame<'_> = input.parse()?;
+        let mut frame = Frame::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => scan_frame(t, &mut frame).is_some(),
+            _ => false,
+        };
+        if !fast {
+            frame = input.parse()?;
+        }
         let b64 = frame.bytes.or(frame.chunk.map(|c| c.bytes));
         let text = match b64 {
             Some(b64) => Some(unwrap_bytes(&b64)?),
