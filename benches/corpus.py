@@ -969,7 +969,7 @@ def interactions_stream(r: Response, c: Cutter, n: int) -> bytes:
     ]
     step = 0
     if text:
-        events.append({"index": 0, "step": {"type": "text"}, "event_type": "step.start"})
+        events.append({"index": 0, "step": {"type": "model_output"}, "event_type": "step.start"})
         for t in text:
             events.append(
                 {"index": 0, "delta": {"text": t, "type": "text"}, "event_type": "step.delta"}

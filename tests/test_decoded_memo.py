@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -82,6 +83,45 @@ ANTHROPIC_TAIL = [
     {"type": "content_block_stop", "index": 1},
     {"type": "message_delta", "delta": {"stop_reason": "tool_use"}},
     {"type": "message_stop"},
+]
+
+
+def cohere_delta(piece: Any, index: Any = 0) -> Event:
+    return {
+        "type": "tool-call-delta",
+        "index": index,
+        "delta": {"message": {"tool_calls": {"function": {"arguments": piece}}}},
+    }
+
+
+COHERE_HEAD = [
+    {
+        "id": "c-1",
+        "type": "message-start",
+        "delta": {"message": {"role": "assistant", "content": [], "tool_calls": []}},
+    },
+    {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "I will "}}},
+    {"type": "tool-plan-delta", "delta": {"message": {"tool_plan": "look."}}},
+    {
+        "type": "tool-call-start",
+        "index": 0,
+        "delta": {
+            "message": {
+                "tool_calls": {
+                    "id": "t1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": ""},
+                }
+            }
+        },
+    },
+    cohere_delta('{"city"'),
+    cohere_delta(': "Par'),
+]
+COHERE_TAIL = [
+    cohere_delta('is"}'),
+    {"type": "tool-call-end", "index": 0},
+    {"type": "message-end", "delta": {"finish_reason": "TOOL_CALL"}},
 ]
 
 
@@ -165,6 +205,7 @@ def test_the_common_event_is_served_and_gives_the_bytes_result() -> None:
     for dialect, events in (
         ("openai-chat", [*CHAT_HEAD, *CHAT_TAIL]),
         ("anthropic", [*ANTHROPIC_HEAD, *ANTHROPIC_TAIL]),
+        ("cohere", [*COHERE_HEAD, *COHERE_TAIL]),
     ):
         asm, errors = run(
             dialect, lambda a, e: a.feed(e), [json.loads(json.dumps(e)) for e in events]
@@ -488,8 +529,12 @@ def mutate(draw: st.DrawFn, event: Any) -> Any:
 
 @st.composite
 def neighbourhoods(draw: st.DrawFn, dialect: str) -> list[Any]:
-    common = fragment if dialect == "openai-chat" else anthropic_delta
-    head = CHAT_HEAD if dialect == "openai-chat" else ANTHROPIC_HEAD
+    makers: dict[str, tuple[Callable[..., Event], list[Any]]] = {
+        "openai-chat": (fragment, CHAT_HEAD),
+        "anthropic": (anthropic_delta, ANTHROPIC_HEAD),
+        "cohere": (cohere_delta, COHERE_HEAD),
+    }
+    common, head = makers[dialect]
     odd = [
         mutate(draw, common(draw(words))) if draw(st.booleans()) else common(draw(words))
         for _ in range(draw(st.integers(1, 6)))
@@ -520,6 +565,12 @@ def test_generated_openai_chat_neighbours_read_as_their_bytes(events: list[Any])
 @given(neighbourhoods("anthropic"))
 def test_generated_anthropic_neighbours_read_as_their_bytes(events: list[Any]) -> None:
     assert_dicts_as_bytes("anthropic", events)
+
+
+@MEMO_SETTINGS
+@given(neighbourhoods("cohere"))
+def test_generated_cohere_neighbours_read_as_their_bytes(events: list[Any]) -> None:
+    assert_dicts_as_bytes("cohere", events)
 
 
 def test_interleaved_calls_are_served_each_by_its_own_template() -> None:

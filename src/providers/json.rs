@@ -174,7 +174,7 @@ pub(crate) fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error>
 /// A field that is an object of `T` in the events we read, but an array (or
 /// null) in others of the same dialect (a start event that sends
 /// `content: []`): anything but an object is `None`.
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(crate) struct ObjectOnly<T>(pub Option<T>);
 
 impl<T> Default for ObjectOnly<T> {

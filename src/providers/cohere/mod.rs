@@ -4,7 +4,11 @@
 //! The tool plan is kept as a thinking block.
 
 mod body;
+mod fast;
 mod guard;
+
+#[cfg(test)]
+pub(super) use fast::{fast_path_agrees, memo_agrees, memo_parts};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -14,7 +18,8 @@ use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, ResponseFields, Spec};
 use super::state::{usage_map, Live, Opening, Src, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
-use super::{Input, NoteKind};
+use super::scan::Facts;
+use super::{common, scan, Input, NoteKind};
 use crate::accumulate::ThinkingFragment;
 
 /// The protocol of a message.
@@ -42,7 +47,7 @@ const HANDLED: [&str; 9] = [
     "message-end",
 ];
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Event<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
@@ -52,7 +57,7 @@ struct Event<'a> {
     delta: Option<Delta<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Delta<'a> {
     #[serde(borrow, default)]
     message: Option<Msg<'a>>,
@@ -62,7 +67,7 @@ struct Delta<'a> {
     usage: Option<Map<String, Value>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Msg<'a> {
     /// An object in `content-*` events; `[]` in `message-start`.
     #[serde(borrow, default)]
@@ -74,7 +79,7 @@ struct Msg<'a> {
     tool_calls: ObjectOnly<Call<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct ContentPart<'a> {
     #[serde(rename = "type", borrow, default)]
     kind: Option<Str<'a>>,
@@ -84,7 +89,7 @@ struct ContentPart<'a> {
     thinking: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Call<'a> {
     #[serde(borrow, default)]
     id: Option<Str<'a>>,
@@ -92,7 +97,7 @@ struct Call<'a> {
     function: Option<Function<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Function<'a> {
     #[serde(borrow, default)]
     name: Option<Str<'a>>,
@@ -117,13 +122,35 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let ev: Event<'_> = match input.parse_typed(event_name, &HANDLED)? {
-            Ok(ev) => ev,
-            Err(unread) => {
-                s.unknown(&unread);
-                return Ok(());
-            }
+        // Built in place by the fast paths: the event is not moved on the way.
+        let mut ev = Event::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut ev),
+            _ => false,
         };
+        if !fast {
+            match input.parse_typed(event_name, &HANDLED)? {
+                Ok(general) => {
+                    ev = general;
+                    common::note(s, input, &ev, fast::delta_common);
+                }
+                Err(unread) => {
+                    s.unknown(&unread);
+                    return Ok(());
+                }
+            }
+        }
+        self.event(s, event_name, ev, live)
+    }
+
+    /// Applies a decoded event (from either path, or the memo's common event).
+    fn event(
+        &mut self,
+        s: &mut Stream,
+        event_name: Option<&str>,
+        ev: Event<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         s.may_follow(C, kind)?;
         let i = ev.index.map_or(0, |i| i.0);
@@ -273,6 +300,19 @@ impl Adapter for State {
         live: &mut Live<'_>,
     ) -> R {
         self.apply(s, name, input, live)
+    }
+
+    fn feed_common(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        facts: Facts,
+        piece: &str,
+        live: &mut Live<'_>,
+    ) -> Option<R> {
+        let mut ev = Event::default();
+        fast::delta_event(&mut ev, facts, Str(piece.into()));
+        Some(self.event(s, name, ev, live))
     }
 }
 

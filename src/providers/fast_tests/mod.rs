@@ -23,6 +23,7 @@ use super::{
 use crate::framing::FramingLimits;
 
 mod bedrock;
+mod cohere;
 mod events;
 use events::{anthropic_event, anthropic_events, chat_chunk, chat_events};
 
@@ -99,9 +100,18 @@ fn sse_stream(r: &mut Rng, chat: bool) -> Vec<u8> {
             }
         }
     }
+    let done = chat && r.chance(90);
+    sse_text(r, &events, done)
+}
+
+/// Events written as SSE: each with its `event:` line if it has a name,
+/// its text clean or in any spelling, keep-alive comments now and then,
+/// `data:` with or without its space, LF or CRLF; `[DONE]` at the end if
+/// `done`.
+fn sse_text(r: &mut Rng, events: &[(Option<&str>, J)], done: bool) -> Vec<u8> {
     let mut out = String::new();
     let eol = if r.chance(20) { "\r\n" } else { "\n" };
-    for (name, j) in &events {
+    for (name, j) in events {
         if r.chance(3) {
             out.push_str(": keep-alive");
             out.push_str(eol);
@@ -126,7 +136,7 @@ fn sse_stream(r: &mut Rng, chat: bool) -> Vec<u8> {
         }
         out.push_str(eol);
     }
-    if chat && r.chance(90) {
+    if done {
         out.push_str("data: [DONE]");
         out.push_str(eol);
         out.push_str(eol);
