@@ -50,6 +50,23 @@ releases the GIL). Writes ``benches/results/compare.md`` and ``compare.png``.
 floor that ``cargo bench --bench floor`` measured (``benches/floor.rs``). A peer
 that cannot be imported is skipped with a note. Run it from a release build:
 ``make bench``. It is a benchmark, never a test.
+
+Every dialect on a corpus: ``--corpus NAME=DIR`` (repeatable; ``DIR`` written by
+``benches/corpus.py write DIR [--plain]``) adds a section per corpus at the end of
+``compare.md``. For each dialect/form group of the corpus (gzipped files left out,
+grouped as ``bench_dialects.py`` and ``floor.rs`` group them): toolstitch through Python
+(``Assembler(dialect, live=False)``, ``feed_bytes`` of 64 KiB reads cut beforehand,
+``close()``, ``messages()``) and, on the OpenAI chat and Anthropic streams, the
+pure-Python and msgspec pipelines above, each first checked to rebuild the calls of
+the corpus manifest, file by file; interleaved rounds (every group and contender in
+turn), medians of wall seconds, the load average at the start and the end. Beside them
+the figures ``cargo bench --bench floor -- --corpus NAME=DIR`` wrote to ``floor.json``
+(key ``corpus:NAME``): the Rust floor's MB/s, the Python time over the floor's and
+over toolstitch's own in Rust (ratios across two processes, run back to back); when
+``floor.json`` lacks the corpus, the section says so and leaves those columns out, and a
+group whose files, bytes or events differ there gets none. ``--only-corpora`` runs only
+these sections and rewrites them in the existing ``compare.md``, every other section
+kept as it was.
 """
 
 from __future__ import annotations
@@ -57,6 +74,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import platform
 import random
@@ -69,7 +87,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import orjson
 from toolstitch import Assembler, Provider, _toolstitch
@@ -85,6 +103,7 @@ ALPHABET = 'abcdefgh ijk"\\:{},0123456789\n\té日🦀'
 
 Calls = list[tuple[str, str, str]]
 MSGSPEC_LABEL = "pure Python: split lines, msgspec typed Structs (only the fields read)"
+PY_LABEL = "pure Python: split lines, orjson.loads, dict accumulator"
 
 
 # ------------------------------------------------------------------ workloads
@@ -517,7 +536,7 @@ def contenders(dialect: Provider) -> tuple[list[Contender], list[str]]:
     out = [
         Contender(
             "python",
-            "pure Python: split lines, orjson.loads, dict accumulator",
+            PY_LABEL,
             py_openai if dialect == "openai-chat" else py_anthropic,
         ),
         Contender("bytes", "toolstitch feed_bytes (live=False)", ts_bytes(dialect, False)),
@@ -1028,6 +1047,312 @@ def floor_rows(path: Path, runs: int) -> None:
     print(f"wrote {path} and {md_path}")
 
 
+# ------------------------------------------------------------------ every dialect on a corpus
+
+CORPUS_HEADING = "## Every dialect through Python, the {} corpus"
+# Each timing of a group spans at least this long: a small group runs several passes.
+MIN_TIMING = 0.05
+TS_CORPUS_LABEL = "toolstitch feed_bytes (live=False), close(), messages()"
+
+
+@dataclass
+class CorpusGroup:
+    """The files of one dialect and form of a corpus, gzipped ones left out, in memory and
+    cut into 64 KiB reads, with the calls the manifest says each one holds."""
+
+    dialect: Provider
+    form: str
+    paths: list[str]
+    reads: list[list[bytes]]
+    expected: list[Calls]
+    events: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.dialect}/{self.form}"
+
+    @property
+    def nbytes(self) -> int:
+        return sum(len(read) for reads in self.reads for read in reads)
+
+
+def file_events(data: bytes, transport: str) -> int:
+    """A file's events, counted as ``floor.rs`` counts them: the ``data:`` lines of SSE,
+    JSON lines, AWS event-stream frames, one for a whole body."""
+    if transport == "sse":
+        return data.count(b"data: ")
+    if transport == "jsonl":
+        return data.count(b"\n")
+    if transport == "eventstream":
+        n = at = 0
+        while at + 12 <= len(data):
+            at += max(16, int.from_bytes(data[at : at + 4], "big"))
+            n += 1
+        return n
+    return 1
+
+
+def corpus_groups(directory: Path) -> list[CorpusGroup]:
+    """``bench_dialects.group_bytes``'s groups of a corpus (``dialect/form``, gzipped files
+    left out, 64 KiB reads), in ``floor.rs``'s order: the dialects of ``corpus.DIALECTS``,
+    streams before bodies."""
+    import corpus
+    from bench_dialects import group_bytes, manifest
+
+    files = [f for f in manifest(directory) if not f["gzip"]]
+    groups: list[CorpusGroup] = []
+    for key, streams in group_bytes(directory).items():
+        of = [f for f in files if f"{f['dialect']}/{f['form']}" == key]
+        if [len(b"".join(r)) for r in streams] != [f["bytes"] for f in of]:
+            raise SystemExit(f"{directory}: the files of {key} are not the manifest's")
+        dialect, form = key.split("/")
+        groups.append(
+            CorpusGroup(
+                cast(Provider, dialect),
+                form,
+                [f["path"] for f in of],
+                streams,
+                [[(c[0], c[1], c[2]) for c in f["calls"]] for f in of],
+                sum(
+                    file_events(b"".join(r), f["transport"])
+                    for f, r in zip(of, streams, strict=True)
+                ),
+            )
+        )
+    groups.sort(key=lambda g: (corpus.DIALECTS.index(g.dialect), g.form == "body"))
+    return groups
+
+
+def ts_messages(dialect: Provider) -> Callable[[list[bytes]], Calls]:
+    """``Assembler(dialect, live=False)``, ``feed_bytes`` per read, ``close()``, then the
+    calls of every message of ``messages()``."""
+
+    def run(reads: list[bytes]) -> Calls:
+        asm = Assembler(dialect, live=False)
+        feed = asm.feed_bytes
+        for chunk in reads:
+            feed(chunk)
+        asm.close()
+        return [(t.id, t.name, t.input) for m in asm.messages() for t in m.tool_uses]
+
+    return run
+
+
+CorpusContenders = list[tuple[str, Callable[[list[bytes]], Calls]]]
+
+
+def corpus_contenders(g: CorpusGroup, notes: list[str]) -> CorpusContenders:
+    """toolstitch for every group; for the streams of OpenAI chat and Anthropic, the
+    pure-Python pipelines of the workloads above too (the baseline, and msgspec's when it
+    can be imported: a note in ``notes`` when it cannot)."""
+    out: CorpusContenders = [(TS_CORPUS_LABEL, ts_messages(g.dialect))]
+    if g.form != "stream" or g.dialect not in ("openai-chat", "anthropic"):
+        return out
+    chat = g.dialect == "openai-chat"
+    out.append((PY_LABEL, py_openai if chat else py_anthropic))
+    try:
+        import msgspec_pipeline
+    except ImportError as e:
+        note = f"{MSGSPEC_LABEL}: skipped, msgspec cannot be imported ({e})"
+        if note not in notes:
+            notes.append(note)
+        return out
+    out.append((MSGSPEC_LABEL, msgspec_pipeline.openai if chat else msgspec_pipeline.anthropic))
+    return out
+
+
+def time_corpus(
+    name: str, groups: list[CorpusGroup], runs: int, notes: list[str]
+) -> dict[tuple[str, str], float]:
+    """Seconds for one pass over a group's files, by ``(group key, contender label)``:
+    medians of ``runs`` rounds in which every group and contender takes its turn. Each
+    contender first rebuilds the manifest's calls, file by file; a pass shorter than
+    ``MIN_TIMING`` is repeated within a timing (divided back)."""
+    timed: list[tuple[CorpusGroup, str, Callable[[list[bytes]], Calls], int]] = []
+    for g in groups:
+        for label, fn in corpus_contenders(g, notes):
+            for path, reads, want in zip(g.paths, g.reads, g.expected, strict=True):
+                if fn(reads) != want:
+                    raise SystemExit(f"{label} rebuilt different calls from {name}/{path}")
+            t0 = time.perf_counter()
+            for reads in g.reads:
+                fn(reads)
+            once = time.perf_counter() - t0
+            timed.append((g, label, fn, max(1, math.ceil(MIN_TIMING / max(once, 1e-9)))))
+    times: dict[tuple[str, str], list[float]] = {(g.key, lab): [] for g, lab, _, _ in timed}
+    for _ in range(runs):
+        for g, label, fn, passes in timed:
+            gc.collect()
+            t0 = time.perf_counter()
+            for _ in range(passes):
+                for reads in g.reads:
+                    fn(reads)
+            times[(g.key, label)].append((time.perf_counter() - t0) / passes)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def floor_entry(floor_path: Path, name: str) -> tuple[dict[str, Any] | None, str]:
+    """floor.json's section for the corpus, and a sentence on where it comes from (or why
+    there is none)."""
+    if not floor_path.exists():
+        return None, (
+            f"No floor: `{floor_path.name}` does not exist (`cargo bench --bench floor -- "
+            f"--corpus {name}=DIR` writes it), so the floor columns are left out."
+        )
+    entry: dict[str, Any] | None = json.loads(floor_path.read_text()).get(f"corpus:{name}")
+    if entry is None:
+        return None, (
+            f"No floor: `{floor_path.name}` has no `corpus:{name}` section (`cargo bench "
+            f"--bench floor -- --corpus {name}=DIR` writes it), so the floor columns are "
+            "left out."
+        )
+    return entry, (
+        f"The floor columns come from `{floor_path.name}` (`cargo bench --bench floor -- "
+        f"--corpus {name}=DIR`, key `corpus:{name}`, load average "
+        f"{entry.get('load_average', '?')} when its section started): *floor MB/s* is the "
+        "Rust floor's on the group's files, *vs floor* this Python time over the floor's, "
+        "*vs toolstitch in Rust* this Python time over toolstitch's own in Rust "
+        "(`BytesAssembler`, `feed_bytes` + `close`, no Python objects built). Both ratios "
+        "are across two processes run back to back, not side by side in one: each carries "
+        "the noise of both runs (wall seconds in both)."
+    )
+
+
+def fmt_ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+def corpus_section(name: str, directory: Path, runs: int, floor_path: Path) -> list[str]:
+    """The section of ``compare.md`` for one corpus: every dialect and form through
+    Python, beside the Rust floor of ``floor_path`` for the same corpus and group."""
+    from bench_dialects import load
+
+    start = load()
+    print(f"{name} corpus ({directory}): load average at start {start}", flush=True)
+    groups = corpus_groups(directory)
+    notes: list[str] = []
+    secs = time_corpus(name, groups, runs, notes)
+    end = load()
+    print(f"{name} corpus: load average at end {end}", flush=True)
+    entry, floor_note = floor_entry(floor_path, name)
+    nfiles = sum(len(g.paths) for g in groups)
+    lines = [
+        CORPUS_HEADING.format(name),
+        "",
+        f"`{directory}` (`benches/corpus.py write`), {nfiles} files, gzipped ones left "
+        "out, grouped by dialect and form as `floor.rs` groups them; every file in memory, "
+        "cut into 64 KiB reads beforehand. Through Python: `Assembler(dialect, live=False)`, "
+        "`feed_bytes` per read, `close()`, `messages()` and their calls read, a fresh "
+        "assembler per file. Every contender first rebuilt the calls the manifest lists, "
+        f"file by file. Medians of {runs} interleaved rounds (every group and contender in "
+        f"turn within each round; a pass under {MIN_TIMING * 1000:.0f} ms is repeated "
+        "within its timing), wall seconds, one process. Load average (1, 5, 15 minutes) "
+        f"{start} at the start of the section, {end} at its end.",
+        "",
+        floor_note + " *vs OpenAI chat* is the time over OpenAI chat's in this run, same "
+        "form (the same calls).",
+        "",
+    ]
+    head = "| dialect | form | files | events | MB | toolstitch MB/s through Python | ns / event |"
+    rule = "|---|---|---:|---:|---:|---:|---:|"
+    if entry is not None:
+        head += " floor MB/s | vs floor | vs toolstitch in Rust |"
+        rule += "---:|---:|---:|"
+    lines += [head + " vs OpenAI chat |", rule + "---:|"]
+    other: list[str] = []
+    pipelines: list[str] = []
+    for g in groups:
+        ts = secs[(g.key, TS_CORPUS_LABEL)]
+        mb = g.nbytes / 1e6
+        line = (
+            f"| {g.dialect} | {g.form} | {len(g.paths)} | {g.events} | {mb:.1f} | "
+            f"{mb / ts:.0f} | {ts / g.events * 1e9:.0f} |"
+        )
+        fl: float | None = None
+        if entry is not None:
+            rust = entry.get(g.key)
+            same = rust is not None and (rust["files"], rust["bytes"], rust["events"]) == (
+                len(g.paths),
+                g.nbytes,
+                g.events,
+            )
+            if rust is None:
+                other.append(f"`{g.key}` is not in `{floor_path.name}`'s `corpus:{name}`")
+            elif not same:
+                other.append(
+                    f"`{floor_path.name}`'s `{g.key}` was measured on other files "
+                    f"({rust['files']} files, {rust['bytes']} bytes, {rust['events']} events; "
+                    f"here {len(g.paths)}, {g.nbytes}, {g.events})"
+                )
+            if rust is not None and same:
+                fl = float(rust["floor_seconds"])
+                line += (
+                    f" {mb / fl:.0f} | {ts / fl:.2f}x | "
+                    f"{ts / float(rust['toolstitch_seconds']):.2f}x |"
+                )
+            else:
+                line += " - | - | - |"
+        chat = secs.get((f"openai-chat/{g.form}", TS_CORPUS_LABEL))
+        lines.append(line + f" {fmt_ratio(None if chat is None else ts / chat)} |")
+        for key, label in secs:
+            if key != g.key or label == TS_CORPUS_LABEL:
+                continue
+            t = secs[(key, label)]
+            pipelines.append(
+                f"| {g.dialect} | {g.form} | {label} | {mb / t:.0f} | "
+                f"{t / g.events * 1e9:.0f} | {t / ts:.2f}x |"
+                + ("" if entry is None else f" {fmt_ratio(None if fl is None else t / fl)} |")
+            )
+    lines.append("")
+    if other:
+        lines += ["No floor figures (`-`) where " + "; ".join(other) + ".", ""]
+    if pipelines:
+        head = "| dialect | form | pipeline | MB/s | ns / event | toolstitch's speed against it |"
+        rule = "|---|---|---|---:|---:|---:|"
+        if entry is not None:
+            head += " vs floor |"
+            rule += "---:|"
+        lines += [
+            "The pure-Python pipelines of the workloads above on the same files, timed in "
+            "the same rounds (each rebuilt the manifest's calls first); *toolstitch's speed "
+            "against it* is the pipeline's time over toolstitch's on the group.",
+            "",
+            head,
+            rule,
+            *pipelines,
+            "",
+        ]
+    if notes:
+        lines += ["Skipped:", "", *[f"- {n}" for n in notes], ""]
+    return lines
+
+
+def splice_sections(path: Path, sections: dict[str, list[str]]) -> None:
+    """Rewrites ``path`` with each section of ``sections`` (keyed by its heading) in place
+    of the section of that heading (up to the next ``## `` heading), or appended at the
+    end when it has none; every other section stays as it was."""
+    lines = path.read_text().rstrip("\n").split("\n") if path.exists() else []
+    if not lines:
+        lines = ["# toolstitch comparison benchmark"]
+    out: list[str] = []
+    done: set[str] = set()
+    at = 0
+    while at < len(lines):
+        line = lines[at]
+        at += 1
+        if line in sections:
+            out += sections[line]
+            done.add(line)
+            while at < len(lines) and not lines[at].startswith("## "):
+                at += 1
+        else:
+            out.append(line)
+    for heading, section in sections.items():
+        if heading not in done:
+            out += ["", *section] if out[-1] else section
+    path.write_text("\n".join(out).rstrip("\n") + "\n")
+
+
 # ------------------------------------------------------------------ summary
 
 FLOOR = RESULTS / "floor.json"
@@ -1151,6 +1476,15 @@ def chart(results: dict[str, list[Row]], path: Path) -> str:
     return f"![compare]({path.name})"
 
 
+def corpus_arg(text: str) -> tuple[str, Path]:
+    name, sep, directory = text.partition("=")
+    if not sep or not name or not (Path(directory) / ".manifest.json").exists():
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected NAME=DIR, DIR a corpus with its .manifest.json"
+        )
+    return name, Path(directory)
+
+
 def main() -> None:
     global TARGET_FRAGMENTS
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -1171,8 +1505,37 @@ def main() -> None:
         help="only time feed_bytes against the floor in FILE (benches/results/floor.json, "
         "from `cargo bench --bench floor`) and add the row to it and floor.md",
     )
+    parser.add_argument(
+        "--corpus",
+        type=corpus_arg,
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="add a section for the corpus in DIR (benches/corpus.py write DIR [--plain]): "
+        "every dialect and form through Python beside floor.json's corpus:NAME (repeatable)",
+    )
+    parser.add_argument(
+        "--only-corpora",
+        action="store_true",
+        help="only the --corpus sections: rewrite them in the existing compare.md, every "
+        "other section kept",
+    )
     ns = parser.parse_args()
     TARGET_FRAGMENTS = ns.fragments
+    corpora: list[tuple[str, Path]] = ns.corpus
+    if ns.only_corpora:
+        if not corpora:
+            parser.error("--only-corpora needs at least one --corpus NAME=DIR")
+        sections = {
+            CORPUS_HEADING.format(name): corpus_section(name, d, max(5, ns.runs), FLOOR)
+            for name, d in corpora
+        }
+        for section in sections.values():
+            print("\n".join(section))
+        RESULTS.mkdir(exist_ok=True)
+        splice_sections(RESULTS / "compare.md", sections)
+        print(f"rewrote {len(sections)} section(s) of {RESULTS / 'compare.md'}")
+        return
     if ns.memory:
         child_memory(*ns.memory)
         return
@@ -1294,6 +1657,10 @@ def main() -> None:
     ]
     print(md[-2])
     md.append(chart(results, RESULTS / "compare.png"))
+    for name, d in corpora:
+        section = corpus_section(name, d, runs, FLOOR)
+        print("\n".join(section))
+        md += ["", *section]
     (RESULTS / "compare.md").write_text("\n".join(md) + "\n")
     print(f"wrote {RESULTS / 'compare.md'}")
 
