@@ -28,6 +28,7 @@ mod events;
 use events::{anthropic_event, anthropic_events, chat_chunk, chat_events};
 
 mod gen;
+mod interactions;
 mod invoke;
 use gen::{
     event_text, index, junk, members, mutate, obj_field, render, str_field, string, text, Rng,

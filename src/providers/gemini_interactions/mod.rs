@@ -17,8 +17,12 @@
 //! skipped (Q29).
 
 mod body;
+mod fast;
 mod guard;
 mod wire;
+
+#[cfg(test)]
+pub(super) use fast::{fast_path_agrees, memo_agrees, memo_parts};
 
 use wire::{Delta, Event, Item, Step};
 
@@ -35,7 +39,7 @@ use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{
     provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
 };
-use super::Input;
+use super::{scan, Input};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock};
 
@@ -147,18 +151,25 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let ev: Event<'_> = match input.parse() {
-            Ok(ev) => ev,
-            Err(f) => {
-                return match unknown_part(input, event_name) {
-                    Some(what) => {
-                        s.unknown(&what);
-                        Ok(())
-                    }
-                    None => Err(f),
-                }
-            }
+        let mut ev = Event::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut ev),
+            _ => false,
         };
+        if !fast {
+            ev = match input.parse() {
+                Ok(ev) => ev,
+                Err(f) => {
+                    return match unknown_part(input, event_name) {
+                        Some(what) => {
+                            s.unknown(&what);
+                            Ok(())
+                        }
+                        None => Err(f),
+                    }
+                }
+            };
+        }
         let kind = ev.event_type.as_deref().or(event_name).unwrap_or_default();
         s.may_follow(C, kind)?;
         match kind {

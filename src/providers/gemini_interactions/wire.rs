@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use crate::providers::json::{CompactJson, Index, Str, TextOrObject};
 use crate::providers::state::usage_map;
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Event<'a> {
     #[serde(borrow, default)]
     pub(super) event_type: Option<Str<'a>>,
@@ -22,7 +22,7 @@ pub(super) struct Event<'a> {
     pub(super) error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Step<'a> {
     #[serde(rename = "type", borrow)]
     pub(super) kind: Str<'a>,
@@ -47,7 +47,7 @@ pub(super) struct Step<'a> {
 }
 
 /// A content or summary item (`{"type": "text", "text": …}`; images are skipped).
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Item<'a> {
     #[serde(rename = "type", borrow, default)]
     pub(super) kind: Option<Str<'a>>,
@@ -55,7 +55,7 @@ pub(super) struct Item<'a> {
     pub(super) text: Option<Str<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Delta<'a> {
     #[serde(rename = "type", borrow, default)]
     pub(super) kind: Option<Str<'a>>,
@@ -78,7 +78,7 @@ pub(super) struct Delta<'a> {
     pub(super) is_error: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Interaction<'a> {
     #[serde(borrow, default)]
     pub(super) status: Option<Str<'a>>,
