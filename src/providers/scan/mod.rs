@@ -30,7 +30,11 @@ use std::borrow::Cow;
 
 use super::json::{Index, Str};
 
+#[cfg(test)]
+mod agree;
 mod memo;
+#[cfg(test)]
+pub(crate) use agree::fast_path_agrees;
 #[cfg(test)]
 pub(crate) use memo::{memo_agrees, memo_parts};
 pub(crate) use memo::{scan_text, Facts, Memo, Memoized, Noted};
