@@ -24,6 +24,7 @@ use crate::framing::FramingLimits;
 
 mod bedrock;
 mod events;
+mod responses;
 use events::{anthropic_event, anthropic_events, chat_chunk, chat_events};
 
 mod gen;
@@ -98,9 +99,15 @@ fn sse_stream(r: &mut Rng, chat: bool) -> Vec<u8> {
             }
         }
     }
+    sse(r, &events, chat)
+}
+
+/// The SSE bytes of `events`, each named (or not) as given, with comments
+/// among them now and then; a `[DONE]` at the end for most seeds when `done`.
+fn sse(r: &mut Rng, events: &[(Option<&str>, J)], done: bool) -> Vec<u8> {
     let mut out = String::new();
     let eol = if r.chance(20) { "\r\n" } else { "\n" };
-    for (name, j) in &events {
+    for (name, j) in events {
         if r.chance(3) {
             out.push_str(": keep-alive");
             out.push_str(eol);
@@ -125,7 +132,7 @@ fn sse_stream(r: &mut Rng, chat: bool) -> Vec<u8> {
         }
         out.push_str(eol);
     }
-    if chat && r.chance(90) {
+    if done && r.chance(90) {
         out.push_str("data: [DONE]");
         out.push_str(eol);
         out.push_str(eol);
