@@ -72,21 +72,10 @@ fn scan_frame<'a>(text: &'a str, f: &mut Frame<'a>) -> Option<()> {
     p.end()
 }
 
-/// The fast path against the general decode, for the tests that compare
-/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
-/// typed decode gives, `Ok(false)` when it left `text` to the general path,
-/// `Err` (both results) otherwise.
+/// See [`scan::fast_path_agrees`].
 #[cfg(test)]
 pub(super) fn frame_agrees(text: &str) -> Result<bool, String> {
-    let mut fast = Frame::default();
-    if scan_frame(text, &mut fast).is_none() {
-        return Ok(false);
-    }
-    match serde_json::from_str::<Frame<'_>>(text) {
-        Ok(general) if general == fast => Ok(true),
-        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
-        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
-    }
+    scan::fast_path_agrees(scan_frame, text)
 }
 
 /// The searcher for [`METRICS`], built once (building one costs more than

@@ -204,21 +204,10 @@ impl<'a> Memoized<'a> for Event<'a> {
     }
 }
 
-/// The fast path against the general decode (see `scan::memo_agrees`):
-/// `Ok(true)` when the scanner took `text` and gave exactly what the typed
-/// decode gives, `Ok(false)` when it left `text` to the general path, `Err`
-/// (both results) otherwise.
+/// See [`scan::fast_path_agrees`].
 #[cfg(test)]
 pub(in crate::providers) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    let mut fast = Event::default();
-    if scan_event(text, &mut fast).is_none() {
-        return Ok(false);
-    }
-    match serde_json::from_str::<Event<'_>>(text) {
-        Ok(general) if general == fast => Ok(true),
-        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
-        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
-    }
+    scan::fast_path_agrees(scan_event, text)
 }
 
 /// See [`scan::memo_parts`].

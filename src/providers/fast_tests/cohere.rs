@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use super::gen::{
     event_text, index, junk, members, mutate, obj_field, str_field, string, text, Rng, J,
 };
-use super::{arguments, cuts, fragments, limits, obj, run, s, sse_text};
+use super::{arguments, cuts, fragments, limits, obj, run, s, sse};
 use crate::providers::{cohere, Dialect};
 
 /// An event of any shape: mostly the deltas of a stream, with every member
@@ -167,7 +167,7 @@ fn events(r: &mut Rng) -> Vec<(Option<&'static str>, J)> {
 fn check_stream(seed: u64) -> Result<(), TestCaseError> {
     let mut r = Rng::new(seed);
     let events = events(&mut r);
-    let bytes = sse_text(&mut r, &events, false);
+    let bytes = sse(&mut r, &events, false);
     let cuts = cuts(&mut r, bytes.len());
     let dialect = if r.chance(30) {
         None

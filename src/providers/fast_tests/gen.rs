@@ -258,8 +258,13 @@ pub(super) fn ws(r: &mut Rng, hostile: bool, out: &mut String) {
 pub(super) fn string(r: &mut Rng, s: &str, hostile: bool, key: bool, out: &mut String) {
     out.push('"');
     // Keys are escaped rarely (the fast paths leave escaped keys to the general
-    // path); values often.
-    let escape_rate = if key { 2 } else { 12 };
+    // path): a few keys are, so that an event of many long keys is not nearly
+    // always one with an escaped key; values often.
+    let escape_rate = match key {
+        true if r.chance(3) => 30,
+        true => 0,
+        false => 12,
+    };
     for c in s.chars() {
         if hostile && r.chance(1) {
             out.push_str(r.pick(&[

@@ -25,6 +25,7 @@ use crate::framing::FramingLimits;
 mod bedrock;
 mod cohere;
 mod events;
+mod responses;
 use events::{anthropic_event, anthropic_events, chat_chunk, chat_events};
 
 mod gen;
@@ -101,15 +102,12 @@ fn sse_stream(r: &mut Rng, chat: bool) -> Vec<u8> {
             }
         }
     }
-    let done = chat && r.chance(90);
-    sse_text(r, &events, done)
+    sse(r, &events, chat)
 }
 
-/// Events written as SSE: each with its `event:` line if it has a name,
-/// its text clean or in any spelling, keep-alive comments now and then,
-/// `data:` with or without its space, LF or CRLF; `[DONE]` at the end if
-/// `done`.
-fn sse_text(r: &mut Rng, events: &[(Option<&str>, J)], done: bool) -> Vec<u8> {
+/// The SSE bytes of `events`, each named (or not) as given, with comments
+/// among them now and then; a `[DONE]` at the end for most seeds when `done`.
+fn sse(r: &mut Rng, events: &[(Option<&str>, J)], done: bool) -> Vec<u8> {
     let mut out = String::new();
     let eol = if r.chance(20) { "\r\n" } else { "\n" };
     for (name, j) in events {
@@ -137,7 +135,7 @@ fn sse_text(r: &mut Rng, events: &[(Option<&str>, J)], done: bool) -> Vec<u8> {
         }
         out.push_str(eol);
     }
-    if done {
+    if done && r.chance(90) {
         out.push_str("data: [DONE]");
         out.push_str(eol);
         out.push_str(eol);

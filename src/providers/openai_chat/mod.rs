@@ -376,21 +376,10 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
     })
 }
 
-/// The fast path against the general decode, for the tests that compare
-/// them: `Ok(true)` when the fast path took `text` and gave exactly what the
-/// typed `serde_json` decode gives, `Ok(false)` when it left `text` to the
-/// general path, `Err` (both results) otherwise.
+/// See [`scan::fast_path_agrees`].
 #[cfg(test)]
 pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    let mut fast = Chunk::default();
-    if scan_chunk(text, &mut fast).is_none() {
-        return Ok(false);
-    }
-    match serde_json::from_str::<Chunk<'_>>(text) {
-        Ok(general) if general == fast => Ok(true),
-        Ok(general) => Err(format!("fast path {fast:?}, general path {general:?}")),
-        Err(e) => Err(format!("fast path {fast:?}, general path refuses: {e}")),
-    }
+    scan::fast_path_agrees(scan_chunk, text)
 }
 
 

@@ -15,12 +15,16 @@
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
 mod body;
+mod fast;
 mod guard;
 mod items;
 mod wire;
 mod xai;
 
 use wire::*;
+
+#[cfg(test)]
+pub(super) use fast::fast_path_agrees;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,6 +34,7 @@ use super::json::{json_string, text, Loose};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, BlockPhase, Ends, Protocol};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
+use super::scan;
 use super::state::{
     provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING,
     NS_REFUSAL, NS_TEXT, NS_TOOL, R,
@@ -392,15 +397,22 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let ev: Event<'_> = match input.parse_typed(event_name, &HANDLED)? {
-            Ok(ev) => ev,
-            Err(unread) => {
-                if !is_progress(&unread) {
-                    s.unknown(&unread);
-                }
-                return Ok(());
-            }
+        let mut ev = Event::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => fast::scan_event(t, &mut ev).is_some(),
+            _ => false,
         };
+        if !fast {
+            ev = match input.parse_typed(event_name, &HANDLED)? {
+                Ok(ev) => ev,
+                Err(unread) => {
+                    if !is_progress(&unread) {
+                        s.unknown(&unread);
+                    }
+                    return Ok(());
+                }
+            };
+        }
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         self.same_response(kind, ev.response.as_ref())?;
         if let Some(n) = ev.sequence_number {

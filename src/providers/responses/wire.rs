@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::providers::json::*;
 use crate::providers::state::usage_map;
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Event<'a> {
     #[serde(rename = "type", borrow, default)]
     pub(super) kind: Option<Str<'a>>,
@@ -40,7 +40,7 @@ pub(super) struct Event<'a> {
     pub(super) message: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub(super) struct Item<'a> {
     #[serde(rename = "type", borrow, default)]
     pub(super) kind: Option<Str<'a>>,
@@ -67,7 +67,7 @@ pub(super) struct RawItem {
     pub(super) item: Option<Map<String, Value>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub(super) struct Response {
     /// The response's id: a second one in one stream is a second response (Q54).
     #[serde(default)]
@@ -85,7 +85,7 @@ pub(super) struct Response {
     pub(super) error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, PartialEq, Deserialize)]
 pub(super) struct Incomplete {
     #[serde(default)]
     pub(super) reason: Option<String>,

@@ -15,9 +15,9 @@
 //!   `\u` surrogate that is not one half of a proper pair, give up; escapes
 //!   are decoded as `serde_json` decodes them; object keys with any escape
 //!   give up (the typed decode compares keys after unescaping);
-//! - numbers are read only as indexes: a non-negative integer of at most 18
-//!   digits (anything else gives up); a skipped number must follow the JSON
-//!   grammar exactly;
+//! - numbers are read only as indexes (a non-negative integer of at most 18
+//!   digits) or as a `u64` (up to `u64::MAX`); anything else gives up; a
+//!   skipped number must follow the JSON grammar exactly;
 //! - values skipped (members no field reads) are checked as `serde_json`
 //!   checks what it skips, and nested at most [`MAX_SKIP_DEPTH`] deep;
 //! - after the event, only whitespace.
@@ -30,7 +30,11 @@ use std::borrow::Cow;
 
 use super::json::{Index, Str};
 
+#[cfg(test)]
+mod agree;
 mod memo;
+#[cfg(test)]
+pub(crate) use agree::fast_path_agrees;
 #[cfg(test)]
 pub(crate) use memo::{memo_agrees, memo_parts};
 pub(crate) use memo::{scan_text, Facts, Memo, Memoized, Noted};
@@ -538,29 +542,48 @@ impl<'a> Scan<'a> {
         if self.null()? {
             return Some(None);
         }
-        let start = self.at;
-        let digits = self
-            .bytes()
-            .get(start..)?
-            .iter()
-            .position(|b| !b.is_ascii_digit())
-            .unwrap_or(self.bytes().len() - start);
-        if digits == 0 || digits > 18 {
+        let digits = self.plain_integer()?;
+        if digits.len() > 18 {
             return None;
         }
-        let end = start + digits;
-        // A leading zero, a fraction or an exponent: the general path.
-        if (digits > 1 && self.peek_at(start)? == b'0')
-            || matches!(self.peek_at(end), Some(b'.' | b'e' | b'E'))
+        let n = digits
+            .iter()
+            .fold(0_i64, |n, &b| n * 10 + i64::from(b - b'0'));
+        self.at += digits.len();
+        Some(Some(Index(n)))
+    }
+
+    /// A `u64` as `serde_json` reads one (a non-negative integer up to
+    /// `u64::MAX`; anything larger gives up), or `null` (`None` inside).
+    pub(crate) fn opt_u64(&mut self) -> Option<Option<u64>> {
+        if self.null()? {
+            return Some(None);
+        }
+        let digits = self.plain_integer()?;
+        let n = digits.iter().try_fold(0_u64, |n, &b| {
+            n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+        })?;
+        self.at += digits.len();
+        Some(Some(n))
+    }
+
+    /// The digits of the integer here, not taken: at least one, no leading
+    /// zero, no sign, no fraction or exponent after them (each of those
+    /// gives up, for the general path).
+    fn plain_integer(&self) -> Option<&'a [u8]> {
+        let rest = self.bytes().get(self.at..)?;
+        let len = rest
+            .iter()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let digits = rest.get(..len)?;
+        if len == 0
+            || (len > 1 && digits.first() == Some(&b'0'))
+            || matches!(rest.get(len), Some(b'.' | b'e' | b'E'))
         {
             return None;
         }
-        let mut n = 0_i64;
-        for &b in self.bytes().get(start..end)? {
-            n = n * 10 + i64::from(b - b'0');
-        }
-        self.at = end;
-        Some(Some(Index(n)))
+        Some(digits)
     }
 
     /// Skips one value, checked as `serde_json` checks a value it ignores.

@@ -79,4 +79,27 @@ proptest! {
         let naive = b.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
         prop_assert_eq!(plain_run(&b), naive);
     }
+
+    /// A `u64` is what the typed decode makes of it, and the scanner gives
+    /// up exactly where that decode refuses it (a sign, a fraction, an
+    /// exponent, a leading zero, more than `u64::MAX`).
+    #[test]
+    fn u64s_decode_as_serde_json_decodes_them(
+        number in prop_oneof![
+            "[ ]?-?[0-9]{0,22}(\\.[0-9]{0,2})?([eE][+-]?[0-9]{0,2})?",
+            "1844674407370955161[0-9]",
+            "[ ]?null",
+        ],
+        after in prop_oneof![Just(""), Just("}"), Just(","), Just(" ")],
+    ) {
+        let text = format!("{number}{after}");
+        let mut values = serde_json::Deserializer::from_str(&text).into_iter::<Option<u64>>();
+        let general = values.next().and_then(Result::ok);
+        let mut p = Scan::new(&text);
+        let fast = p.opt_u64();
+        prop_assert_eq!(fast, general, "{:?}", text);
+        if fast.is_some() {
+            prop_assert_eq!(p.at, values.byte_offset());
+        }
+    }
 }
