@@ -6,9 +6,13 @@ use super::wire::Event;
 use crate::providers::scan::{Scan, Seen};
 
 /// The event types the fast path serves: the deltas among those `apply`
-/// reads (`HANDLED`). Any other type, or none, is for the general path.
-const SERVED: [&str; 6] = [
+/// reads (`HANDLED`), and the `.done` events of a call's arguments or input
+/// (the same members, the whole text in one). Any other type, or none, is
+/// for the general path.
+const SERVED: [&str; 8] = [
     "response.function_call_arguments.delta",
+    "response.function_call_arguments.done",
+    "response.custom_tool_call_input.done",
     "response.custom_tool_call_input.delta",
     "response.output_text.delta",
     "response.refusal.delta",
