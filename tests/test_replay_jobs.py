@@ -125,12 +125,13 @@ def test_standard_input_among_files_keeps_its_place(tmp_path: Path) -> None:
 
 
 def _workers(proc: subprocess.Popen[bytes], count: int) -> list[int]:
-    """The process ids of the command's worker processes (children started by
-    multiprocessing's spawn), once ``count`` of them run (the wait is bounded, and
-    nothing is asserted about how long it took)."""
+    """The process ids of the command's worker processes, once ``count`` of them run
+    (the wait is bounded, and nothing is asserted about how long it took). On Linux a
+    worker is a fork of the command: a child with the command's own command line."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        found = [pid for pid in _children(proc.pid) if b"spawn_main" in _cmdline(pid)]
+        command = _cmdline(proc.pid)
+        found = [pid for pid in _children(proc.pid) if command and _cmdline(pid) == command]
         if len(found) >= count:
             return found
         if proc.poll() is not None:

@@ -22,9 +22,9 @@ import json
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
-from importlib import resources
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 from toolstitch._sources import Source, expand, replay_source
 from toolstitch._toolstitch import AUTO, DIALECTS, __version__
@@ -35,6 +35,8 @@ from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from rich.progress import Progress, Task, TaskID
     from rich.text import Text
 
@@ -261,13 +263,19 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
     if args.jobs not in (None, 1) and args.format == "otel":
         parser.error("--format otel replays in this process: leave out --jobs")
-    work = _Work(args.provider, args.text, definitions, toolset)
-    with _Progress(args.progress, sources) as progress:
-        for records, nbytes in _replayed(sources, work, args.jobs):
-            for line in _failure_lines(records):
+    work = _Work(args.provider, args.text, definitions, toolset, output.form)
+    # The workers start first: on Linux a worker is a fork of this process, taken while
+    # it has no other thread (the progress display's starts after).
+    with (
+        _Replay(sources, work, args.jobs) as replayed,
+        _Progress(args.progress, sources) as progress,
+    ):
+        for records, nbytes in replayed:
+            done = records if isinstance(records, _Rendered) else _render(records, output.form)
+            for line in done.failures:
                 print(line, file=sys.stderr, flush=True)
-            output.add(records)
-            progress.advance(records, nbytes)
+            output.add(done)
+            progress.advance(done.streams, nbytes)
     output.finish(title)
     return output.status
 
@@ -311,6 +319,8 @@ class _Counting(io.RawIOBase):
 
 def _sample_paths() -> list[str]:
     """The recordings bundled in the package (``toolstitch/samples``)."""
+    from importlib import resources  # only here: its imports cost every run otherwise
+
     root = resources.files("toolstitch") / "samples"
     return [str(root)]
 
@@ -346,6 +356,37 @@ def _load_tools(path: str, parser: argparse.ArgumentParser) -> tuple[Any, Toolse
         parser.error(f"--tools {path}: {' '.join(str(e).split())}")
 
 
+class _Rendered(NamedTuple):
+    """The records of one source as the output takes them: their text (``--jsonl``: a
+    line each; ``--json``: the array's items joined by ``",\n"``) or, for the table,
+    the records themselves; and what the command counts of them. A worker sends this
+    back rather than the records: written once, in the worker, and small to send."""
+
+    text: str
+    records: list[CallRecord]  # for the table only (empty otherwise)
+    written: int  # records
+    streams: int
+    failures: list[str]
+    failed: bool  # a record not complete, or a call not valid: exit status 1
+
+
+def _render(records: list[CallRecord], form: str) -> _Rendered:
+    if form == "jsonl":
+        text = "".join([_json(record) + "\n" for record in records])
+    elif form == "json":
+        text = ",\n".join([_json(record) for record in records])
+    else:
+        text = ""
+    return _Rendered(
+        text,
+        records if form == "table" else [],
+        len(records),
+        len({record["stream"] for record in records}),
+        list(_failure_lines(records)),
+        any(not record["complete"] or record.get("valid") is False for record in records),
+    )
+
+
 def _failure_lines(records: list[CallRecord]) -> Iterator[str]:
     """One line per stream that could not be read or replayed, naming it and why (the
     message names the byte where the error knows it)."""
@@ -379,15 +420,25 @@ class _Work:
     ``Toolset``'s compiled schemas stay in the process that built them."""
 
     def __init__(
-        self, provider: Provider, text: bool, definitions: Any, toolset: Toolset | None
+        self,
+        provider: Provider,
+        text: bool,
+        definitions: Any,
+        toolset: Toolset | None,
+        form: str = "jsonl",
     ) -> None:
         self.provider = provider
         self.text = text
         self.definitions = definitions
         self.toolset = toolset
+        self.form = form
 
     def replay(self, source: Source) -> tuple[list[CallRecord], int]:
         return _replay_one(source, self.provider, self.text, self.toolset)
+
+    def rendered(self, source: Source) -> tuple[_Rendered, int]:
+        records, nbytes = self.replay(source)
+        return _render(records, self.form), nbytes
 
 
 def _job_count(value: str) -> int:
@@ -407,21 +458,11 @@ def _available_cores() -> int:
 
 def _replayed(
     sources: list[Source], work: _Work, jobs: int | None
-) -> Iterator[tuple[list[CallRecord], int]]:
-    """The records of every source and the bytes each took, in the order of ``sources``,
-    replayed here or over ``jobs`` worker processes (``None``: the cores available, when
-    the input is big enough to be worth it)."""
-    tasks = _tasks(sources)
-    workers = min(jobs or _available_cores(), sum(1 for t in tasks if t.spread))
-    if jobs is None:
-        sizes = [s.size for s in sources]
-        if any(size is None for size in sizes) or sum(s or 0 for s in sizes) < _SPREAD_BYTES:
-            workers = 1
-    if workers < 2:
-        for source in sources:
-            yield work.replay(source)
-        return
-    yield from _spread(tasks, work, workers)
+) -> Iterator[tuple[list[CallRecord] | _Rendered, int]]:
+    """The records of every source and the bytes each took, in the order of ``sources``
+    (see ``_Replay``)."""
+    with _Replay(sources, work, jobs) as replayed:
+        yield from replayed
 
 
 class _Task:
@@ -453,52 +494,116 @@ def _tasks(sources: list[Source]) -> list[_Task]:
     return tasks
 
 
-def _spread(
-    tasks: list[_Task], work: _Work, workers: int
-) -> Iterator[tuple[list[CallRecord], int]]:
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import Future, ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+def _start_method() -> str:
+    """How worker processes start. ``fork`` on Linux, while this process runs no other
+    thread: a worker is a copy of this process, toolstitch already imported (a fresh
+    interpreter would import it again, a tenth of a second of CPU per worker), and
+    nothing is mid-flight in it (the pool's threads and the progress display's start
+    after the fork). ``spawn`` elsewhere (macOS's system libraries are not safe to use
+    in a forked child, Windows cannot fork) and when another thread runs (a caller of
+    ``main`` with threads of its own)."""
+    import threading
 
-    # spawn on every platform: a fresh interpreter, never a fork of this one (whose
-    # progress thread and open files a fork would copy mid-flight).
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_start_worker,
-        initargs=(work.provider, work.text, work.definitions),
-    )
-    pending: deque[tuple[_Task, Future[list[tuple[list[CallRecord], int]]] | None]] = deque()
-    queued = iter(tasks)
-    try:
-        while True:
-            while len(pending) < workers * _AHEAD:
-                task = next(queued, None)
-                if task is None:
-                    break
-                try:
-                    future = pool.submit(_replay_task, task.sources) if task.spread else None
-                except BrokenProcessPool as e:
-                    # A worker died since the last result: the first file not written
-                    # yet is the one named.
-                    first = pending[0][0] if pending else task
-                    raise _WorkerLost(first.sources[0].name) from e
-                pending.append((task, future))
-            if not pending:
+    if sys.platform.startswith("linux") and threading.active_count() == 1:
+        return "fork"
+    return "spawn"
+
+
+class _Replay:
+    """The records of every source and the bytes each took, in the order of
+    ``sources``, replayed here or over ``jobs`` worker processes (``None``: the cores
+    available, when the input is big enough to be worth it). The workers start when
+    this is made, and are stopped when it is closed (``with``); iterating gives each
+    source's records (a list here; from a worker, as ``_Rendered``)."""
+
+    def __init__(self, sources: list[Source], work: _Work, jobs: int | None) -> None:
+        self.sources = sources
+        self.work = work
+        self.tasks = _tasks(sources)
+        workers = min(jobs or _available_cores(), sum(1 for t in self.tasks if t.spread))
+        if jobs is None:
+            sizes = [s.size for s in sources]
+            if any(size is None for size in sizes) or sum(s or 0 for s in sizes) < _SPREAD_BYTES:
+                workers = 1
+        self.workers = workers
+        self.pool: Any = None
+        self.queued = iter(self.tasks)
+        self.pending: deque[tuple[_Task, Future[list[tuple[_Rendered, int]]] | None]] = deque()
+        if workers >= 2:
+            self._start()
+
+    def _start(self) -> None:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        method = _start_method()
+        if method == "fork":
+            # A forked worker inherits this process's buffers: empty, nothing is
+            # written twice.
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError, ValueError):
+                        stream.flush()
+        work = self.work
+        self.pool = ProcessPoolExecutor(
+            self.workers,
+            mp_context=multiprocessing.get_context(method),
+            initializer=_start_worker,
+            initargs=(work.provider, work.text, work.definitions, work.form),
+        )
+        # The first tasks go out now: the pool starts its workers on the first one
+        # (all of them, when it forks, before its own threads).
+        self._fill()
+
+    def _fill(self) -> None:
+        from concurrent.futures.process import BrokenProcessPool
+
+        pending = self.pending
+        while len(pending) < self.workers * _AHEAD:
+            task = next(self.queued, None)
+            if task is None:
                 break
-            task, future = pending.popleft()
+            try:
+                future = self.pool.submit(_replay_task, task.sources) if task.spread else None
+            except BrokenProcessPool as e:
+                # A worker died since the last result: the first file not written
+                # yet is the one named.
+                first = pending[0][0] if pending else task
+                raise _WorkerLost(first.sources[0].name) from e
+            pending.append((task, future))
+
+    def __iter__(self) -> Iterator[tuple[list[CallRecord] | _Rendered, int]]:
+        if self.pool is None:
+            for source in self.sources:
+                yield self.work.replay(source)
+            return
+        from concurrent.futures.process import BrokenProcessPool
+
+        while True:
+            self._fill()
+            if not self.pending:
+                break
+            task, future = self.pending.popleft()
             if future is None:
                 for source in task.sources:
-                    yield work.replay(source)
+                    yield self.work.replay(source)
                 continue
             try:
                 results = future.result()
             except BrokenProcessPool as e:
                 raise _WorkerLost(task.sources[0].name) from e
             yield from results
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def __enter__(self) -> _Replay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 class _WorkerLost(Exception):
@@ -515,7 +620,7 @@ class _WorkerLost(Exception):
 _worker_work: _Work | None = None
 
 
-def _start_worker(provider: Provider, text: bool, definitions: Any) -> None:
+def _start_worker(provider: Provider, text: bool, definitions: Any, form: str) -> None:
     global _worker_work
     import signal
 
@@ -523,14 +628,14 @@ def _start_worker(provider: Provider, text: bool, definitions: Any) -> None:
     # its workers); a worker printing its own traceback would only add noise.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     toolset = None if definitions is None else Toolset(definitions)
-    _worker_work = _Work(provider, text, definitions, toolset)
+    _worker_work = _Work(provider, text, definitions, toolset, form)
 
 
-def _replay_task(sources: list[Source]) -> list[tuple[list[CallRecord], int]]:
+def _replay_task(sources: list[Source]) -> list[tuple[_Rendered, int]]:
     work = _worker_work
     if work is None:  # pragma: no cover (the initializer always ran)
         raise RuntimeError("a replay worker was not started by toolstitch replay")
-    return [work.replay(source) for source in sources]
+    return [work.rendered(source) for source in sources]
 
 
 # ------------------------------------------------------------------ output
@@ -551,17 +656,17 @@ class _Output:
         if form == "table":
             _require_rich()
 
-    def add(self, records: list[CallRecord]) -> None:
-        for record in records:
-            if not record["complete"] or record.get("valid") is False:
-                self.status = 1
-            if self.form == "jsonl":
-                self.out.write(_json(record) + "\n")
-            elif self.form == "json":
-                self.out.write(("[\n" if self.written == 0 else ",\n") + _json(record))
-            else:
-                self.rows.append(record)
-            self.written += 1
+    def add(self, done: _Rendered) -> None:
+        if done.failed:
+            self.status = 1
+        if self.form == "jsonl":
+            self.out.write(done.text)
+        elif self.form == "json":
+            if done.written:
+                self.out.write(("[\n" if self.written == 0 else ",\n") + done.text)
+        else:
+            self.rows.extend(done.records)
+        self.written += done.written
         if self.form != "table":
             self.out.flush()
 
@@ -796,10 +901,10 @@ class _Progress:
             self.progress.start()
             self.shown = True
 
-    def advance(self, records: list[CallRecord], nbytes: int) -> None:
+    def advance(self, streams: int, nbytes: int) -> None:
         if not self.enabled or self.progress is None or self.task is None:
             return
-        self.streams += len({r["stream"] for r in records})
+        self.streams += streams
         self.progress.update(self.task, advance=nbytes, streams=self.streams)
         if not self.shown and time.monotonic() - self.started_at > PROGRESS_DELAY:
             self._show()
@@ -912,7 +1017,7 @@ def _replay_on_cluster(
         print(f"wrote {len(records)} records of {streams} streams to {args.out}")
         return status
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
-    output.add(records)
+    output.add(_render(records, output.form))
     output.finish(None)
     return output.status
 
