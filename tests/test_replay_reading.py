@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from toolstitch import replay_bytes, replay_path
+from toolstitch._sources import Source, replay_source
 from toolstitch.replay import _CHUNK, _MAX_GZIP_LAYERS, _WHOLE, replay_file
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
@@ -234,3 +235,36 @@ def test_a_named_pipe_is_streamed(tmp_path: Path) -> None:
     finally:
         writer.join()
     assert ids(records) == OPENAI_IDS
+
+
+def test_a_file_that_changed_since_it_was_listed_is_read_as_it_is_now(tmp_path: Path) -> None:
+    """A directory walk lists every file with its size, and the first read asks for one
+    byte more than that: a file that grew or shrank since is still read to its end."""
+    path = tmp_path / "capture.sse.gz"
+    for data in (OPENAI_CHAT, gz(OPENAI_CHAT), broken_early(_CHUNK + 5)):
+        path.write_bytes(data)
+        expected = streamed(data, str(path))
+        for listed in (0, 1, len(data) // 2, len(data) - 1, len(data), len(data) + 99, _WHOLE + 1):
+            assert replay_source(Source(str(path), listed)) == expected, listed
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_named_pipe_listed_with_no_size_is_streamed(tmp_path: Path) -> None:
+    import threading
+
+    fifo = tmp_path / "pipe.sse"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(OPENAI_CHAT[:100])
+            f.flush()
+            f.write(OPENAI_CHAT[100:])
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        records = replay_source(Source(str(fifo), 0))
+    finally:
+        writer.join()
+    assert records == streamed(OPENAI_CHAT, str(fifo))

@@ -218,10 +218,16 @@ def replay_path(
     only an unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as
     for ``replay_bytes``.
     """
-    name = os.fspath(path)
+    return _replay_path(os.fspath(path), provider, text, tools, None)
+
+
+def _replay_path(
+    name: str, provider: Provider, text: bool, tools: Any, size: int | None
+) -> list[CallRecord]:
+    """``replay_path``, told the file's size when it was listed (``None``: unknown)."""
     _check_provider(provider)  # an unknown provider is the caller's error
     toolset = as_toolset(tools)
-    return _checked(_replay_named(name, provider, text), toolset)
+    return _checked(_replay_named(name, provider, text, size), toolset)
 
 
 def replay_file(
@@ -254,40 +260,54 @@ def _check_provider(provider: Provider) -> None:
         _KNOWN_PROVIDERS.add(provider)
 
 
-def _replay_named(name: str, provider: Provider, text: bool) -> list[CallRecord]:
-    """The records of the local file ``name``: read whole when it is a regular file of
-    at most ``_WHOLE`` bytes, else streamed (a big file, a fifo, a device)."""
+def _replay_named(
+    name: str, provider: Provider, text: bool, size: int | None = None
+) -> list[CallRecord]:
+    """The records of the local file ``name``: read whole when it holds at most
+    ``_WHOLE`` bytes, else streamed (a big file, a fifo, a device). ``size`` is its
+    size when it was listed, if known: the first read asks for one byte more (see
+    ``_read_head``)."""
     try:
         fd = os.open(name, os.O_RDONLY)
     except OSError as e:
         return [_failure_with_text(name, _os_reason(e), text)]
     try:
         try:
-            data = _read_whole(fd)
-            if data is None:
-                f = open(fd, "rb", closefd=False)  # noqa: SIM115 (closed below)
+            head, whole = _read_head(fd, size)
         except OSError as e:
             return [_failure_with_text(name, _os_reason(e), text)]
-        if data is not None:
-            return _replay_content(data, provider, name, text)
-        with f:
+        if whole:
+            return _replay_content(head, provider, name, text)
+        # Streamed from where reading began: what was read, then the rest.
+        rest = io.FileIO(fd, "r", closefd=False)
+        with io.BufferedReader(_Prepended(head, rest)) as f:
             return _replay_fileobj(f, provider, name, text)
     finally:
         os.close(fd)
 
 
-def _read_whole(fd: int) -> bytes | None:
-    """The whole content of a regular file of at most ``_WHOLE`` bytes, read in one
-    request; ``None`` (with the file back at its start) for anything else."""
-    info = os.fstat(fd)
-    if stat.S_ISDIR(info.st_mode):
-        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
-    size = info.st_size
-    if not stat.S_ISREG(info.st_mode) or size > _WHOLE:
-        return None
-    # One byte more than the size: getting it means the file grew since.
+def _read_head(fd: int, size: int | None) -> tuple[bytes, bool]:
+    """What an open file holds, read in one request, and ``True``, when it is a regular
+    file of at most ``_WHOLE`` bytes; else what was read of it (maybe nothing) and
+    ``False``.
+
+    ``size`` is the file's size when it was listed (a directory walk asks every file's
+    anyway); ``None`` asks the file here. The request is for one byte more than the
+    size: getting fewer bytes than asked of a regular file is its end; getting all of
+    them means it grew since, or is no regular file (a fifo or a device has no size),
+    and the rest is streamed after what was read.
+    """
+    if size is None:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(info.st_mode):
+            return b"", False
+        size = info.st_size
+    if size > _WHOLE:
+        return b"", False
     data = os.read(fd, size + 1)
-    if len(data) < size:
+    if 0 < len(data) < size:
         # A short read (the file shrank, or a file system that reads in pieces): read
         # on to the end, never past the bound.
         parts = [data]
@@ -296,10 +316,7 @@ def _read_whole(fd: int) -> bytes | None:
             parts.append(more)
             got += len(more)
         data = b"".join(parts)
-    if len(data) > size:
-        os.lseek(fd, 0, os.SEEK_SET)
-        return None
-    return data
+    return data, len(data) <= size
 
 
 def _replay_fileobj(
