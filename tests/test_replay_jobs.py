@@ -121,6 +121,27 @@ def test_standard_input_among_files_keeps_its_place(tmp_path: Path) -> None:
     assert_same_run(serial, run("--jsonl", "--jobs", "2", *paths, stdin=stdin))
 
 
+def test_spawned_workers_give_the_same_run(tmp_path: Path) -> None:
+    """Where workers cannot be forks (macOS, Windows, a caller with threads of its own)
+    they are spawned: fresh interpreters, sent the sources once; the run is the same."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    paths = [str(p) for p in _bad_corpus(tmp_path)]
+    code = (
+        "import sys, toolstitch.cli as cli\n"
+        "cli._forks = lambda: False\n"
+        "raise SystemExit(cli.main(['replay', *sys.argv[1:]]))\n"
+    )
+    for args in (["--jsonl", "--tools", str(tools)], ["--json", "--text"]):
+        spawned = subprocess.run(
+            [sys.executable, "-c", code, *args, "--jobs", "2", *paths],
+            capture_output=True,
+            env=_env(),
+            timeout=300,
+        )
+        assert_same_run(run(*args, "--jobs", "1", *paths), spawned)
+
+
 # ------------------------------------------------------------------ real workers
 
 

@@ -35,8 +35,6 @@ from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from rich.progress import Progress, Task, TaskID
     from rich.text import Text
 
@@ -401,8 +399,7 @@ def _failure_lines(records: list[CallRecord]) -> Iterator[str]:
 # ------------------------------------------------------------------ on this machine's cores
 
 # With no --jobs, input smaller than this (in bytes, when every size is known) stays in
-# this process: starting a worker process (a fresh interpreter importing toolstitch)
-# costs more than it saves on a few files.
+# this process: starting worker processes costs more than it saves on a few files.
 _SPREAD_BYTES = 8_000_000
 # A task is a run of consecutive files of at most this many bytes and files: big enough
 # that a task's own cost (pickling, a round trip between processes) vanishes beside the
@@ -412,6 +409,8 @@ _TASK_FILES = 64
 # Tasks handed out per worker ahead of the one whose records are being written: keeps
 # every worker busy while bounding the records held back waiting for their turn.
 _AHEAD = 3
+# A worker has at most this many tasks at a time: the one it works on and the next.
+_QUEUED = 2
 
 
 class _Work:
@@ -466,12 +465,14 @@ def _replayed(
 
 
 class _Task:
-    """A run of consecutive sources, replayed by a worker (``spread``) or here: standard
-    input can only be read by this process, and a source that failed to expand already
-    is its error record."""
+    """A run of consecutive sources, ``sources[start:stop]``, replayed by a worker
+    (``spread``) or here: standard input can only be read by this process, and a source
+    that failed to expand already is its error record."""
 
-    def __init__(self, sources: list[Source], spread: bool) -> None:
+    def __init__(self, sources: list[Source], start: int, spread: bool) -> None:
         self.sources = sources
+        self.start = start
+        self.stop = start + len(sources)
         self.spread = spread
 
 
@@ -479,34 +480,33 @@ def _tasks(sources: list[Source]) -> list[_Task]:
     tasks: list[_Task] = []
     run: list[Source] = []
     size = 0
-    for source in sources:
+    for at, source in enumerate(sources):
         here = source.error is not None or (source.name == "-" and source.size is None)
         if run and (here or len(run) >= _TASK_FILES or size + (source.size or 0) > _TASK_BYTES):
-            tasks.append(_Task(run, spread=True))
+            tasks.append(_Task(run, at - len(run), spread=True))
             run, size = [], 0
         if here:
-            tasks.append(_Task([source], spread=False))
+            tasks.append(_Task([source], at, spread=False))
         else:
             run.append(source)
             size += source.size or 0
     if run:
-        tasks.append(_Task(run, spread=True))
+        tasks.append(_Task(run, len(sources) - len(run), spread=True))
     return tasks
 
 
-def _start_method() -> str:
-    """How worker processes start. ``fork`` on Linux, while this process runs no other
-    thread: a worker is a copy of this process, toolstitch already imported (a fresh
-    interpreter would import it again, a tenth of a second of CPU per worker), and
-    nothing is mid-flight in it (the pool's threads and the progress display's start
-    after the fork). ``spawn`` elsewhere (macOS's system libraries are not safe to use
-    in a forked child, Windows cannot fork) and when another thread runs (a caller of
+def _forks() -> bool:
+    """Whether worker processes are forks of this one: on Linux, while this process
+    runs no other thread. A fork starts at once, toolstitch already imported (a fresh
+    interpreter would import it again, a tenth of a second of CPU per worker, and
+    multiprocessing's machinery with it), and nothing is mid-flight in it (the progress
+    display's thread starts after). Elsewhere workers are spawned: fresh interpreters,
+    through multiprocessing (macOS's system libraries are not safe to use in a forked
+    child, Windows cannot fork), as they are when another thread runs (a caller of
     ``main`` with threads of its own)."""
     import threading
 
-    if sys.platform.startswith("linux") and threading.active_count() == 1:
-        return "fork"
-    return "spawn"
+    return sys.platform.startswith("linux") and threading.active_count() == 1
 
 
 class _Replay:
@@ -514,7 +514,14 @@ class _Replay:
     ``sources``, replayed here or over ``jobs`` worker processes (``None``: the cores
     available, when the input is big enough to be worth it). The workers start when
     this is made, and are stopped when it is closed (``with``); iterating gives each
-    source's records (a list here; from a worker, as ``_Rendered``)."""
+    source's records (a list here; from a worker, as ``_Rendered``).
+
+    Every worker has the list of sources (a fork shares it; a spawned worker is sent it
+    once) and is sent tasks as ranges of it: at most ``_QUEUED`` at a time (one to work
+    on, the next waiting, so a worker never waits for this process), and never more
+    than ``_AHEAD`` per worker past the task whose records are written next; their
+    records are written in the order of the tasks. This process hands out tasks, writes,
+    and replays what only it can read (standard input)."""
 
     def __init__(self, sources: list[Source], work: _Work, jobs: int | None) -> None:
         self.sources = sources
@@ -525,85 +532,278 @@ class _Replay:
             sizes = [s.size for s in sources]
             if any(size is None for size in sizes) or sum(s or 0 for s in sizes) < _SPREAD_BYTES:
                 workers = 1
-        self.workers = workers
-        self.pool: Any = None
-        self.queued = iter(self.tasks)
-        self.pending: deque[tuple[_Task, Future[list[tuple[_Rendered, int]]] | None]] = deque()
+        self.workers: list[_Forked | _Spawned] = []
+        self.finished = False
         if workers >= 2:
-            self._start()
-
-    def _start(self) -> None:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        method = _start_method()
-        if method == "fork":
-            # A forked worker inherits this process's buffers: empty, nothing is
-            # written twice.
-            for stream in (sys.stdout, sys.stderr):
-                if stream is not None:
-                    with contextlib.suppress(OSError, ValueError):
-                        stream.flush()
-        work = self.work
-        self.pool = ProcessPoolExecutor(
-            self.workers,
-            mp_context=multiprocessing.get_context(method),
-            initializer=_start_worker,
-            initargs=(work.provider, work.text, work.definitions, work.form),
-        )
-        # The first tasks go out now: the pool starts its workers on the first one
-        # (all of them, when it forks, before its own threads).
-        self._fill()
-
-    def _fill(self) -> None:
-        from concurrent.futures.process import BrokenProcessPool
-
-        pending = self.pending
-        while len(pending) < self.workers * _AHEAD:
-            task = next(self.queued, None)
-            if task is None:
-                break
             try:
-                future = self.pool.submit(_replay_task, task.sources) if task.spread else None
-            except BrokenProcessPool as e:
-                # A worker died since the last result: the first file not written
-                # yet is the one named.
-                first = pending[0][0] if pending else task
-                raise _WorkerLost(first.sources[0].name) from e
-            pending.append((task, future))
+                self._start(workers)
+            except BaseException:
+                self.close()
+                raise
+
+    def _start(self, count: int) -> None:
+        if not _forks():
+            self.workers = [_Spawned(self.sources, self.work) for _ in range(count)]
+            return
+        # A fork inherits this process's buffers: flushed, nothing is written twice.
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
+        for _ in range(count):
+            forked = _Forked(self.sources, self.work, cast(list[_Forked], self.workers))
+            self.workers.append(forked)
 
     def __iter__(self) -> Iterator[tuple[list[CallRecord] | _Rendered, int]]:
-        if self.pool is None:
+        if not self.workers:
             for source in self.sources:
                 yield self.work.replay(source)
+            self.finished = True
             return
-        from concurrent.futures.process import BrokenProcessPool
-
-        while True:
-            self._fill()
-            if not self.pending:
-                break
-            task, future = self.pending.popleft()
-            if future is None:
+        results: dict[int, list[tuple[_Rendered, int]]] = {}
+        handed = 0  # the tasks before it are handed out (or are this process's own)
+        for at, task in enumerate(self.tasks):
+            handed = self._hand_out(handed, at)
+            if not task.spread:
                 for source in task.sources:
                     yield self.work.replay(source)
                 continue
+            while at not in results:
+                self._receive(results, at)
+                handed = self._hand_out(handed, at)
+            yield from results.pop(at)
+        self.finished = True
+
+    def _hand_out(self, handed: int, at: int) -> int:
+        """Sends tasks from ``handed`` on to the workers with room, up to the window
+        past ``at``; returns the first task not handed out."""
+        tasks = self.tasks
+        limit = min(len(tasks), at + len(self.workers) * _AHEAD)
+        while handed < limit:
+            task = tasks[handed]
+            if task.spread:
+                worker = min(self.workers, key=lambda w: len(w.queued))
+                if len(worker.queued) >= _QUEUED:
+                    break
+                try:
+                    worker.send((task.start, task.stop))
+                except OSError as e:
+                    # A worker died since the last result: the first file not written
+                    # yet is the one named.
+                    raise _WorkerLost(tasks[at].sources[0].name) from e
+                worker.queued.append(handed)
+            handed += 1
+        return handed
+
+    def _receive(self, results: dict[int, list[tuple[_Rendered, int]]], at: int) -> None:
+        """Waits for the next results of any worker, and keeps them."""
+        for worker in _ready([w for w in self.workers if w.queued]):
             try:
-                results = future.result()
-            except BrokenProcessPool as e:
-                raise _WorkerLost(task.sources[0].name) from e
-            yield from results
+                ok, payload = worker.receive()
+            except (EOFError, OSError) as e:
+                raise _WorkerLost(self.tasks[at].sources[0].name) from e
+            if not ok:
+                raise payload
+            results[worker.queued.popleft()] = payload
 
     def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+        """Stops the workers: told to end once the run is through, ended at once when
+        it is not (an error, Ctrl-C, a closed output)."""
+        workers, self.workers = self.workers, []
+        for worker in workers:
+            if self.finished:
+                with contextlib.suppress(OSError):
+                    worker.send(None)
+            else:
+                worker.kill()
+        for worker in workers:
+            worker.join()
 
     def __enter__(self) -> _Replay:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Forked:
+    """A worker forked from this process, and the two pipes to it (tasks there, records
+    back). ``queued``: the tasks it was sent and has not answered yet (their indexes,
+    in order)."""
+
+    def __init__(self, sources: list[Source], work: _Work, others: list[_Forked]) -> None:
+        import signal
+
+        self.queued: deque[int] = deque()
+        tasks, self.tasks = os.pipe()
+        self.results, results = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover (the worker: its coverage is not collected)
+            status = 1
+            try:
+                # Ctrl-C reaches the whole process group: the command handles it (and
+                # ends its workers); a worker printing its own traceback would be noise.
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                os.close(self.tasks)
+                os.close(self.results)
+                for other in others:  # their pipes are theirs and the command's
+                    os.close(other.tasks)
+                    os.close(other.results)
+                status = _serve(lambda: _read_message(tasks), _writer(results), sources, work)
+            finally:
+                os._exit(status)
+        os.close(tasks)
+        os.close(results)
+
+    def send(self, message: object) -> None:
+        import pickle
+
+        data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+        _write_all(self.tasks, len(data).to_bytes(8, "little") + data)
+
+    def receive(self) -> Any:
+        return _read_message(self.results)
+
+    def kill(self) -> None:
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def join(self) -> None:
+        for fd in (self.tasks, self.results):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_exactly(fd: int, size: int) -> bytearray:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            raise EOFError("the other end of the pipe closed")
+        got += n
+    return buffer
+
+
+def _read_message(fd: int) -> Any:
+    import pickle
+
+    size = int.from_bytes(_read_exactly(fd, 8), "little")
+    return pickle.loads(_read_exactly(fd, size))
+
+
+def _writer(fd: int) -> Any:
+    def send(message: object) -> None:
+        import pickle
+
+        data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
+        _write_all(fd, len(data).to_bytes(8, "little") + data)
+
+    return send
+
+
+class _Spawned:
+    """A worker started by multiprocessing's ``spawn`` (a fresh interpreter), sent the
+    sources once, and its end of the pipe to it; ``queued`` as for ``_Forked``."""
+
+    def __init__(self, sources: list[Source], work: _Work) -> None:
+        import multiprocessing
+
+        self.queued: deque[int] = deque()
+        context: Any = multiprocessing.get_context("spawn")
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(
+            target=_spawned_main,
+            args=(theirs, sources, work.provider, work.text, work.definitions, work.form),
+            name="toolstitch-replay",
+            daemon=True,
+        )
+        try:
+            self.process.start()
+        finally:
+            theirs.close()
+
+    def send(self, message: object) -> None:
+        self.connection.send(message)
+
+    def receive(self) -> Any:
+        return self.connection.recv()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def join(self) -> None:
+        self.process.join()
+        self.connection.close()
+
+
+def _ready(workers: list[_Forked | _Spawned]) -> list[_Forked | _Spawned]:
+    """Those of ``workers`` with something to read (their records, or their end),
+    once there is one."""
+    if all(isinstance(w, _Forked) for w in workers):
+        import select
+
+        by_fd = {cast(_Forked, w).results: w for w in workers}
+        poll = select.poll()
+        for fd in by_fd:
+            poll.register(fd, select.POLLIN)
+        return [by_fd[fd] for fd, _ in poll.poll()]
+    from multiprocessing.connection import wait
+
+    by_connection = {cast(_Spawned, w).connection: w for w in workers}
+    return [by_connection[cast(Any, c)] for c in wait(list(by_connection))]
+
+
+def _spawned_main(
+    connection: Any,
+    sources: list[Source],
+    provider: Provider,
+    text: bool,
+    definitions: Any,
+    form: str,
+) -> None:  # pragma: no cover (a spawned worker: its coverage is not collected)
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a forked worker
+    toolset = None if definitions is None else Toolset(definitions)
+    work = _Work(provider, text, definitions, toolset, form)
+    _serve(connection.recv, connection.send, sources, work)
+
+
+def _serve(receive: Any, send: Any, sources: list[Source], work: _Work) -> int:
+    """A worker's loop: replays each range of ``sources`` it is sent and sends back
+    their records as the output's text (``_Rendered``), until it is sent ``None`` or
+    the command's end of the pipe closes. A forked worker keeps the command's
+    ``Toolset``; a spawned one built its own from the definitions."""
+    while True:
+        try:
+            span = receive()
+        except (EOFError, OSError):
+            return 0
+        if span is None:
+            return 0
+        start, stop = span
+        try:
+            answer: tuple[bool, Any] = (True, [work.rendered(s) for s in sources[start:stop]])
+        except Exception as e:  # a bug: raised in the command, as it would be there
+            answer = (False, e)
+        try:
+            send(answer)
+        except (EOFError, OSError):
+            return 0
+        except Exception as e:  # an answer that cannot be pickled: a bug, said as one
+            send((False, RuntimeError(f"{type(e).__name__}: {e}")))
 
 
 class _WorkerLost(Exception):
@@ -615,27 +815,6 @@ class _WorkerLost(Exception):
             f"a worker process ended before it finished replaying {first} and the files "
             "after it (killed, or out of memory?); run with --jobs 1 to replay them here"
         )
-
-
-_worker_work: _Work | None = None
-
-
-def _start_worker(provider: Provider, text: bool, definitions: Any, form: str) -> None:
-    global _worker_work
-    import signal
-
-    # Ctrl-C reaches the whole process group: the main process handles it (and stops
-    # its workers); a worker printing its own traceback would only add noise.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    toolset = None if definitions is None else Toolset(definitions)
-    _worker_work = _Work(provider, text, definitions, toolset, form)
-
-
-def _replay_task(sources: list[Source]) -> list[tuple[_Rendered, int]]:
-    work = _worker_work
-    if work is None:  # pragma: no cover (the initializer always ran)
-        raise RuntimeError("a replay worker was not started by toolstitch replay")
-    return [work.rendered(source) for source in sources]
 
 
 # ------------------------------------------------------------------ output
