@@ -36,6 +36,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, NamedTuple, TypedDict, cast
 
+from toolstitch import _toolstitch
 from toolstitch.blocks import ThinkingBlock, ToolUseBlock
 from toolstitch.errors import ToolstitchError
 from toolstitch.messages import AssembledMessage, Note, Provider
@@ -153,6 +154,9 @@ _MAX_GZIP_LAYERS = 3
 _CASSETTE = re.compile(
     rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*(?:#[^\n]*)?\r?\n|---[ \t]*\r?\n)*(?:http_)?interactions:"
 )
+# The bytes a cassette can start with (``_CASSETTE``'s first): anything else is told
+# without the pattern (a stream starts ``data:``, ``event:``, ``{``, a frame's length).
+_CASSETTE_STARTS = frozenset(bytes([b]) for b in b"\xef \t#\r\n-hi")
 # Response content types of a streamed body (compared on the part before any ``;``).
 _STREAMED_TYPES = frozenset(
     {
@@ -339,10 +343,10 @@ def _replay_content(data: bytes, provider: Provider, name: str, text: bool) -> l
     """The records of a capture held whole in memory: what ``_replay_fileobj`` gives
     for the same bytes, without a file object between (the same pieces fed, the same
     cassette test); gzip it cannot inflate in one call takes the streaming way."""
-    content = _inflated(data)
+    content = _inflated(data) if data.startswith(_GZIP_MAGIC) else data
     if content is None:
         return _replay_fileobj(io.BytesIO(data), provider, name, text)
-    if _CASSETTE.match(content, 0, _CHUNK):
+    if content[:1] in _CASSETTE_STARTS and _CASSETTE.match(content, 0, _CHUNK):
         return _replay_cassette(content, name, provider, text)
     if len(content) <= _CHUNK:
         return _replay_stream((content,) if content else (), name, provider, text)
@@ -495,7 +499,9 @@ def _read_reason(e: BaseException) -> str:
 def _replay_stream(
     chunks: Iterable[bytes], name: str, provider: Provider, text: bool
 ) -> list[CallRecord]:
-    asm = Assembler(provider, live=False)
+    # The core's class itself, with the same defaults: ``Assembler`` passes every limit
+    # by name, which costs a little in every file.
+    asm = _toolstitch.Assembler(provider, live=False)
     error: str | None = None
     try:
         for chunk in chunks:
