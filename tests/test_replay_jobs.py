@@ -121,16 +121,38 @@ def test_standard_input_among_files_keeps_its_place(tmp_path: Path) -> None:
     assert_same_run(serial, run("--jsonl", "--jobs", "2", *paths, stdin=stdin))
 
 
+def test_spawned_workers_give_the_same_run(tmp_path: Path) -> None:
+    """Where workers cannot be forks (macOS, Windows, a caller with threads of its own)
+    they are spawned: fresh interpreters, sent the sources once; the run is the same."""
+    tools = tmp_path / "tools.json"
+    tools.write_text(json.dumps(TOOLS))
+    paths = [str(p) for p in _bad_corpus(tmp_path)]
+    code = (
+        "import sys, toolstitch.cli as cli\n"
+        "cli._forks = lambda: False\n"
+        "raise SystemExit(cli.main(['replay', *sys.argv[1:]]))\n"
+    )
+    for args in (["--jsonl", "--tools", str(tools)], ["--json", "--text"]):
+        spawned = subprocess.run(
+            [sys.executable, "-c", code, *args, "--jobs", "2", *paths],
+            capture_output=True,
+            env=_env(),
+            timeout=300,
+        )
+        assert_same_run(run(*args, "--jobs", "1", *paths), spawned)
+
+
 # ------------------------------------------------------------------ real workers
 
 
 def _workers(proc: subprocess.Popen[bytes], count: int) -> list[int]:
-    """The process ids of the command's worker processes (children started by
-    multiprocessing's spawn), once ``count`` of them run (the wait is bounded, and
-    nothing is asserted about how long it took)."""
+    """The process ids of the command's worker processes, once ``count`` of them run
+    (the wait is bounded, and nothing is asserted about how long it took). On Linux a
+    worker is a fork of the command: a child with the command's own command line."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        found = [pid for pid in _children(proc.pid) if b"spawn_main" in _cmdline(pid)]
+        command = _cmdline(proc.pid)
+        found = [pid for pid in _children(proc.pid) if command and _cmdline(pid) == command]
         if len(found) >= count:
             return found
         if proc.poll() is not None:

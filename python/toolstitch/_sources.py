@@ -28,9 +28,9 @@ from toolstitch.replay import (
     CallRecord,
     _checked,
     _failure_with_text,
+    _replay_path,
     is_stream_file,
     replay_file,
-    replay_path,
 )
 from toolstitch.tools import Toolset
 
@@ -73,7 +73,7 @@ def replay_source(
     if source.error is not None:
         return _checked([_failure_with_text(source.name, source.error, text)], tools)
     if not is_url(source.name):
-        return replay_path(source.name, provider, text=text, tools=tools)
+        return _replay_path(source.name, provider, text, tools, source.size)
     try:
         f = _open_url(source.name)
     except ImportError as e:

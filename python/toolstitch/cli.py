@@ -22,9 +22,9 @@ import json
 import os
 import sys
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
-from importlib import resources
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
 from toolstitch._sources import Source, expand, replay_source
 from toolstitch._toolstitch import AUTO, DIALECTS, __version__
@@ -261,13 +261,19 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
     if args.jobs not in (None, 1) and args.format == "otel":
         parser.error("--format otel replays in this process: leave out --jobs")
-    work = _Work(args.provider, args.text, definitions, toolset)
-    with _Progress(args.progress, sources) as progress:
-        for records, nbytes in _replayed(sources, work, args.jobs):
-            for line in _failure_lines(records):
+    work = _Work(args.provider, args.text, definitions, toolset, output.form)
+    # The workers start first: on Linux a worker is a fork of this process, taken while
+    # it has no other thread (the progress display's starts after).
+    with (
+        _Replay(sources, work, args.jobs) as replayed,
+        _Progress(args.progress, sources) as progress,
+    ):
+        for records, nbytes in replayed:
+            done = records if isinstance(records, _Rendered) else _render(records, output.form)
+            for line in done.failures:
                 print(line, file=sys.stderr, flush=True)
-            output.add(records)
-            progress.advance(records, nbytes)
+            output.add(done)
+            progress.advance(done.streams, nbytes)
     output.finish(title)
     return output.status
 
@@ -311,6 +317,8 @@ class _Counting(io.RawIOBase):
 
 def _sample_paths() -> list[str]:
     """The recordings bundled in the package (``toolstitch/samples``)."""
+    from importlib import resources  # only here: its imports cost every run otherwise
+
     root = resources.files("toolstitch") / "samples"
     return [str(root)]
 
@@ -346,6 +354,37 @@ def _load_tools(path: str, parser: argparse.ArgumentParser) -> tuple[Any, Toolse
         parser.error(f"--tools {path}: {' '.join(str(e).split())}")
 
 
+class _Rendered(NamedTuple):
+    """The records of one source as the output takes them: their text (``--jsonl``: a
+    line each; ``--json``: the array's items joined by ``",\n"``) or, for the table,
+    the records themselves; and what the command counts of them. A worker sends this
+    back rather than the records: written once, in the worker, and small to send."""
+
+    text: str
+    records: list[CallRecord]  # for the table only (empty otherwise)
+    written: int  # records
+    streams: int
+    failures: list[str]
+    failed: bool  # a record not complete, or a call not valid: exit status 1
+
+
+def _render(records: list[CallRecord], form: str) -> _Rendered:
+    if form == "jsonl":
+        text = "".join([_json(record) + "\n" for record in records])
+    elif form == "json":
+        text = ",\n".join([_json(record) for record in records])
+    else:
+        text = ""
+    return _Rendered(
+        text,
+        records if form == "table" else [],
+        len(records),
+        len({record["stream"] for record in records}),
+        list(_failure_lines(records)),
+        any(not record["complete"] or record.get("valid") is False for record in records),
+    )
+
+
 def _failure_lines(records: list[CallRecord]) -> Iterator[str]:
     """One line per stream that could not be read or replayed, naming it and why (the
     message names the byte where the error knows it)."""
@@ -360,8 +399,7 @@ def _failure_lines(records: list[CallRecord]) -> Iterator[str]:
 # ------------------------------------------------------------------ on this machine's cores
 
 # With no --jobs, input smaller than this (in bytes, when every size is known) stays in
-# this process: starting a worker process (a fresh interpreter importing toolstitch)
-# costs more than it saves on a few files.
+# this process: starting worker processes costs more than it saves on a few files.
 _SPREAD_BYTES = 8_000_000
 # A task is a run of consecutive files of at most this many bytes and files: big enough
 # that a task's own cost (pickling, a round trip between processes) vanishes beside the
@@ -371,6 +409,8 @@ _TASK_FILES = 64
 # Tasks handed out per worker ahead of the one whose records are being written: keeps
 # every worker busy while bounding the records held back waiting for their turn.
 _AHEAD = 3
+# A worker has at most this many tasks at a time: the one it works on and the next.
+_QUEUED = 2
 
 
 class _Work:
@@ -379,15 +419,25 @@ class _Work:
     ``Toolset``'s compiled schemas stay in the process that built them."""
 
     def __init__(
-        self, provider: Provider, text: bool, definitions: Any, toolset: Toolset | None
+        self,
+        provider: Provider,
+        text: bool,
+        definitions: Any,
+        toolset: Toolset | None,
+        form: str = "jsonl",
     ) -> None:
         self.provider = provider
         self.text = text
         self.definitions = definitions
         self.toolset = toolset
+        self.form = form
 
     def replay(self, source: Source) -> tuple[list[CallRecord], int]:
         return _replay_one(source, self.provider, self.text, self.toolset)
+
+    def rendered(self, source: Source) -> tuple[_Rendered, int]:
+        records, nbytes = self.replay(source)
+        return _render(records, self.form), nbytes
 
 
 def _job_count(value: str) -> int:
@@ -407,30 +457,22 @@ def _available_cores() -> int:
 
 def _replayed(
     sources: list[Source], work: _Work, jobs: int | None
-) -> Iterator[tuple[list[CallRecord], int]]:
-    """The records of every source and the bytes each took, in the order of ``sources``,
-    replayed here or over ``jobs`` worker processes (``None``: the cores available, when
-    the input is big enough to be worth it)."""
-    tasks = _tasks(sources)
-    workers = min(jobs or _available_cores(), sum(1 for t in tasks if t.spread))
-    if jobs is None:
-        sizes = [s.size for s in sources]
-        if any(size is None for size in sizes) or sum(s or 0 for s in sizes) < _SPREAD_BYTES:
-            workers = 1
-    if workers < 2:
-        for source in sources:
-            yield work.replay(source)
-        return
-    yield from _spread(tasks, work, workers)
+) -> Iterator[tuple[list[CallRecord] | _Rendered, int]]:
+    """The records of every source and the bytes each took, in the order of ``sources``
+    (see ``_Replay``)."""
+    with _Replay(sources, work, jobs) as replayed:
+        yield from replayed
 
 
 class _Task:
-    """A run of consecutive sources, replayed by a worker (``spread``) or here: standard
-    input can only be read by this process, and a source that failed to expand already
-    is its error record."""
+    """A run of consecutive sources, ``sources[start:stop]``, replayed by a worker
+    (``spread``) or here: standard input can only be read by this process, and a source
+    that failed to expand already is its error record."""
 
-    def __init__(self, sources: list[Source], spread: bool) -> None:
+    def __init__(self, sources: list[Source], start: int, spread: bool) -> None:
         self.sources = sources
+        self.start = start
+        self.stop = start + len(sources)
         self.spread = spread
 
 
@@ -438,67 +480,330 @@ def _tasks(sources: list[Source]) -> list[_Task]:
     tasks: list[_Task] = []
     run: list[Source] = []
     size = 0
-    for source in sources:
+    for at, source in enumerate(sources):
         here = source.error is not None or (source.name == "-" and source.size is None)
         if run and (here or len(run) >= _TASK_FILES or size + (source.size or 0) > _TASK_BYTES):
-            tasks.append(_Task(run, spread=True))
+            tasks.append(_Task(run, at - len(run), spread=True))
             run, size = [], 0
         if here:
-            tasks.append(_Task([source], spread=False))
+            tasks.append(_Task([source], at, spread=False))
         else:
             run.append(source)
             size += source.size or 0
     if run:
-        tasks.append(_Task(run, spread=True))
+        tasks.append(_Task(run, len(sources) - len(run), spread=True))
     return tasks
 
 
-def _spread(
-    tasks: list[_Task], work: _Work, workers: int
-) -> Iterator[tuple[list[CallRecord], int]]:
-    import multiprocessing
-    from collections import deque
-    from concurrent.futures import Future, ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
+def _forks() -> bool:
+    """Whether worker processes are forks of this one: on Linux, while this process
+    runs no other thread. A fork starts at once, toolstitch already imported (a fresh
+    interpreter would import it again, a tenth of a second of CPU per worker, and
+    multiprocessing's machinery with it), and nothing is mid-flight in it (the progress
+    display's thread starts after). Elsewhere workers are spawned: fresh interpreters,
+    through multiprocessing (macOS's system libraries are not safe to use in a forked
+    child, Windows cannot fork), as they are when another thread runs (a caller of
+    ``main`` with threads of its own)."""
+    import threading
 
-    # spawn on every platform: a fresh interpreter, never a fork of this one (whose
-    # progress thread and open files a fork would copy mid-flight).
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_start_worker,
-        initargs=(work.provider, work.text, work.definitions),
-    )
-    pending: deque[tuple[_Task, Future[list[tuple[list[CallRecord], int]]] | None]] = deque()
-    queued = iter(tasks)
-    try:
-        while True:
-            while len(pending) < workers * _AHEAD:
-                task = next(queued, None)
-                if task is None:
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+class _Replay:
+    """The records of every source and the bytes each took, in the order of
+    ``sources``, replayed here or over ``jobs`` worker processes (``None``: the cores
+    available, when the input is big enough to be worth it). The workers start when
+    this is made, and are stopped when it is closed (``with``); iterating gives each
+    source's records (a list here; from a worker, as ``_Rendered``).
+
+    Every worker has the list of sources (a fork shares it; a spawned worker is sent it
+    once) and is sent tasks as ranges of it: at most ``_QUEUED`` at a time (one to work
+    on, the next waiting, so a worker never waits for this process), and never more
+    than ``_AHEAD`` per worker past the task whose records are written next; their
+    records are written in the order of the tasks. This process hands out tasks, writes,
+    and replays what only it can read (standard input)."""
+
+    def __init__(self, sources: list[Source], work: _Work, jobs: int | None) -> None:
+        self.sources = sources
+        self.work = work
+        self.tasks = [] if jobs == 1 else _tasks(sources)
+        workers = min(jobs or _available_cores(), sum(1 for t in self.tasks if t.spread))
+        if jobs is None:
+            sizes = [s.size for s in sources]
+            if any(size is None for size in sizes) or sum(s or 0 for s in sizes) < _SPREAD_BYTES:
+                workers = 1
+        self.workers: list[_Forked | _Spawned] = []
+        self.finished = False
+        if workers >= 2:
+            try:
+                self._start(workers)
+            except BaseException:
+                self.close()
+                raise
+
+    def _start(self, count: int) -> None:
+        if not _forks():
+            self.workers = [_Spawned(self.sources, self.work) for _ in range(count)]
+            return
+        # A fork inherits this process's buffers: flushed, nothing is written twice.
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.flush()
+        for _ in range(count):
+            forked = _Forked(self.sources, self.work, cast(list[_Forked], self.workers))
+            self.workers.append(forked)
+
+    def __iter__(self) -> Iterator[tuple[list[CallRecord] | _Rendered, int]]:
+        if not self.workers:
+            for source in self.sources:
+                yield self.work.replay(source)
+            self.finished = True
+            return
+        results: dict[int, list[tuple[_Rendered, int]]] = {}
+        handed = 0  # the tasks before it are handed out (or are this process's own)
+        for at, task in enumerate(self.tasks):
+            handed = self._hand_out(handed, at)
+            if not task.spread:
+                for source in task.sources:
+                    yield self.work.replay(source)
+                continue
+            while at not in results:
+                self._receive(results, at)
+                handed = self._hand_out(handed, at)
+            yield from results.pop(at)
+        self.finished = True
+
+    def _hand_out(self, handed: int, at: int) -> int:
+        """Sends tasks from ``handed`` on to the workers with room, up to the window
+        past ``at``; returns the first task not handed out."""
+        tasks = self.tasks
+        limit = min(len(tasks), at + len(self.workers) * _AHEAD)
+        while handed < limit:
+            task = tasks[handed]
+            if task.spread:
+                worker = min(self.workers, key=lambda w: len(w.queued))
+                if len(worker.queued) >= _QUEUED:
                     break
                 try:
-                    future = pool.submit(_replay_task, task.sources) if task.spread else None
-                except BrokenProcessPool as e:
+                    worker.send((task.start, task.stop))
+                except OSError as e:
                     # A worker died since the last result: the first file not written
                     # yet is the one named.
-                    first = pending[0][0] if pending else task
-                    raise _WorkerLost(first.sources[0].name) from e
-                pending.append((task, future))
-            if not pending:
-                break
-            task, future = pending.popleft()
-            if future is None:
-                for source in task.sources:
-                    yield work.replay(source)
-                continue
+                    raise _WorkerLost(tasks[at].sources[0].name) from e
+                worker.queued.append(handed)
+            handed += 1
+        return handed
+
+    def _receive(self, results: dict[int, list[tuple[_Rendered, int]]], at: int) -> None:
+        """Waits for the next results of any worker, and keeps them."""
+        for worker in _ready([w for w in self.workers if w.queued]):
             try:
-                results = future.result()
-            except BrokenProcessPool as e:
-                raise _WorkerLost(task.sources[0].name) from e
-            yield from results
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+                ok, payload = worker.receive()
+            except (EOFError, OSError) as e:
+                raise _WorkerLost(self.tasks[at].sources[0].name) from e
+            if not ok:
+                raise RuntimeError(f"a replay worker failed: {payload}")
+            results[worker.queued.popleft()] = [(_Rendered(*done), n) for done, n in payload]
+
+    def close(self) -> None:
+        """Stops the workers: told to end once the run is through, ended at once when
+        it is not (an error, Ctrl-C, a closed output)."""
+        workers, self.workers = self.workers, []
+        for worker in workers:
+            if self.finished:
+                with contextlib.suppress(OSError):
+                    worker.send(None)
+            else:
+                worker.kill()
+        for worker in workers:
+            worker.join()
+
+    def __enter__(self) -> _Replay:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _Forked:
+    """A worker forked from this process, and the two pipes to it (tasks there, records
+    back). ``queued``: the tasks it was sent and has not answered yet (their indexes,
+    in order)."""
+
+    def __init__(self, sources: list[Source], work: _Work, others: list[_Forked]) -> None:
+        import signal
+
+        self.queued: deque[int] = deque()
+        tasks, self.tasks = os.pipe()
+        self.results, results = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # pragma: no cover (the worker: its coverage is not collected)
+            status = 1
+            try:
+                # Ctrl-C reaches the whole process group: the command handles it (and
+                # ends its workers); a worker printing its own traceback would be noise.
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                os.close(self.tasks)
+                os.close(self.results)
+                for other in others:  # their pipes are theirs and the command's
+                    os.close(other.tasks)
+                    os.close(other.results)
+                status = _serve(
+                    lambda: _read_message(tasks),
+                    lambda answer: _write_message(results, answer),
+                    sources,
+                    work,
+                )
+            finally:
+                os._exit(status)
+        os.close(tasks)
+        os.close(results)
+
+    def send(self, message: object) -> None:
+        _write_message(self.tasks, message)
+
+    def receive(self) -> Any:
+        return _read_message(self.results)
+
+    def kill(self) -> None:
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+
+    def join(self) -> None:
+        for fd in (self.tasks, self.results):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+# Between the command and a forked worker, a message is its length (8 bytes) and the
+# message in ``marshal``'s format: plain data only (ranges of sources, the records'
+# texts and counts), which it writes and reads faster than pickle, with no import;
+# both ends are the same interpreter.
+
+
+def _write_message(fd: int, message: Any) -> None:
+    import marshal
+
+    data = marshal.dumps(message)
+    view = memoryview(len(data).to_bytes(8, "little") + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _read_exactly(fd: int, size: int) -> bytearray:
+    buffer = bytearray(size)
+    view = memoryview(buffer)
+    got = 0
+    while got < size:
+        n = os.readv(fd, [view[got:]])
+        if n == 0:
+            raise EOFError("the other end of the pipe closed")
+        got += n
+    return buffer
+
+
+def _read_message(fd: int) -> Any:
+    import marshal
+
+    size = int.from_bytes(_read_exactly(fd, 8), "little")
+    return marshal.loads(_read_exactly(fd, size))
+
+
+class _Spawned:
+    """A worker started by multiprocessing's ``spawn`` (a fresh interpreter), sent the
+    sources once, and its end of the pipe to it; ``queued`` as for ``_Forked``."""
+
+    def __init__(self, sources: list[Source], work: _Work) -> None:
+        import multiprocessing
+
+        self.queued: deque[int] = deque()
+        context: Any = multiprocessing.get_context("spawn")
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(
+            target=_spawned_main,
+            args=(theirs, sources, work.provider, work.text, work.definitions, work.form),
+            name="toolstitch-replay",
+            daemon=True,
+        )
+        try:
+            self.process.start()
+        finally:
+            theirs.close()
+
+    def send(self, message: object) -> None:
+        self.connection.send(message)
+
+    def receive(self) -> Any:
+        return self.connection.recv()
+
+    def kill(self) -> None:
+        self.process.kill()
+
+    def join(self) -> None:
+        self.process.join()
+        self.connection.close()
+
+
+def _ready(workers: list[_Forked | _Spawned]) -> list[_Forked | _Spawned]:
+    """Those of ``workers`` with something to read (their records, or their end),
+    once there is one."""
+    if all(isinstance(w, _Forked) for w in workers):
+        import select
+
+        by_fd = {cast(_Forked, w).results: w for w in workers}
+        poll = select.poll()
+        for fd in by_fd:
+            poll.register(fd, select.POLLIN)
+        return [by_fd[fd] for fd, _ in poll.poll()]
+    from multiprocessing.connection import wait
+
+    by_connection = {cast(_Spawned, w).connection: w for w in workers}
+    return [by_connection[cast(Any, c)] for c in wait(list(by_connection))]
+
+
+def _spawned_main(
+    connection: Any,
+    sources: list[Source],
+    provider: Provider,
+    text: bool,
+    definitions: Any,
+    form: str,
+) -> None:  # pragma: no cover (a spawned worker: its coverage is not collected)
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # as for a forked worker
+    toolset = None if definitions is None else Toolset(definitions)
+    work = _Work(provider, text, definitions, toolset, form)
+    _serve(connection.recv, connection.send, sources, work)
+
+
+def _serve(receive: Any, send: Any, sources: list[Source], work: _Work) -> int:
+    """A worker's loop: replays each range of ``sources`` it is sent and sends back
+    their records as the output's text (each ``_Rendered`` as a plain tuple), until it
+    is sent ``None`` or the command's end of the pipe closes. A forked worker keeps the
+    command's ``Toolset``; a spawned one built its own from the definitions."""
+    while True:
+        try:
+            span = receive()
+        except (EOFError, OSError):
+            return 0
+        if span is None:
+            return 0
+        start, stop = span
+        try:
+            done = [work.rendered(source) for source in sources[start:stop]]
+            answer: tuple[bool, Any] = (True, [(tuple(r), n) for r, n in done])
+        except Exception as e:  # a bug: said in the command, which stops
+            answer = (False, f"{type(e).__name__}: {e}")
+        try:
+            send(answer)
+        except (EOFError, OSError):
+            return 0
 
 
 class _WorkerLost(Exception):
@@ -510,27 +815,6 @@ class _WorkerLost(Exception):
             f"a worker process ended before it finished replaying {first} and the files "
             "after it (killed, or out of memory?); run with --jobs 1 to replay them here"
         )
-
-
-_worker_work: _Work | None = None
-
-
-def _start_worker(provider: Provider, text: bool, definitions: Any) -> None:
-    global _worker_work
-    import signal
-
-    # Ctrl-C reaches the whole process group: the main process handles it (and stops
-    # its workers); a worker printing its own traceback would only add noise.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    toolset = None if definitions is None else Toolset(definitions)
-    _worker_work = _Work(provider, text, definitions, toolset)
-
-
-def _replay_task(sources: list[Source]) -> list[tuple[list[CallRecord], int]]:
-    work = _worker_work
-    if work is None:  # pragma: no cover (the initializer always ran)
-        raise RuntimeError("a replay worker was not started by toolstitch replay")
-    return [work.replay(source) for source in sources]
 
 
 # ------------------------------------------------------------------ output
@@ -551,17 +835,17 @@ class _Output:
         if form == "table":
             _require_rich()
 
-    def add(self, records: list[CallRecord]) -> None:
-        for record in records:
-            if not record["complete"] or record.get("valid") is False:
-                self.status = 1
-            if self.form == "jsonl":
-                self.out.write(_json(record) + "\n")
-            elif self.form == "json":
-                self.out.write(("[\n" if self.written == 0 else ",\n") + _json(record))
-            else:
-                self.rows.append(record)
-            self.written += 1
+    def add(self, done: _Rendered) -> None:
+        if done.failed:
+            self.status = 1
+        if self.form == "jsonl":
+            self.out.write(done.text)
+        elif self.form == "json":
+            if done.written:
+                self.out.write(("[\n" if self.written == 0 else ",\n") + done.text)
+        else:
+            self.rows.extend(done.records)
+        self.written += done.written
         if self.form != "table":
             self.out.flush()
 
@@ -796,10 +1080,10 @@ class _Progress:
             self.progress.start()
             self.shown = True
 
-    def advance(self, records: list[CallRecord], nbytes: int) -> None:
+    def advance(self, streams: int, nbytes: int) -> None:
         if not self.enabled or self.progress is None or self.task is None:
             return
-        self.streams += len({r["stream"] for r in records})
+        self.streams += streams
         self.progress.update(self.task, advance=nbytes, streams=self.streams)
         if not self.shown and time.monotonic() - self.started_at > PROGRESS_DELAY:
             self._show()
@@ -912,7 +1196,7 @@ def _replay_on_cluster(
         print(f"wrote {len(records)} records of {streams} streams to {args.out}")
         return status
     output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
-    output.add(records)
+    output.add(_render(records, output.form))
     output.finish(None)
     return output.status
 

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -316,6 +315,8 @@ class IdRule:
 
     def mint(self, call_id: str, attempt: int = 0) -> str:
         """The replacement of ``call_id`` (another one for each ``attempt``)."""
+        import hashlib  # here: loading OpenSSL costs every process that imports toolstitch
+
         salt = f"{attempt}:" if attempt else ""
         digest = hashlib.sha256((salt + call_id).encode("utf-8", "surrogatepass")).digest()
         number = int.from_bytes(digest, "big")

@@ -25,18 +25,21 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import errno
 import gzip
 import io
 import os
 import re
+import stat
 import typing
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, NamedTuple, TypedDict, cast
 
+from toolstitch import _toolstitch
 from toolstitch.blocks import ThinkingBlock, ToolUseBlock
 from toolstitch.errors import ToolstitchError
-from toolstitch.messages import AssembledMessage, Provider
+from toolstitch.messages import AssembledMessage, Note, Provider
 from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
@@ -131,8 +134,16 @@ STREAM_SUFFIXES = frozenset(
 on its own is read whatever its name."""
 
 # Bytes fed to the Assembler at a time: large enough that the per-call cost vanishes,
-# small enough that a big stream never needs a second copy of itself in memory.
+# small enough that a big stream never needs a second copy of itself in memory. It is
+# also what a cassette is told by (its first key within the first ``_CHUNK`` bytes).
 _CHUNK = 1 << 20
+# A local file up to this size is read whole, in one request, and a gzip layer whose
+# content is up to this size is inflated in one call: the per-file cost of a stream of
+# buffered reads and of ``GzipFile`` is gone for the common capture, and memory stays
+# bounded (a gzip bomb stops at this many bytes, then goes the streaming way). Larger
+# files, and gzip that is not one member inflating within it, are streamed ``_CHUNK``
+# bytes at a time.
+_WHOLE = 8 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
 # gzip inside gzip is legitimate (a compressed capture, compressed again by a store);
 # deeper nesting is refused rather than followed without end.
@@ -143,6 +154,9 @@ _MAX_GZIP_LAYERS = 3
 _CASSETTE = re.compile(
     rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*(?:#[^\n]*)?\r?\n|---[ \t]*\r?\n)*(?:http_)?interactions:"
 )
+# The bytes a cassette can start with (``_CASSETTE``'s first): anything else is told
+# without the pattern (a stream starts ``data:``, ``event:``, ``{``, a frame's length).
+_CASSETTE_STARTS = frozenset(bytes([b]) for b in b"\xef \t#\r\n-hi")
 # Response content types of a streamed body (compared on the part before any ``;``).
 _STREAMED_TYPES = frozenset(
     {
@@ -190,7 +204,9 @@ def replay_bytes(
     """
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise TypeError(f"replay_bytes takes bytes, not {type(data).__name__}")
-    return replay_file(io.BytesIO(bytes(data)), provider, name=name, text=text, tools=tools)
+    _check_provider(provider)
+    toolset = as_toolset(tools)
+    return _checked(_replay_content(bytes(data), provider, name, text), toolset)
 
 
 def replay_path(
@@ -206,15 +222,16 @@ def replay_path(
     only an unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as
     for ``replay_bytes``.
     """
-    name = os.fspath(path)
-    Assembler(provider, live=False)  # an unknown provider is the caller's error
+    return _replay_path(os.fspath(path), provider, text, tools, None)
+
+
+def _replay_path(
+    name: str, provider: Provider, text: bool, tools: Any, size: int | None
+) -> list[CallRecord]:
+    """``replay_path``, told the file's size when it was listed (``None``: unknown)."""
+    _check_provider(provider)  # an unknown provider is the caller's error
     toolset = as_toolset(tools)
-    try:
-        f = open(name, "rb")  # noqa: SIM115 (closed below, after a failed open is handled)
-    except OSError as e:
-        return _checked([_failure_with_text(name, _os_reason(e), text)], toolset)
-    with f:
-        return replay_file(f, provider, name=name, text=text, tools=toolset)
+    return _checked(_replay_named(name, provider, text, size), toolset)
 
 
 def replay_file(
@@ -228,9 +245,82 @@ def replay_file(
     """The call records of a capture read from a binary file object (a local file, an
     ``fsspec`` file, standard input). Read errors become error records. ``text`` and
     ``tools`` as for ``replay_bytes``."""
-    Assembler(provider, live=False)
+    _check_provider(provider)
     toolset = as_toolset(tools)
     return _checked(_replay_fileobj(fileobj, provider, name, text), toolset)
+
+
+# The providers an Assembler was built with once: checking a name again would build an
+# assembler per file for nothing.
+_KNOWN_PROVIDERS: set[str] = set()
+
+
+def _check_provider(provider: Provider) -> None:
+    """Raises ``UnknownProviderError`` for a provider no ``Assembler`` takes."""
+    if isinstance(provider, str) and provider in _KNOWN_PROVIDERS:
+        return
+    Assembler(provider, live=False)
+    if isinstance(provider, str):
+        _KNOWN_PROVIDERS.add(provider)
+
+
+def _replay_named(
+    name: str, provider: Provider, text: bool, size: int | None = None
+) -> list[CallRecord]:
+    """The records of the local file ``name``: read whole when it holds at most
+    ``_WHOLE`` bytes, else streamed (a big file, a fifo, a device). ``size`` is its
+    size when it was listed, if known: the first read asks for one byte more (see
+    ``_read_head``)."""
+    try:
+        fd = os.open(name, os.O_RDONLY)
+    except OSError as e:
+        return [_failure_with_text(name, _os_reason(e), text)]
+    try:
+        try:
+            head, whole = _read_head(fd, size)
+        except OSError as e:
+            return [_failure_with_text(name, _os_reason(e), text)]
+        if whole:
+            return _replay_content(head, provider, name, text)
+        # Streamed from where reading began: what was read, then the rest.
+        rest = io.FileIO(fd, "r", closefd=False)
+        with io.BufferedReader(_Prepended(head, rest)) as f:
+            return _replay_fileobj(f, provider, name, text)
+    finally:
+        os.close(fd)
+
+
+def _read_head(fd: int, size: int | None) -> tuple[bytes, bool]:
+    """What an open file holds, read in one request, and ``True``, when it is a regular
+    file of at most ``_WHOLE`` bytes; else what was read of it (maybe nothing) and
+    ``False``.
+
+    ``size`` is the file's size when it was listed (a directory walk asks every file's
+    anyway); ``None`` asks the file here. The request is for one byte more than the
+    size: getting fewer bytes than asked of a regular file is its end; getting all of
+    them means it grew since, or is no regular file (a fifo or a device has no size),
+    and the rest is streamed after what was read.
+    """
+    if size is None:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR))
+        if not stat.S_ISREG(info.st_mode):
+            return b"", False
+        size = info.st_size
+    if size > _WHOLE:
+        return b"", False
+    data = os.read(fd, size + 1)
+    if 0 < len(data) < size:
+        # A short read (the file shrank, or a file system that reads in pieces): read
+        # on to the end, never past the bound.
+        parts = [data]
+        got = len(data)
+        while got <= size and (more := os.read(fd, size + 1 - got)):
+            parts.append(more)
+            got += len(more)
+        data = b"".join(parts)
+    return data, len(data) <= size
 
 
 def _replay_fileobj(
@@ -247,6 +337,21 @@ def _replay_fileobj(
             return [_failure_with_text(name, _read_reason(e), text)]
         return _replay_cassette(document, name, provider, text)
     return _replay_stream(_prepend(head, chunks), name, provider, text)
+
+
+def _replay_content(data: bytes, provider: Provider, name: str, text: bool) -> list[CallRecord]:
+    """The records of a capture held whole in memory: what ``_replay_fileobj`` gives
+    for the same bytes, without a file object between (the same pieces fed, the same
+    cassette test); gzip it cannot inflate in one call takes the streaming way."""
+    content = _inflated(data) if data.startswith(_GZIP_MAGIC) else data
+    if content is None:
+        return _replay_fileobj(io.BytesIO(data), provider, name, text)
+    if content[:1] in _CASSETTE_STARTS and _CASSETTE.match(content, 0, _CHUNK):
+        return _replay_cassette(content, name, provider, text)
+    if len(content) <= _CHUNK:
+        return _replay_stream((content,) if content else (), name, provider, text)
+    pieces = (content[at : at + _CHUNK] for at in range(0, len(content), _CHUNK))
+    return _replay_stream(pieces, name, provider, text)
 
 
 # ------------------------------------------------------------------ validation
@@ -312,6 +417,25 @@ def _decompressed(f: IO[bytes]) -> tuple[bytes, Iterator[bytes]]:
     raise OSError(f"more than {_MAX_GZIP_LAYERS} layers of gzip; refusing to go deeper")
 
 
+def _inflated(data: bytes) -> bytes | None:
+    """``data`` with every gzip layer inflated, when each is one whole gzip member
+    (nothing after it) whose content is at most ``_WHOLE`` bytes; else ``None``: a
+    broken, cut, multi-member or padded layer, a bigger one, or too many layers are
+    left to the streaming reader (``_decompressed``), which says what is wrong."""
+    for _ in range(_MAX_GZIP_LAYERS):
+        if not data.startswith(_GZIP_MAGIC):
+            return data
+        inflate = zlib.decompressobj(wbits=31)  # gzip's header and trailer, checked
+        try:
+            content = inflate.decompress(data, _WHOLE)
+        except zlib.error:
+            return None
+        if not inflate.eof or inflate.unused_data:
+            return None
+        data = content
+    return None if data.startswith(_GZIP_MAGIC) else data
+
+
 def _rest(f: IO[bytes] | gzip.GzipFile) -> Iterator[bytes]:
     while chunk := f.read(_CHUNK):
         yield chunk
@@ -375,7 +499,9 @@ def _read_reason(e: BaseException) -> str:
 def _replay_stream(
     chunks: Iterable[bytes], name: str, provider: Provider, text: bool
 ) -> list[CallRecord]:
-    asm = Assembler(provider, live=False)
+    # The core's class itself, with the same defaults: ``Assembler`` passes every limit
+    # by name, which costs a little in every file.
+    asm = _toolstitch.Assembler(provider, live=False)
     error: str | None = None
     try:
         for chunk in chunks:
@@ -396,6 +522,8 @@ def _replay_stream(
 def _records(
     messages: Iterable[AssembledMessage], name: str, error: str | None, text: bool
 ) -> list[CallRecord]:
+    # Every record is built here, in place (what ``_record`` builds): this runs for
+    # every call of every file, and a function call per record shows in a replay.
     records: list[CallRecord] = []
     for message in messages:
         why = error
@@ -403,11 +531,42 @@ def _records(
             why = _one_line("; ".join(p.message for p in message.problems))
         complete = message.complete and why is None
         finish = message.finish
+        choice = message.choice
+        notes = message.notes
         extra: TextFields | None = _text_fields(message) if text else None
-        calls: list[ToolUseBlock | None] = list(message.tool_uses) or [None]
+        calls = message.tool_uses
+        if not calls:
+            record: CallRecord = {
+                "stream": name,
+                "choice": choice,
+                "id": None,
+                "name": None,
+                "kind": None,
+                "arguments": None,
+                "complete": complete,
+                "finish": finish,
+                "server_side": False,
+                "error": why,
+                "notes": _call_notes(notes, None) if notes else None,
+            }
+            if extra is not None:
+                cast(dict[str, Any], record).update(extra)
+            records.append(record)
+            continue
         for block in calls:
-            notes = _notes(message, block)
-            record = _record(name, message.choice, block, complete, finish, why, notes)
+            record = {
+                "stream": name,
+                "choice": choice,
+                "id": block.id,
+                "name": block.name,
+                "kind": block.kind,
+                "arguments": block.input,
+                "complete": complete,
+                "finish": finish,
+                "server_side": block.server_side,
+                "error": why,
+                "notes": _call_notes(notes, block.id) if notes else None,
+            }
             if extra is not None:
                 cast(dict[str, Any], record).update(extra)
             records.append(record)
@@ -416,8 +575,12 @@ def _records(
 
 def _notes(message: AssembledMessage, block: ToolUseBlock | None) -> str | None:
     """The notes of the message and of ``block``'s call, one line each joined by "; "."""
-    call_id = block.id if block is not None else None
-    mine = [n for n in message.notes if n.call_id is None or n.call_id == call_id]
+    return _call_notes(message.notes, block.id if block is not None else None)
+
+
+def _call_notes(notes: Iterable[Note], call_id: str | None) -> str | None:
+    """The notes of a message that are the message's or the call ``call_id``'s."""
+    mine = [n for n in notes if n.call_id is None or n.call_id == call_id]
     return "; ".join(f"{n.kind}: {_one_line(n.message)}" for n in mine) or None
 
 
