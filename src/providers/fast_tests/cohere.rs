@@ -5,10 +5,8 @@
 
 use proptest::prelude::*;
 
-use super::gen::{
-    event_text, index, junk, members, mutate, obj_field, str_field, string, text, Rng, J,
-};
-use super::{arguments, cuts, fragments, limits, obj, run, s, sse};
+use super::gen::{event_text, index, junk, members, obj_field, str_field, text, Rng, J};
+use super::{arguments, cuts, fragments, limits, memo_case_of, obj, run, s, sse};
 use crate::providers::{cohere, Dialect};
 
 /// An event of any shape: mostly the deltas of a stream, with every member
@@ -181,26 +179,9 @@ fn check_stream(seed: u64) -> Result<(), TestCaseError> {
     Ok(())
 }
 
-/// A template (an event the memo may take) and an event made from the
-/// memo's parts of it with another string in the hole, sometimes mutated.
+/// See [`super::memo_case_of`].
 fn memo_case(seed: u64) -> Option<(String, String)> {
-    let mut r = Rng::new(seed);
-    let j = event(&mut r);
-    let template = event_text(&mut r, &j);
-    let (prefix, suffix) = cohere::memo_parts(&template)?;
-    let value = if r.chance(30) {
-        (0..20 + r.below(60)).map(|_| text(&mut r)).collect()
-    } else {
-        text(&mut r)
-    };
-    let hostile = r.chance(30);
-    let mut event = prefix;
-    string(&mut r, &value, hostile, false, &mut event);
-    event.push_str(&suffix);
-    if r.chance(15) {
-        event = mutate(&mut r, &event);
-    }
-    Some((template, event))
+    memo_case_of(seed, event, cohere::memo_parts)
 }
 
 proptest! {

@@ -321,19 +321,25 @@ fn delta_event(r: &mut Rng) -> J {
 /// spelling, hostile for some seeds) in its place, mutated for some. `None`
 /// when the memo did not take the template.
 fn memo_case(seed: u64, chat: bool) -> Option<(String, String)> {
+    if chat {
+        memo_case_of(seed, fragment_chunk, openai_chat::memo_parts)
+    } else {
+        memo_case_of(seed, delta_event, anthropic::memo_parts)
+    }
+}
+
+/// A template made by `event` and rendered, and, when the memo took it
+/// (`parts` gives what it keeps around its string), an event made from
+/// those parts with another string in the hole, sometimes mutated.
+fn memo_case_of(
+    seed: u64,
+    event: fn(&mut Rng) -> J,
+    parts: fn(&str) -> Option<(String, String)>,
+) -> Option<(String, String)> {
     let mut r = Rng::new(seed);
-    let j = if chat {
-        fragment_chunk(&mut r)
-    } else {
-        delta_event(&mut r)
-    };
+    let j = event(&mut r);
     let template = event_text(&mut r, &j);
-    let parts = if chat {
-        openai_chat::memo_parts(&template)
-    } else {
-        anthropic::memo_parts(&template)
-    };
-    let (prefix, suffix) = parts?;
+    let (prefix, suffix) = parts(&template)?;
     // Some values long enough for the block decode of a long event.
     let value = if r.chance(30) {
         (0..20 + r.below(60)).map(|_| text(&mut r)).collect()
