@@ -901,3 +901,41 @@ fn anthropic_block_indexes_clients_read_as_other_positions_are_blocked() {
     // The neighbour: blocks started at 0, 1 in order.
     passes(ANTHROPIC);
 }
+
+#[test]
+fn chat_choice_indexes_clients_read_as_other_positions_are_blocked() {
+    let first = call_start(0, "a", "{}");
+    let minus = String::from_utf8(call_start(0, "b", "{}"))
+        .unwrap()
+        .replace("\"choices\":[{\"index\":0", "\"choices\":[{\"index\":-1");
+    let body = [first.clone(), minus.into_bytes()].concat();
+    let blocked = blocked_as(&body, Cause::Ambiguous, first.len());
+    assert!(
+        blocked.reason.contains("choice index -1"),
+        "{}",
+        blocked.reason
+    );
+    // The neighbour: a second choice at index 1 (n = 2).
+    let second = String::from_utf8(chat(&[call_start(0, "b", "{}")]))
+        .unwrap()
+        .replace("\"choices\":[{\"index\":0", "\"choices\":[{\"index\":1");
+    passes(
+        &[chat(&[first]), second.into_bytes()]
+            .concat()
+            .replace_done(),
+    );
+}
+
+trait DoneOnce {
+    fn replace_done(self) -> Vec<u8>;
+}
+
+impl DoneOnce for Vec<u8> {
+    /// Keeps only the last `[DONE]`.
+    fn replace_done(self) -> Vec<u8> {
+        let text = String::from_utf8(self).unwrap();
+        let done = "data: [DONE]\n\n";
+        let n = text.matches(done).count();
+        text.replacen(done, "", n.saturating_sub(1)).into_bytes()
+    }
+}

@@ -415,6 +415,10 @@ pub(crate) struct Stream {
     /// blocks.
     #[serde(default)]
     pub(crate) diverged: Option<String>,
+    /// Choices seen, as clients that keep choices in a list by `index` count
+    /// them (`Reading::calls_by_position`).
+    #[serde(default)]
+    pub(crate) choice_positions: i64,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -450,6 +454,7 @@ impl Stream {
             memo: Memo::default(),
             learned: None,
             diverged: None,
+            choice_positions: 0,
         }
     }
 

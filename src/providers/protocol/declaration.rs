@@ -58,7 +58,8 @@ pub(crate) struct Reading {
     /// `index` as a position in it, concatenating name fragments (openai's
     /// `accumulate_delta`): a negative index, an index past the next
     /// position, an index that keeps another call than the assembler's, or a
-    /// second non-empty name fragment for one call reads otherwise.
+    /// second non-empty name fragment for one call reads otherwise. They keep
+    /// the choices in a list by their `index` too.
     pub(crate) calls_by_position: bool,
     /// Clients append each started block to a list and read a later event's
     /// `index` as a position in it (the anthropic SDK's message accumulator):

@@ -147,6 +147,26 @@ impl Stream {
         }
     }
 
+    /// A chunk's choice `index`, for clients that keep choices in a list too
+    /// (openai's helper appends a choice whose index is past the end, and
+    /// reads a negative one from the end).
+    pub(crate) fn client_choice_position(&mut self, c: i64) {
+        if !self.reading().calls_by_position {
+            return;
+        }
+        let next = self.choice_positions;
+        if c == next {
+            self.choice_positions = next.saturating_add(1);
+        } else if c < 0 || c > next {
+            self.diverge(|| {
+                format!(
+                    "choice index {c} with {next} choice(s) seen: clients that read it as a list \
+                     position take it as another choice"
+                )
+            });
+        }
+    }
+
     /// The start (`start`) of, or an event for, the block at `index`, for
     /// clients that append started blocks to a list and read `index` as a
     /// position in it.
