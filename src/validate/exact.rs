@@ -150,6 +150,14 @@ impl Decimal {
 
 /// Whether a number's text holds another value than `serde_json` reads.
 fn lossy(text: &str) -> bool {
+    // The usual case, without a parse: a plain number of at most 15 digits
+    // is read exactly (a double's shortest form gives back 15 digits).
+    let plain = text
+        .bytes()
+        .all(|b| b.is_ascii_digit() || b == b'-' || b == b'.');
+    if plain && text.bytes().filter(u8::is_ascii_digit).count() <= 15 {
+        return false;
+    }
     let exact = Decimal::parse(text);
     let read = text.parse::<serde_json::Number>().ok();
     match (exact, read.as_ref().and_then(Decimal::of)) {
@@ -481,6 +489,8 @@ mod tests {
         assert!(d("1.0").is_integer() && !d("1.5").is_integer());
         assert!(lossy("18446744073709551617") && lossy("9007199254740993.5"));
         assert!(!lossy("0.1") && !lossy("18446744073709551615") && !lossy("1e2"));
+        assert!(!lossy("0.123456789012345") && lossy("0.12345678901234567891"));
+        assert!(!lossy("9007199254740993") && lossy("9007199254740993.0"));
     }
 
     #[test]
