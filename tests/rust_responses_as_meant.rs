@@ -97,7 +97,14 @@ fn rotated_call() -> Vec<Value> {
     numbered(vec![
         response("response.created", "r1", "in_progress"),
         response("response.in_progress", "r2", "in_progress"),
-        fc_item("response.output_item.added", 0, "i1", "call_1", "get_weather", ""),
+        fc_item(
+            "response.output_item.added",
+            0,
+            "i1",
+            "call_1",
+            "get_weather",
+            "",
+        ),
         delta(0, "i2", r#"{"city":"#),
         delta(0, "i3", r#""Paris"}"#),
         args_done(0, "i4", r#"{"city":"Paris"}"#),
@@ -121,7 +128,10 @@ fn q59_a_call_whose_item_id_rotates_on_every_event_is_one_call_with_a_note() {
     assert_eq!(inputs(&m), [r#"{"city":"Paris"}"#]);
     assert_eq!(m.tool_uses[0].block.id, "call_1");
     // The item id kept is the one the item was announced with.
-    assert_eq!(m.tool_uses[0].block.provider_state.as_deref(), Some("\"i1\""));
+    assert_eq!(
+        m.tool_uses[0].block.provider_state.as_deref(),
+        Some("\"i1\"")
+    );
     assert_eq!(
         notes(&m),
         [NoteKind::ResponseIdRotated, NoteKind::ItemIdRotated]
@@ -220,4 +230,134 @@ fn q59_twin_another_response_id_in_an_unnumbered_stream_stays_q54() {
         "{errors:?}"
     );
     assert!(!m.complete);
+}
+
+// ------------------------------ issue 34 class 1: the final snapshot checked
+
+fn snapshot_call(call_id: &str, name: &str, args: &str) -> Value {
+    json!({"type": "function_call", "id": "fc_1", "call_id": call_id, "name": name, "arguments": args, "status": "completed"})
+}
+
+/// One call `f` with `{"path":"/tmp/x"}`, then `response.completed` whose
+/// `output` holds `output`.
+fn with_snapshot(output: Value) -> Vec<Value> {
+    let args = r#"{"path":"/tmp/x"}"#;
+    numbered(vec![
+        response("response.created", "r1", "in_progress"),
+        fc_item("response.output_item.added", 0, "fc_1", "call_1", "f", ""),
+        delta(0, "fc_1", args),
+        args_done(0, "fc_1", args),
+        fc_item("response.output_item.done", 0, "fc_1", "call_1", "f", args),
+        ev(
+            "response.completed",
+            json!({"response": {"id": "r1", "status": "completed", "output": output}}),
+        ),
+    ])
+}
+
+fn snapshot_refused(events: &[Value]) -> AssembledMessage {
+    let (m, errors) = run(&mut responses(), events);
+    assert!(
+        errors
+            .iter()
+            .any(|e| matches!(e, Error::Protocol { .. }) && e.to_string().contains("snapshot")),
+        "{errors:?}"
+    );
+    assert!(!m.complete);
+    assert!(m
+        .problems
+        .iter()
+        .any(|p| p.kind == ProblemKind::Protocol && p.message.contains("snapshot")));
+    m
+}
+
+#[test]
+fn snapshot_with_other_arguments_is_refused() {
+    let m = snapshot_refused(&with_snapshot(json!([snapshot_call(
+        "call_1",
+        "f",
+        r#"{"path":"/etc/passwd"}"#
+    )])));
+    // The stream's call stays as the stream sent it.
+    assert_eq!(inputs(&m), [r#"{"path":"/tmp/x"}"#]);
+}
+
+#[test]
+fn snapshot_with_another_name_is_refused() {
+    snapshot_refused(&with_snapshot(json!([snapshot_call(
+        "call_1",
+        "delete_file",
+        r#"{"path":"/tmp/x"}"#
+    )])));
+}
+
+#[test]
+fn snapshot_with_an_extra_call_is_refused() {
+    snapshot_refused(&with_snapshot(json!([
+        snapshot_call("call_1", "f", r#"{"path":"/tmp/x"}"#),
+        snapshot_call("call_2", "f", r#"{"path":"/etc/passwd"}"#),
+    ])));
+    // Also when the stream itself assembled no call at all.
+    let events = numbered(vec![
+        response("response.created", "r1", "in_progress"),
+        ev(
+            "response.completed",
+            json!({"response": {"id": "r1", "status": "completed", "output": [snapshot_call("call_9", "f", "{}")]}}),
+        ),
+    ]);
+    snapshot_refused(&events);
+}
+
+#[test]
+fn snapshot_with_a_custom_call_of_other_input_is_refused() {
+    snapshot_refused(&with_snapshot(json!([
+        snapshot_call("call_1", "f", r#"{"path":"/tmp/x"}"#),
+        {"type": "custom_tool_call", "id": "ctc_1", "call_id": "call_7", "name": "f", "input": "rm -rf /"},
+    ])));
+}
+
+#[test]
+fn a_call_inside_an_event_this_dialect_does_not_read_is_refused() {
+    let mut events = with_snapshot(json!([snapshot_call(
+        "call_1",
+        "f",
+        r#"{"path":"/tmp/x"}"#
+    )]));
+    let unknown = ev(
+        "response.done",
+        json!({"sequence_number": 99, "response": {"id": "r1", "status": "completed", "output": [snapshot_call("call_1", "f", r#"{"path":"/etc/passwd"}"#)]}}),
+    );
+    events.insert(4, unknown);
+    let (m, errors) = run(&mut responses(), &events);
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.to_string().contains("response.done")),
+        "{errors:?}"
+    );
+    assert!(!m.complete);
+}
+
+#[test]
+fn snapshot_twin_the_same_calls_restated_with_other_key_order_and_spacing_pass() {
+    let (m, errors) = run(
+        &mut responses(),
+        &with_snapshot(json!([
+            {"type": "reasoning", "id": "rs_1", "summary": []},
+            snapshot_call("call_1", "f", "{ \"path\" : \"/tmp/x\" }"),
+            {"type": "web_search_call", "id": "ws_1", "status": "completed"},
+        ])),
+    );
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(inputs(&m), [r#"{"path":"/tmp/x"}"#]);
+}
+
+#[test]
+fn snapshot_twin_fewer_calls_than_the_stream_is_read_as_before() {
+    // Real recordings do this (an empty output after a call): no new call for anyone.
+    let (m, errors) = run(&mut responses(), &with_snapshot(json!([])));
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(m.complete, "{:?}", m.problems);
+    assert_eq!(inputs(&m), [r#"{"path":"/tmp/x"}"#]);
 }

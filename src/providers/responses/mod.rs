@@ -18,6 +18,7 @@ mod body;
 mod fast;
 mod guard;
 mod items;
+mod snapshot;
 mod wire;
 mod xai;
 
@@ -466,6 +467,7 @@ impl State {
             ev = match input.parse_typed(event_name, &HANDLED)? {
                 Ok(ev) => ev,
                 Err(unread) => {
+                    self.check_carried(s, &unread, input)?;
                     if !is_progress(&unread) {
                         s.unknown(&unread);
                     }
@@ -585,6 +587,9 @@ impl State {
                 s.thinking(C, Some((NS_REASONING, oi, 0)), frag, false, live)?;
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
+                if kind == "response.completed" {
+                    self.check_carried(s, kind, input)?;
+                }
                 let response = ev.response;
                 let (status, usage, reason, error) = match response {
                     Some(r) => (
@@ -629,8 +634,12 @@ impl State {
                 }
                 return Err(provider_error(&Value::Object(err)));
             }
-            other if is_progress(other) => {}
-            other => s.unknown(other),
+            other => {
+                self.check_carried(s, other, input)?;
+                if !is_progress(other) {
+                    s.unknown(other);
+                }
+            }
         }
         Ok(())
     }
