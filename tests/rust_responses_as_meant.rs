@@ -361,3 +361,98 @@ fn snapshot_twin_fewer_calls_than_the_stream_is_read_as_before() {
     assert!(m.complete, "{:?}", m.problems);
     assert_eq!(inputs(&m), [r#"{"path":"/tmp/x"}"#]);
 }
+
+// ------------------------------------ Q61: a replayed event told by its nonce
+
+fn chat_fragment(args: &str, nonce: Option<&str>) -> Value {
+    let mut c = support::chat::call(0, None, None, json!(args));
+    if let Some(n) = nonce {
+        c["obfuscation"] = json!(n);
+    }
+    c
+}
+
+fn chat_stream(nonces: [Option<&str>; 3]) -> Vec<Value> {
+    let mut opener = support::chat::call(0, Some("call_1"), Some("f"), json!(""));
+    if let Some(n) = nonces[0] {
+        opener["obfuscation"] = json!(n);
+    }
+    vec![
+        opener,
+        chat_fragment(r#"{"city":"Edin"#, nonces[1]),
+        chat_fragment(r#"{"city":"Edin"#, nonces[2]),
+        support::chat::end(),
+    ]
+}
+
+#[test]
+fn q61_a_chat_event_sent_again_with_its_nonce_is_a_problem_not_applied_twice() {
+    let (m, errors) = run(
+        &mut support::chat::chat(),
+        &chat_stream([Some("a1"), Some("Xy"), Some("Xy")]),
+    );
+    assert!(
+        errors
+            .iter()
+            .any(|e| matches!(e, Error::Protocol { .. }) && e.to_string().contains("Xy")),
+        "{errors:?}"
+    );
+    assert_eq!(inputs(&m), [r#"{"city":"Edin"#]);
+    assert!(!m.complete);
+    assert!(m.problems.iter().any(|p| p.message.contains("nonce")));
+}
+
+#[test]
+fn q61_twin_identical_fragments_without_a_nonce_or_with_their_own_are_two_fragments() {
+    for nonces in [[None, None, None], [Some("a1"), Some("b2"), Some("c3")]] {
+        let (m, errors) = run(&mut support::chat::chat(), &chat_stream(nonces));
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(inputs(&m), [r#"{"city":"Edin{"city":"Edin"#]);
+        assert!(m.complete, "{:?}", m.problems);
+    }
+}
+
+fn responses_with_nonces(second: &str) -> Vec<Value> {
+    let mut d1 = delta(0, "fc_1", r#"{"city":"Edin"#);
+    d1["obfuscation"] = json!("n1");
+    let mut d2 = delta(0, "fc_1", r#"{"city":"Edin"#);
+    d2["obfuscation"] = json!(second);
+    numbered(vec![
+        response("response.created", "r1", "in_progress"),
+        fc_item("response.output_item.added", 0, "fc_1", "call_1", "f", ""),
+        d1,
+        d2,
+        response("response.completed", "r1", "completed"),
+    ])
+}
+
+#[test]
+fn q61_a_responses_delta_renumbered_but_with_its_nonce_is_a_problem() {
+    let (m, errors) = run(&mut responses(), &responses_with_nonces("n1"));
+    assert!(
+        errors.iter().any(|e| matches!(e, Error::Protocol { .. })),
+        "{errors:?}"
+    );
+    assert_eq!(inputs(&m), [r#"{"city":"Edin"#]);
+    assert!(!m.complete);
+}
+
+#[test]
+fn q61_twin_responses_deltas_with_their_own_nonces_are_two_fragments() {
+    let (m, errors) = run(&mut responses(), &responses_with_nonces("n2"));
+    assert!(
+        errors.iter().all(|e| !e.to_string().contains("nonce")),
+        "{errors:?}"
+    );
+    assert_eq!(inputs(&m), [r#"{"city":"Edin{"city":"Edin"#]);
+}
+
+#[test]
+fn q61_twin_a_responses_resend_with_its_own_sequence_number_stays_q33s() {
+    let mut events = responses_with_nonces("n2");
+    let again = events[2].clone(); // the same event, its sequence number again
+    events.insert(4, again);
+    let (m, errors) = run(&mut responses(), &events);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(m.skipped.len(), 1);
+}

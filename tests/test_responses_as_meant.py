@@ -227,3 +227,50 @@ def test_twin_the_same_snapshot_spelled_otherwise_passes_byte_identical() -> Non
     out, guard = guarded(body)
     assert guard.outcome == "passed" and out == body
     assert final_calls(out) == [("call_1", ' { "path" : "/tmp/x" } ')]
+
+
+# ------------------------------------------ Q61: a replayed event told by its nonce
+
+
+def chat_sse(nonces: list[str | None]) -> bytes:
+    out = b""
+    pieces = ["", '{"city":"Edin', '{"city":"Edin']
+    for n, (piece, nonce) in enumerate(zip(pieces, nonces, strict=True)):
+        call: dict[str, Any] = {"index": 0, "function": {"arguments": piece}}
+        if n == 0:
+            call |= {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": ""}}
+        chunk: dict[str, Any] = {
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None}],
+        }
+        if nonce is not None:
+            chunk["obfuscation"] = nonce
+        out += b"data: " + json.dumps(chunk).encode() + b"\n\n"
+    end = {
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+    }
+    return out + b"data: " + json.dumps(end).encode() + b"\n\ndata: [DONE]\n\n"
+
+
+def test_q61_a_chat_event_replayed_with_its_nonce_is_never_applied_twice() -> None:
+    asm = Assembler("openai-chat")
+    with pytest.raises(ProtocolError, match="nonce") as raised:
+        asm.feed_bytes(chat_sse(["a1", "Xy", "Xy"]))
+    assert raised.value.rule == "replayed"
+    asm.close()
+    (m,) = asm.messages()
+    assert [c.input for c in m.tool_uses] == ['{"city":"Edin']
+    assert not m.complete and any("nonce" in p.message for p in m.problems)
+
+
+@pytest.mark.parametrize("nonces", [[None, None, None], ["a1", "b2", "c3"]])
+def test_q61_twin_identical_fragments_without_a_shared_nonce_are_two(
+    nonces: list[str | None],
+) -> None:
+    asm = Assembler("openai-chat")
+    asm.feed_bytes(chat_sse(nonces))
+    asm.close()
+    (m,) = asm.messages()
+    assert m.complete, m.problems
+    assert [c.input for c in m.tool_uses] == ['{"city":"Edin{"city":"Edin']

@@ -395,6 +395,9 @@ pub(crate) struct Stream {
     /// The common event the last tree was, noted by its dialect (`common.rs`).
     #[serde(skip)]
     pub(crate) learned: super::scan::Noted,
+    /// Hashes of the per-event nonces seen (OpenAI's `obfuscation`, Q61).
+    #[serde(default)]
+    pub(crate) nonces: std::collections::HashSet<u64>,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -429,6 +432,7 @@ impl Stream {
             dialect: None,
             memo: Memo::default(),
             learned: None,
+            nonces: std::collections::HashSet::new(),
         }
     }
 

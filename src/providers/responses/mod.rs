@@ -482,6 +482,11 @@ impl State {
                 return Ok(());
             }
         }
+        // Q61, for the events the sequence numbers let through (a resend with
+        // its own number again stays Q33's, skipped).
+        if let Some(nonce) = ev.obfuscation.as_deref().filter(|n| !n.is_empty()) {
+            s.fresh_nonce(nonce)?;
+        }
         s.may_follow(C, kind)?;
         let oi = self.output_index(&ev);
         let ci = ev.content_index.map_or(0, |i| i.0);
