@@ -12,7 +12,18 @@ from typing import Any
 import openai
 import pytest
 from http_server import Recording, RecordingServer
-from toolstitch import Assembler, ProtocolError, StreamDecodeError, Toolset
+from toolstitch import (
+    ApprovalResponse,
+    Assembler,
+    ProtocolError,
+    RenderError,
+    StreamDecodeError,
+    ToolResultError,
+    Toolset,
+    ToolValidationError,
+    render_results,
+    render_turn,
+)
 from toolstitch.guard import Guard
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
@@ -124,7 +135,7 @@ def test_q59_twin_a_second_response_created_is_still_started_twice() -> None:
 
 GOOD = '{"path":"/tmp/x"}'
 BAD = '{"path":"/etc/passwd"}'
-TOOLS = [
+TOOLS: list[Any] = [
     {
         "type": "function",
         "name": "read_file",
@@ -274,3 +285,94 @@ def test_q61_twin_identical_fragments_without_a_shared_nonce_are_two(
     (m,) = asm.messages()
     assert m.complete, m.problems
     assert [c.input for c in m.tool_uses] == ['{"city":"Edin{"city":"Edin']
+
+
+# ------------------------------------------------- Q60: MCP approval requests
+
+CONFORMANCE = (
+    Path(__file__).resolve().parent.parent / "conformance" / "cases" / "real" / "vercel-ai"
+)
+
+
+def approval_turn(n: int = 1) -> Any:
+    name = f"vercel-ai.openai.responses.openai-mcp-tool-approval.{n}.stream.jsonl"
+    asm = Assembler("auto")
+    for line in (CONFORMANCE / name).read_text().splitlines():
+        if line.strip():
+            asm.feed(line)
+    asm.close()
+    (m,) = asm.messages()
+    return m
+
+
+def test_q60_an_approval_request_is_its_own_kind_never_a_client_call() -> None:
+    m = approval_turn()
+    assert m.complete, m.problems
+    (request,) = m.approval_requests
+    assert request.id.startswith("mcpr_") and request.name == "create_short_url"
+    assert request.server_label == "zip1"
+    assert json.loads(request.arguments)["url"] == "https://ai-sdk.dev/"
+    # Nothing for the client to run or validate, and nothing invalid.
+    assert m.validated(Toolset({})) == []
+    assert all(b.server_side for b in m.tool_uses)
+
+
+def test_q60_an_approval_is_answered_as_mcp_approval_response() -> None:
+    m = approval_turn()
+    (request,) = m.approval_requests
+    turn = render_turn("openai-responses", m, [ApprovalResponse(request.id, True)])
+    asked = [i for i in turn if i.get("type") == "mcp_approval_request"]
+    assert [i["id"] for i in asked] == [request.id]
+    assert turn[-1] == {
+        "type": "mcp_approval_response",
+        "approval_request_id": request.id,
+        "approve": True,
+    }
+    denied = render_results(
+        "openai-responses", [ApprovalResponse(request.id, False, "no")], calls=m
+    )
+    assert denied == [
+        {
+            "type": "mcp_approval_response",
+            "approval_request_id": request.id,
+            "approve": False,
+            "reason": "no",
+        }
+    ]
+
+
+def test_q60_twin_an_answer_to_no_request_or_in_another_format_is_refused() -> None:
+    m = approval_turn()
+    with pytest.raises(ToolResultError, match="mcpr_other"):
+        render_results("openai-responses", [ApprovalResponse("mcpr_other", True)], calls=m)
+    (request,) = m.approval_requests
+    with pytest.raises(ToolResultError, match="two approval responses"):
+        render_results(
+            "openai-responses",
+            [ApprovalResponse(request.id, True), ApprovalResponse(request.id, False)],
+            calls=m,
+        )
+    with pytest.raises(RenderError, match="approval"):
+        render_results("anthropic", [ApprovalResponse(request.id, True)])
+
+
+def test_q60_twin_a_function_call_of_the_same_name_stays_a_client_call() -> None:
+    asm = Assembler("openai-responses")
+    asm.feed_bytes(sse([*rotated()[:1], *[e for e in rotated()[2:] if "item" in e], rotated()[-1]]))
+    asm.close()
+    (m,) = asm.messages()
+    assert m.approval_requests == ()
+    with pytest.raises(ToolValidationError):
+        m.validated(Toolset({}))
+
+
+def test_q60_the_guard_passes_an_approval_request_without_declared_function_tools() -> None:
+    body = (
+        CONFORMANCE / "vercel-ai.openai.responses.openai-mcp-tool-approval.1.stream.jsonl"
+    ).read_bytes()
+    mcp = [{"type": "mcp", "server_label": "zip1", "server_url": "https://zip1.io/mcp"}]
+    guard = Guard(mcp, transport="json")
+    out = guard.feed(body).forward
+    step = guard.finish()
+    assert step.blocked is None and guard.outcome == "passed"
+    assert out + step.forward == body

@@ -20,6 +20,7 @@ from toolstitch.blocks import (
 )
 
 __all__ = [
+    "APPROVAL_KINDS",
     "AUTO",
     "CLIENT_ITEMS",
     "DEPTH_BOUNDS",
@@ -263,6 +264,7 @@ _WIRE_MAX_DEPTH: int
 DIALECTS: tuple[str, ...]
 AUTO: str
 STATE_FORMATS: dict[str, tuple[str, ...]]
+APPROVAL_KINDS: tuple[str, ...]
 CLIENT_ITEMS: dict[str, tuple[str, ...]]
 SERVER_ITEMS: dict[str, tuple[str, ...]]
 DEPTH_BOUNDS: dict[str, int]

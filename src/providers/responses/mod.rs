@@ -7,11 +7,14 @@
 //! Every kind of output item is accounted for (Q27, Q28): function calls and
 //! the client tools that are not JSON functions (`custom_tool_call`, whose
 //! input is free-form text, `computer_call`, `local_shell_call`, `shell_call`,
-//! `apply_patch_call`, `mcp_approval_request`) are calls for the client; the
+//! `apply_patch_call`) are calls for the client; the
 //! built-in tools the provider runs (`web_search_call`, `file_search_call`,
 //! `code_interpreter_call`, `image_generation_call`, `mcp_call`,
 //! `mcp_list_tools`, `tool_search_call`, `program`, …) are server-side calls,
-//! with their results as tool-result blocks. Events carry a `sequence_number`:
+//! with their results as tool-result blocks. An `mcp_approval_request` asks the
+//! client to approve a call the provider runs (Q60): it is kept whole like a
+//! server-side call (never a call for the client to run or validate), with
+//! its kind naming it an approval request. Events carry a `sequence_number`:
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
 mod body;
@@ -98,18 +101,17 @@ const HANDLED: [&str; 18] = [
 ];
 
 /// Client tools that are not JSON functions (Q28), by item type.
-const CLIENT_ITEMS: [&str; 6] = [
+const CLIENT_ITEMS: [&str; 5] = [
     "computer_call",
     "local_shell_call",
     "shell_call",
     "apply_patch_call",
-    "mcp_approval_request",
     CUSTOM,
 ];
 
 /// Built-in tools the provider runs itself (Q27), by item type; the last four
 /// are xAI's item types for its own tools.
-const SERVER_ITEMS: [&str; 13] = [
+const SERVER_ITEMS: [&str; 14] = [
     "web_search_call",
     "file_search_call",
     "code_interpreter_call",
@@ -123,6 +125,8 @@ const SERVER_ITEMS: [&str; 13] = [
     "code_execution_call",
     "view_image_call",
     "view_x_video_call",
+    // Q60: run by the provider once the client approves (`APPROVAL_KINDS`).
+    "mcp_approval_request",
 ];
 
 /// Item fields that are the call's result rather than its input.

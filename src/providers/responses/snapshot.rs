@@ -73,7 +73,8 @@ impl State {
         let item_type = field("type");
         let function = item_type == "function_call";
         let custom = item_type == CUSTOM;
-        if !function && !custom && !CLIENT_ITEMS.contains(&item_type) {
+        let approval = crate::blocks::APPROVAL_KINDS.contains(&item_type);
+        if !function && !custom && !approval && !CLIENT_ITEMS.contains(&item_type) {
             return Ok(());
         }
         let id = [field("call_id"), field("id")]
