@@ -23,6 +23,8 @@ from toolstitch import (
     ToolValidationError,
     render_results,
     render_turn,
+    replay_bytes,
+    replay_path,
 )
 from toolstitch.guard import Guard
 
@@ -376,3 +378,52 @@ def test_q60_the_guard_passes_an_approval_request_without_declared_function_tool
     step = guard.finish()
     assert step.blocked is None and guard.outcome == "passed"
     assert out + step.forward == body
+
+
+# ------------------------------------- Q62: several responses in one capture
+
+ANTHROPIC = (REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes().rstrip(
+    b"\n"
+) + b"\n\n"
+AZURE = (REAL / "vercel-ai" / "azure-tool-call.1.chunks.txt").read_bytes().rstrip(b"\n") + b"\n"
+
+
+def test_q62_an_anthropic_capture_of_two_messages_is_two_records(tmp_path: Path) -> None:
+    capture = tmp_path / "two.sse"
+    capture.write_bytes(ANTHROPIC + ANTHROPIC)
+    for records in (replay_bytes(ANTHROPIC + ANTHROPIC, name="two.sse"), replay_path(capture)):
+        streams = [r["stream"].rsplit("/", 1)[-1] for r in records]
+        assert streams == ["two.sse#1", "two.sse#2"]
+        assert all(r["complete"] and r["error"] is None for r in records)
+        assert [r["arguments"] for r in records] == ['{"location": "Paris"}'] * 2
+
+
+def test_q62_a_responses_capture_numbering_from_0_again_is_two_records() -> None:
+    second = AZURE.replace(b'"resp_', b'"resp_second_')
+    records = replay_bytes(AZURE + second, name="turns.jsonl")
+    assert [r["stream"] for r in records] == ["turns.jsonl#1", "turns.jsonl#2"]
+    assert all(r["complete"] and r["name"] == "weather" for r in records)
+
+
+def test_q62_twin_one_assembler_still_reads_one_response() -> None:
+    asm = Assembler("anthropic")
+    with pytest.raises(ProtocolError):
+        asm.feed_bytes(ANTHROPIC + ANTHROPIC)
+    asm.close()
+    assert not asm.messages()[0].complete  # Q24 as before
+
+
+def test_q62_twin_content_after_the_end_is_no_new_response() -> None:
+    late = (
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":1,'
+        b'"delta":{"type":"input_json_delta","partial_json":"x"}}\n\n'
+    )
+    (record,) = replay_bytes(ANTHROPIC + late, name="late.sse")
+    assert record["stream"] == "late.sse" and not record["complete"] and record["error"]
+
+
+def test_q62_twin_a_second_start_before_the_end_is_no_new_response() -> None:
+    cut = ANTHROPIC.split(b"event: message_delta")[0]
+    records = replay_bytes(cut + ANTHROPIC, name="restart.sse")
+    assert {r["stream"] for r in records} == {"restart.sse"}
+    assert not any(r["complete"] for r in records)
