@@ -427,3 +427,9 @@ def test_q62_twin_a_second_start_before_the_end_is_no_new_response() -> None:
     records = replay_bytes(cut + ANTHROPIC, name="restart.sse")
     assert {r["stream"] for r in records} == {"restart.sse"}
     assert not any(r["complete"] for r in records)
+
+
+def test_q60_the_approval_kinds_are_the_cores() -> None:
+    from toolstitch import _toolstitch, messages
+
+    assert messages._APPROVAL_KINDS == _toolstitch.APPROVAL_KINDS

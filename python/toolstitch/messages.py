@@ -297,6 +297,11 @@ class TokenUsage:
     cached_input_tokens: int | None = None
 
 
+_APPROVAL_KINDS = ("mcp_approval_request",)
+"""The core's ``APPROVAL_KINDS`` (this module imports nothing of the core; a test
+checks the two agree)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
     """A provider's request that the client approve a call the provider runs itself
@@ -385,11 +390,9 @@ class AssembledMessage:
         """The provider's requests for approval in this message (Q60), in call order:
         they are not calls for the client (``validated()`` skips them, as it skips the
         provider's own calls); answer each with an ``ApprovalResponse``."""
-        from toolstitch._toolstitch import APPROVAL_KINDS  # the core's list, read lazily
-
         out = []
         for b in self.tool_uses:
-            if b.kind not in APPROVAL_KINDS:
+            if b.kind not in _APPROVAL_KINDS:
                 continue
             fields = json.loads(b.input) if b.input else {}
             fields = fields if isinstance(fields, dict) else {}
