@@ -513,9 +513,10 @@ def xai_sse(model: str = "grok-4-fast-reasoning", rename: dict[str, str] | None 
         e = json.loads(line)
         if isinstance(e.get("response"), dict):
             e["response"]["model"] = model
-        item = e.get("item")
-        if isinstance(item, dict) and (rename or {}).get(item.get("name", "")):
-            item["name"] = (rename or {})[item["name"]]
+        items = [e.get("item"), *((e.get("response") or {}).get("output") or [])]
+        for item in items:  # the stream's items and the final snapshot's agree
+            if isinstance(item, dict) and (rename or {}).get(item.get("name", "")):
+                item["name"] = (rename or {})[item["name"]]
         out.append(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n")
     return "".join(out).encode()
 

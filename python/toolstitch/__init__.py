@@ -99,6 +99,8 @@ from toolstitch.errors import (
     UnknownToolError,
 )
 from toolstitch.messages import (
+    ApprovalRequest,
+    ApprovalResponse,
     AssembledMessage,
     AssemblerLimits,
     Finish,
@@ -134,6 +136,8 @@ del _assemble_module
 
 __all__ = [
     "RECORD_KEYS",
+    "ApprovalRequest",
+    "ApprovalResponse",
     "ArgumentTracker",
     "AssembledMessage",
     "Assembler",

@@ -198,6 +198,9 @@ class ToolUseBlock(_Checked):
     a tool the provider ran itself (``"server_tool_use"``, ``"mcp_tool_use"``,
     ``"web_search_call"``, ``"executable_code"``, ...). ``server_side`` is true for
     those: the provider already ran them, and they are never for the client to run.
+    ``"mcp_approval_request"`` (OpenAI Responses, Q60) is a request that the client
+    approve a call the provider runs: ``server_side`` too, listed in
+    ``AssembledMessage.approval_requests`` and answered by an ``ApprovalResponse``.
     """
 
     id: str = ""

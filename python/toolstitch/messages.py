@@ -19,6 +19,7 @@ Execute a call only when its message is ``complete`` and the call validates:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypedDict
@@ -28,6 +29,8 @@ from toolstitch.calls import ValidatedCall
 from toolstitch.errors import IncompleteMessageError
 
 __all__ = [
+    "ApprovalRequest",
+    "ApprovalResponse",
     "AssembledMessage",
     "AssemblerLimits",
     "CallValidator",
@@ -270,7 +273,8 @@ class Note(NamedTuple):
     ``"content-parts"`` (Q49), ``"arguments-done-early"`` and ``"stale-delta-skipped"``
     (Q44), ``"xai-server-tool"`` (Q47), ``"concatenated-split"`` (Q40, with
     ``split_concatenated``), ``"empty-custom-ignored"`` (Q52) and
-    ``"null-arguments-empty"`` (Q53); ``call_id`` is the call concerned (``None`` for the
+    ``"null-arguments-empty"`` (Q53), ``"response-id-rotated"`` and ``"item-id-rotated"``
+    (Q59); ``call_id`` is the call concerned (``None`` for the
     message), ``event`` the 1-based ordinal of the event interpreted."""
 
     kind: str
@@ -291,6 +295,39 @@ class TokenUsage:
     total_tokens: int | None = None
     reasoning_tokens: int | None = None
     cached_input_tokens: int | None = None
+
+
+_APPROVAL_KINDS = ("mcp_approval_request",)
+"""The core's ``APPROVAL_KINDS`` (this module imports nothing of the core; a test
+checks the two agree)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    """A provider's request that the client approve a call the provider runs itself
+    (OpenAI Responses ``mcp_approval_request``, quirk Q60): never a call for the client
+    to run or validate. ``id`` is the request's id (what an ``ApprovalResponse``
+    answers), ``name`` the tool, ``arguments`` its raw JSON text as sent,
+    ``server_label`` the MCP server. The turn's ``ToolUseBlock`` of this ``kind`` (with
+    ``server_side`` true: the provider runs the call once approved) renders back as the
+    item it came in."""
+
+    id: str
+    name: str
+    arguments: str
+    server_label: str
+    kind: str = "mcp_approval_request"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalResponse:
+    """The client's answer to an ``ApprovalRequest``: pass it to ``render_results`` /
+    ``render_turn`` with the results; OpenAI Responses takes it as an
+    ``mcp_approval_response`` item. ``reason`` travels when given."""
+
+    approval_request_id: str
+    approve: bool
+    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,6 +384,30 @@ class AssembledMessage:
     tokens: TokenUsage = TokenUsage()
     notes: tuple[Note, ...] = ()
     dialect: str | None = None
+
+    @property
+    def approval_requests(self) -> tuple[ApprovalRequest, ...]:
+        """The provider's requests for approval in this message (Q60), in call order:
+        they are not calls for the client (``validated()`` skips them, as it skips the
+        provider's own calls); answer each with an ``ApprovalResponse``."""
+        out = []
+        for b in self.tool_uses:
+            if b.kind not in _APPROVAL_KINDS:
+                continue
+            fields = json.loads(b.input) if b.input else {}
+            fields = fields if isinstance(fields, dict) else {}
+            arguments = fields.get("arguments")
+            label = fields.get("server_label")
+            out.append(
+                ApprovalRequest(
+                    b.id,
+                    b.name,
+                    arguments if isinstance(arguments, str) else json.dumps(arguments),
+                    label if isinstance(label, str) else "",
+                    b.kind,
+                )
+            )
+        return tuple(out)
 
     def to_message(self) -> Message:
         """The assistant turn as a ``Message("assistant", blocks)``."""

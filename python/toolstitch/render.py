@@ -35,6 +35,10 @@ cannot travel is left out (``notes=`` says what).
   tools (``computer_call``, ``shell_call``, ...) as their items, answered by
   their own ``*_output`` items. OpenAI chat has no form for hosted tools: they
   are left out of a chat turn.
+- A provider's request for approval (Responses ``mcp_approval_request``, Q60) goes
+  back as its item; the client's ``ApprovalResponse``, passed among the results,
+  renders as an ``mcp_approval_response`` item after them. It needs no result, and
+  other targets have no form for it (``RenderError``).
 - Dropped on purpose: reasoning a provider cannot take back (any thinking in
   OpenAI chat; thinking without a signature of that provider's format) and empty
   text blocks. OpenAI chat and Gemini results take text only; a block a format
@@ -66,6 +70,7 @@ from toolstitch.blocks import (
     ToolUseBlock,
 )
 from toolstitch.errors import RenderError, ToolInputError, ToolResultError
+from toolstitch.messages import ApprovalResponse
 
 __all__ = [
     "ID_RULES",
@@ -152,7 +157,7 @@ def render_assistant(
 
 def render_results(
     provider: str,
-    results: Iterable[Any] | Result | Message,
+    results: Iterable[Any] | Result | Message | ApprovalResponse,
     *,
     calls: Any = None,
     ids: IdMap | IdRule | str | None = None,
@@ -162,7 +167,9 @@ def render_results(
     """The tool results, in ``provider``'s request format.
 
     ``results`` holds ``ToolResultBlock``s and ``ToolResultMessage``s (a ``Message``
-    of result blocks is unpacked). With ``calls`` (the assistant turn being
+    of result blocks is unpacked), and ``ApprovalResponse``s answering the turn's
+    ``approval_requests`` (``openai-responses`` only; with ``calls`` each must answer a
+    request of the turn, once). With ``calls`` (the assistant turn being
     answered: a message or its blocks) each result must answer one of its calls,
     no call may get two results and every call must get one, else
     ``ToolResultError``; results are then rendered in call order. Gemini needs
@@ -174,6 +181,17 @@ def render_results(
     results cannot know where their ids came from, and the target's rule applies.
     """
     _check(provider)
+    results, approvals = _approvals(results)
+    if approvals:
+        if provider != "openai-responses":
+            raise RenderError(
+                f"{provider} has no form for an approval response (approval request "
+                f"{approvals[0].approval_request_id!r}): approvals are OpenAI Responses'"
+            )
+        rendered = render_results(
+            provider, results, calls=calls, ids=ids, model=model, source=source
+        )
+        return rendered + _approval_items(approvals, calls)
     source = _source(calls, source)
     if provider == "bedrock-invoke":
         target = _invoke_target(model)
@@ -227,7 +245,7 @@ def render_results(
 def render_turn(
     provider: str,
     message: Any,
-    results: Iterable[Any] | Result | Message,
+    results: Iterable[Any] | Result | Message | ApprovalResponse,
     *,
     ids: IdMap | IdRule | str | None = None,
     notes: list[str] | None = None,
@@ -584,6 +602,58 @@ def _results(results: Iterable[Any] | Result | Message) -> list[Result]:
             raise TypeError(
                 f"expected ToolResultBlock or ToolResultMessage, not {type(r).__name__}"
             )
+    return out
+
+
+def _approvals(
+    results: Iterable[Any] | Result | Message | ApprovalResponse,
+) -> tuple[list[Any], list[ApprovalResponse]]:
+    """The results apart from the approval responses among them."""
+    if isinstance(results, ApprovalResponse):
+        return [], [results]
+    if isinstance(results, (ToolResultBlock, ToolResultMessage, Message)):
+        return [results], []
+    items = list(results)
+    approvals = [r for r in items if isinstance(r, ApprovalResponse)]
+    return [r for r in items if not isinstance(r, ApprovalResponse)], approvals
+
+
+def _approval_items(approvals: list[ApprovalResponse], calls: Any) -> list[Item]:
+    """``mcp_approval_response`` items; with ``calls``, each answers one of its requests."""
+    if calls is not None:
+        requests = getattr(calls, "approval_requests", None)
+        if requests is None:
+            from toolstitch._toolstitch import APPROVAL_KINDS
+
+            requests = [
+                b
+                for b in _blocks(calls)
+                if isinstance(b, ToolUseBlock) and b.kind in APPROVAL_KINDS
+            ]
+        known = {r.id for r in requests}
+        seen: set[str] = set()
+        for a in approvals:
+            if a.approval_request_id not in known:
+                listed = ", ".join(repr(i) for i in sorted(known)) or "none"
+                raise ToolResultError(
+                    f"an approval response for {a.approval_request_id!r}, which is not an "
+                    f"approval request of this turn (requests: {listed})"
+                )
+            if a.approval_request_id in seen:
+                raise ToolResultError(
+                    f"two approval responses for request {a.approval_request_id!r}"
+                )
+            seen.add(a.approval_request_id)
+    out: list[Item] = []
+    for a in approvals:
+        item: Item = {
+            "type": "mcp_approval_response",
+            "approval_request_id": a.approval_request_id,
+            "approve": a.approve,
+        }
+        if a.reason is not None:
+            item["reason"] = a.reason
+        out.append(item)
     return out
 
 

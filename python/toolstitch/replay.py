@@ -502,6 +502,7 @@ def _replay_stream(
     # The core's class itself, with the same defaults: ``Assembler`` passes every limit
     # by name, which costs a little in every file.
     asm = _toolstitch.Assembler(provider, live=False)
+    asm._read_captures()  # a capture of N responses is N messages (Q62)
     error: str | None = None
     try:
         for chunk in chunks:
@@ -516,7 +517,15 @@ def _replay_stream(
         # stream is already known to be broken, so a second error adds nothing.
         with contextlib.suppress(ToolstitchError):
             asm.close()
-    return _records(asm.messages(), name, error, text)
+    responses = asm._responses()
+    if len(responses) == 1:
+        return _records(responses[0], name, error, text)
+    # Each response judged alone, named `name#1`, `name#2`, ...; an error stopped the last.
+    records: list[CallRecord] = []
+    for n, messages in enumerate(responses, 1):
+        last = n == len(responses)
+        records += _records(messages, f"{name}#{n}", error if last else None, text)
+    return records
 
 
 def _records(

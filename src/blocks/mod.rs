@@ -8,6 +8,10 @@ pub const FUNCTION: &str = "function";
 /// The kind of a call whose input is free-form text, not JSON (Responses
 /// `custom_tool_call`).
 pub const CUSTOM: &str = "custom_tool_call";
+/// The kinds of a provider's request that the client approve a call the
+/// provider runs (Responses `mcp_approval_request`, Q60): never a call for the
+/// client to run or validate; answered by an approval.
+pub const APPROVAL_KINDS: [&str; 1] = ["mcp_approval_request"];
 
 /// One tool call: the model's request to run a named tool.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

@@ -37,6 +37,9 @@ pub struct BytesAssembler {
     pub(crate) framing_limits: FramingLimits,
     /// The last framing error recorded as a problem.
     pub(crate) last_framing_error: Option<String>,
+    /// In capture mode (Q62, [`BytesAssembler::read_captures`]): the responses
+    /// read before the current one, each closed.
+    pub(crate) finished: Option<Vec<Assembler>>,
 }
 
 impl BytesAssembler {
@@ -48,7 +51,30 @@ impl BytesAssembler {
             decoder: None,
             framing_limits,
             last_framing_error: None,
+            finished: None,
         }
+    }
+
+    /// Capture mode (Q62): the bytes are a capture that may hold several
+    /// responses one after another (Anthropic `message_stop` then
+    /// `message_start`; a Responses capture with a second `response.created`).
+    /// Once every message of the current response has ended, an event the
+    /// dialect's protocol declares a message start, and that the current
+    /// response refuses, begins the next response: the current one is closed
+    /// as it stood before that event and kept, and a fresh assembler of the
+    /// same dialect reads on. Each response is judged alone. Without it an
+    /// assembler reads one response (Q24, Q54).
+    pub fn read_captures(&mut self) {
+        self.finished.get_or_insert_with(Vec::new);
+    }
+
+    /// The responses read (capture mode: those before the current one, then
+    /// the current one; otherwise the one).
+    #[must_use]
+    pub fn responses(&self) -> Vec<&Assembler> {
+        let mut out: Vec<&Assembler> = self.finished.iter().flatten().collect();
+        out.push(&self.core);
+        out
     }
 
     /// The assembler the events go to.
@@ -82,9 +108,11 @@ impl BytesAssembler {
         let limits = self.framing_limits;
         let decoder = self.decoder.get_or_insert_with(|| Decoder::new(limits));
         let core = &mut self.core;
+        let mut finished = self.finished.as_mut();
         let mut first: Option<Error> = None;
         let framed = decoder.push_borrowed(bytes, |frame| {
-            if let Err(e) = feed_frame(core, frame, live.as_deref_mut()) {
+            if let Err(e) = feed_capture(core, finished.as_deref_mut(), frame, live.as_deref_mut())
+            {
                 first.get_or_insert(e);
             }
         });
@@ -110,11 +138,14 @@ impl BytesAssembler {
             return Ok(());
         }
         let core = &mut self.core;
+        let mut finished = self.finished.as_mut();
         let mut first: Option<Error> = None;
         let seen = live.as_deref().map(Vec::len);
         let framed = match self.decoder.as_mut() {
             Some(d) => d.finish_borrowed(|frame| {
-                if let Err(e) = feed_frame(core, frame, live.as_deref_mut()) {
+                if let Err(e) =
+                    feed_capture(core, finished.as_deref_mut(), frame, live.as_deref_mut())
+                {
                     first.get_or_insert(e);
                 }
             }),
@@ -163,6 +194,44 @@ impl BytesAssembler {
             self.last_framing_error = Some(why);
         }
         BytesError::Framing(e)
+    }
+}
+
+/// Feeds one frame; in capture mode (`finished` given) a frame that starts
+/// the next response rolls over to a fresh assembler (Q62). The boundary is
+/// the dialect's declared start event, refused by a response whose messages
+/// all ended: no dialect is named here.
+fn feed_capture(
+    core: &mut Assembler,
+    finished: Option<&mut Vec<Assembler>>,
+    frame: FrameRef<'_>,
+    mut live: Option<&mut Vec<LiveEvent>>,
+) -> Result<(), Error> {
+    let Some(finished) = finished else {
+        return feed_frame(core, frame, live);
+    };
+    let ended =
+        !core.stream.choices.is_empty() && core.stream.choices.values().all(|ch| ch.phase.ended());
+    if !ended {
+        return feed_frame(core, frame, live);
+    }
+    // Only after the end (a few frames at most): the response as it stood.
+    let before = core.clone();
+    match feed_frame(core, frame, live.as_deref_mut()) {
+        Err(Error::Protocol { event, .. })
+            if core
+                .dialect()
+                .is_some_and(|d| d.spec().protocol.start.contains(&event.event_type.as_str())) =>
+        {
+            // The refused event's problem stays with the assembler dropped here.
+            *core = Assembler::new(core.dialect(), core.limits());
+            let mut done = before;
+            // Its end was read already: closing it finishes nothing new.
+            let _ = done.close(None);
+            finished.push(done);
+            feed_frame(core, frame, live)
+        }
+        other => other,
     }
 }
 

@@ -389,6 +389,35 @@ impl PyAssembler {
         Ok((memo.dicts.served, memo.objects.served))
     }
 
+    /// Capture mode (Q62, for `replay`): the bytes may hold several responses
+    /// one after another; each is read by an assembler of its own.
+    fn _read_captures(&self, py: Python<'_>) -> PyResult<()> {
+        self.state.lock(py)?.asm.read_captures();
+        Ok(())
+    }
+
+    /// The messages of each response read, in order (one response unless in
+    /// capture mode).
+    fn _responses<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let groups: Vec<_> = {
+            let st = self.state.lock(py)?;
+            st.asm
+                .responses()
+                .into_iter()
+                .map(|a| (a.messages(), a.dialect().map(Dialect::name)))
+                .collect()
+        };
+        let mut out = Vec::with_capacity(groups.len());
+        for (messages, dialect) in &groups {
+            let items = messages
+                .iter()
+                .map(|m| message_to_py(py, m, *dialect))
+                .collect::<PyResult<Vec<_>>>()?;
+            out.push(PyList::new(py, items)?);
+        }
+        PyList::new(py, out)
+    }
+
     #[getter]
     fn closed(&self, py: Python<'_>) -> PyResult<bool> {
         Ok(self.state.lock(py)?.asm.core.is_closed())

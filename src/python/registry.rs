@@ -72,6 +72,10 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("STATE_FORMATS", by_dialect(py, Dialect::state_formats)?)?;
     m.add("CLIENT_ITEMS", by_dialect(py, Dialect::client_items)?)?;
     m.add("SERVER_ITEMS", by_dialect(py, Dialect::server_items)?)?;
+    m.add(
+        "APPROVAL_KINDS",
+        PyTuple::new(py, crate::blocks::APPROVAL_KINDS)?,
+    )?;
     let kinds: Vec<&str> = ProblemKind::ALL.iter().map(|k| k.name()).collect();
     m.add("PROBLEM_KINDS", PyTuple::new(py, kinds)?)?;
     let depth = PyDict::new(py);

@@ -39,6 +39,11 @@ pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<()> {
             "arguments" => (3, &mut ev.arguments),
             "input" => (4, &mut ev.input),
             "name" => (5, &mut ev.name),
+            "obfuscation" => {
+                seen.once(14)?;
+                ev.obfuscation = p.opt_str()?.map(|s| crate::providers::json::Loose::Str(s.0));
+                return Some(());
+            }
             "sequence_number" => {
                 seen.once(6)?;
                 ev.sequence_number = p.opt_u64()?;

@@ -7,17 +7,22 @@
 //! Every kind of output item is accounted for (Q27, Q28): function calls and
 //! the client tools that are not JSON functions (`custom_tool_call`, whose
 //! input is free-form text, `computer_call`, `local_shell_call`, `shell_call`,
-//! `apply_patch_call`, `mcp_approval_request`) are calls for the client; the
+//! `apply_patch_call`) are calls for the client; the
 //! built-in tools the provider runs (`web_search_call`, `file_search_call`,
 //! `code_interpreter_call`, `image_generation_call`, `mcp_call`,
 //! `mcp_list_tools`, `tool_search_call`, `program`, …) are server-side calls,
-//! with their results as tool-result blocks. Events carry a `sequence_number`:
+//! with their results as tool-result blocks. An `mcp_approval_request` asks the
+//! client to approve a call the provider runs (Q60): it is kept whole like a
+//! server-side call (never a call for the client to run or validate), with
+//! its kind naming it an approval request. Events carry a `sequence_number`:
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
 mod body;
 mod fast;
 mod guard;
+mod ids;
 mod items;
+mod snapshot;
 mod wire;
 mod xai;
 
@@ -98,18 +103,17 @@ const HANDLED: [&str; 18] = [
 ];
 
 /// Client tools that are not JSON functions (Q28), by item type.
-const CLIENT_ITEMS: [&str; 6] = [
+const CLIENT_ITEMS: [&str; 5] = [
     "computer_call",
     "local_shell_call",
     "shell_call",
     "apply_patch_call",
-    "mcp_approval_request",
     CUSTOM,
 ];
 
 /// Built-in tools the provider runs itself (Q27), by item type; the last four
 /// are xAI's item types for its own tools.
-const SERVER_ITEMS: [&str; 13] = [
+const SERVER_ITEMS: [&str; 14] = [
     "web_search_call",
     "file_search_call",
     "code_interpreter_call",
@@ -123,6 +127,8 @@ const SERVER_ITEMS: [&str; 13] = [
     "code_execution_call",
     "view_image_call",
     "view_x_video_call",
+    // Q60: run by the provider once the client approves (`APPROVAL_KINDS`).
+    "mcp_approval_request",
 ];
 
 /// Item fields that are the call's result rather than its input.
@@ -162,6 +168,10 @@ pub(crate) struct State {
     /// The id of the stream's response, from its first `response.*` event (Q54).
     #[serde(default)]
     response_id: Option<String>,
+    /// Output indexes of the calls announced by `output_item.added` whose
+    /// `output_item.done` has not come: where a fresh `item_id` is rotation (Q59).
+    #[serde(default)]
+    open_items: BTreeSet<i64>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -217,7 +227,24 @@ impl State {
         live: &mut Live<'_>,
     ) -> R<i64> {
         let oi = oi.unwrap_or(-1);
-        self.same_item(oi, item_id)?;
+        if self.same_item(oi, item_id)? {
+            let key = s.choice(C)?.call_at((NS_TOOL, oi, 0));
+            let noted = s.choice(C)?.notes.iter().any(|n| {
+                n.kind == NoteKind::ItemIdRotated && (n.call.is_none() || n.call == key)
+            });
+            if !noted {
+                let first = self.item_at.get(&oi).cloned().unwrap_or_default();
+                s.note(
+                    C,
+                    NoteKind::ItemIdRotated,
+                    key,
+                    format!(
+                        "events of the item {first:?} at output index {oi} name item ids never \
+                         seen before ({item_id:?}, …): read as that item, by its output index"
+                    ),
+                );
+            }
+        }
         let src: Src = (NS_TOOL, oi, 0);
         let ch = s.choice(C)?;
         let existing = ch.call_at(src);
@@ -249,36 +276,6 @@ impl State {
                 s.new_call(C, opening, live)
             }
         }
-    }
-
-    /// An event that names an item (`item_id`) must name the item its
-    /// output index holds: an event for another item (an early `done` for
-    /// `fc_1` read as `fc_2`'s arguments) is refused, naming both.
-    fn same_item(&mut self, oi: i64, item_id: &str) -> R {
-        if item_id.is_empty() {
-            return Ok(());
-        }
-        let held = self.item_at.get(&oi).filter(|held| held.as_str() != item_id);
-        let elsewhere = self.items.get(item_id).filter(|&&at| at != oi);
-        if held.is_none() && elsewhere.is_none() {
-            self.item_at.entry(oi).or_insert_with(|| item_id.to_owned());
-            return Ok(());
-        }
-        let detail = match (held, elsewhere) {
-            (Some(held), _) => format!(
-                "an event names item {item_id:?} at output index {oi}, which holds item \
-                 {held:?}: whose arguments these are cannot be told"
-            ),
-            (None, Some(at)) => format!(
-                "an event names item {item_id:?} at output index {oi}, but that item is at \
-                 output index {at}: whose arguments these are cannot be told"
-            ),
-            (None, None) => String::new(),
-        };
-        Err(Fail::Bad {
-            kind: crate::providers::DecodeKind::BadValue,
-            detail,
-        })
     }
 
     /// Q44: `true` when an argument delta for output item `oi`, after that
@@ -321,34 +318,6 @@ impl State {
             );
         }
         Ok(true)
-    }
-
-    /// Q54: a capture that holds two responses (a second `response.created`
-    /// with another response id, its `sequence_number` from 0 again) is
-    /// refused loudly, before the sequence numbers would pass its events off
-    /// as resent ones (Q33): one assembler reads one response, and which
-    /// calls belong to which cannot be left to chance. The same response
-    /// again (its id) stays Q33's resend.
-    fn same_response(&mut self, kind: &str, response: Option<&Response>) -> R {
-        let Some(id) = response.and_then(|r| r.id.as_deref()).filter(|id| !id.is_empty()) else {
-            return Ok(());
-        };
-        match &self.response_id {
-            None => {
-                self.response_id = Some(id.to_owned());
-                Ok(())
-            }
-            Some(first) if first == id => Ok(()),
-            Some(first) => Err(violation(
-                Rule::StartedTwice,
-                Some(format!("response {id}")),
-                format!(
-                    "{kind} names the response {id:?} in the stream of the response \
-                     {first:?}: a second response in one stream is not read (feed each \
-                     response to an assembler of its own)"
-                ),
-            )),
-        }
     }
 
     /// Q33: `true` when the event is to be applied; a resent one is
@@ -407,6 +376,7 @@ impl State {
             ev = match input.parse_typed(event_name, &HANDLED)? {
                 Ok(ev) => ev,
                 Err(unread) => {
+                    self.check_carried(s, &unread, input)?;
                     if !is_progress(&unread) {
                         s.unknown(&unread);
                     }
@@ -415,10 +385,17 @@ impl State {
             };
         }
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
-        self.same_response(kind, ev.response.as_ref())?;
+        self.same_response(s, kind, ev.response.as_ref(), ev.sequence_number)?;
         if let Some(n) = ev.sequence_number {
             if !self.in_sequence(s, kind, n) {
                 return Ok(());
+            }
+        }
+        // Q61, for the events the sequence numbers let through (a resend with
+        // its own number again stays Q33's, skipped).
+        if let Some(Loose::Str(nonce)) = &ev.obfuscation {
+            if !nonce.is_empty() {
+                s.fresh_nonce(nonce)?;
             }
         }
         s.may_follow(C, kind)?;
@@ -526,6 +503,9 @@ impl State {
                 s.thinking(C, Some((NS_REASONING, oi, 0)), frag, false, live)?;
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
+                if kind == "response.completed" {
+                    self.check_carried(s, kind, input)?;
+                }
                 let response = ev.response;
                 let (status, usage, reason, error) = match response {
                     Some(r) => (
@@ -570,8 +550,12 @@ impl State {
                 }
                 return Err(provider_error(&Value::Object(err)));
             }
-            other if is_progress(other) => {}
-            other => s.unknown(other),
+            other => {
+                self.check_carried(s, other, input)?;
+                if !is_progress(other) {
+                    s.unknown(other);
+                }
+            }
         }
         Ok(())
     }

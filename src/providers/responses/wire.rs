@@ -38,6 +38,10 @@ pub(super) struct Event<'a> {
     pub(super) code: Option<Value>,
     #[serde(default)]
     pub(super) message: Option<Value>,
+    /// OpenAI's per-event nonce: a second event with the same one is a replay (Q61).
+    /// Read loosely: a nonce that is not a string is no nonce.
+    #[serde(borrow, default)]
+    pub(super) obfuscation: Option<Loose<'a>>,
 }
 
 #[derive(Debug, PartialEq, Deserialize)]
