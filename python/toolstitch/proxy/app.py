@@ -160,6 +160,9 @@ class Proxy:
                 transport=httpx.AsyncHTTPTransport(
                     limits=limits,
                     socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+                    # A connection that could not be made is tried once more: no byte
+                    # of the request went out. Anything later is the client's to retry.
+                    retries=1,
                 ),
                 timeout=httpx.Timeout(
                     self.upstream_timeout, connect=min(30.0, self.upstream_timeout)
@@ -666,6 +669,10 @@ class _Exchange:
         reason = f"the upstream cannot be reached: {type(error).__name__}"
         self.record["status"] = 502
         self.record["reason"] = reason
+        if self.proxy.enforce and self.proxy.check:
+            # No response to guard: said, not left for a "checked" verdict.
+            self.record["enforced"] = "unchecked"
+            self.record["unchecked"] = reason
         status, headers, body = upstream_error(self.path_dialect, f"toolstitch proxy: {reason}")
         with contextlib.suppress(Exception):
             await self._whole_error(status, headers, body)
