@@ -358,3 +358,93 @@ def test_what_goes_out_does_not_depend_on_how_reads_are_cut(cuts: list[int]) -> 
     first, _, _ = _run(case, _tools(names, strict="get_weather"))
     again, blocked, _ = _run(case, _tools(names, strict="get_weather"), cuts)
     assert again == first and blocked is not None
+
+
+def test_an_event_the_sdk_would_skip_blocks_as_ambiguous() -> None:
+    # The anthropic SDK skips an event without an `event:` line: the guard would
+    # have checked arguments the application never gets.
+    case = CASES[3]
+    assert case.dialect == "anthropic"
+    needle = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":1'
+    at = case.body.index(needle)
+    body = case.body[:at] + case.body[at + len(b"event: content_block_delta\n") :]
+    out, blocked, guard = _run(Case("x", case.dialect, body, "sse"), _tools({"get_weather"}))
+    assert blocked is not None and blocked.cause == "ambiguous", blocked
+    assert guard.outcome == "blocked" and out == case.body[:at]
+    # Renamed `ping`: the SDK skips it too; the guard refuses the event.
+    renamed = case.body[:at] + b"event: ping" + case.body[at + len(b"event: content_block_delta") :]
+    out, blocked, _ = _run(Case("x", case.dialect, renamed, "sse"), _tools({"get_weather"}))
+    assert blocked is not None and blocked.cause == "unreadable" and out == case.body[:at]
+
+
+def test_chat_name_fragments_block_as_ambiguous() -> None:
+    def chunk(delta: object, finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        return (
+            b"data: "
+            + json.dumps({"object": "chat.completion.chunk", "choices": [choice]}).encode()
+            + b"\n\n"
+        )
+
+    first = chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "delete_", "arguments": ""},
+                }
+            ]
+        }
+    )
+    second = chunk({"tool_calls": [{"index": 0, "function": {"name": "file", "arguments": "{}"}}]})
+    end = chunk({}, "tool_calls") + b"data: [DONE]\n\n"
+    # openai's helper concatenates: the application gets `delete_file`.
+    out, blocked, _ = _run(Case("x", "openai-chat", first + second + end, "sse"), _tools({"file"}))
+    assert blocked is not None and blocked.cause == "ambiguous" and out == first
+    whole = chunk(
+        {
+            "tool_calls": [
+                {
+                    "index": 0,
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "file", "arguments": "{}"},
+                }
+            ]
+        }
+    )
+    out, blocked, _ = _run(Case("x", "openai-chat", whole + end, "sse"), _tools({"file"}))
+    assert blocked is None and out == whole + end
+
+
+def test_a_number_beyond_a_double_is_compared_exactly() -> None:
+    def body(n: str) -> bytes:
+        args = '{"n": ' + n + "}"
+        call = {
+            "index": 0,
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "f", "arguments": args},
+        }
+        chunks = [
+            {"index": 0, "delta": {"tool_calls": [call]}, "finish_reason": None},
+            {"index": 0, "delta": {}, "finish_reason": "tool_calls"},
+        ]
+        return (
+            b"".join(
+                b"data: "
+                + json.dumps({"object": "chat.completion.chunk", "choices": [c]}).encode()
+                + b"\n\n"
+                for c in chunks
+            )
+            + b"data: [DONE]\n\n"
+        )
+
+    tools = {"f": {"type": "object", "properties": {"n": {"type": "integer", "maximum": 2**64}}}}
+    _, blocked, _ = _run(Case("x", "openai-chat", body("18446744073709551617"), "sse"), tools)
+    assert blocked is not None and blocked.cause == "invalid-call" and "maximum" in blocked.reason
+    ok = body("18446744073709551616")
+    out, blocked, _ = _run(Case("x", "openai-chat", ok, "sse"), tools)
+    assert blocked is None and out == ok

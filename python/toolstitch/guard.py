@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 Outcome = Literal["open", "passed", "blocked", "unchecked"]
-Cause = Literal["invalid-call", "incomplete", "unreadable", "limit", "encoding"]
+Cause = Literal["invalid-call", "incomplete", "unreadable", "limit", "encoding", "ambiguous"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +51,9 @@ class Blocked:
 
     ``cause`` is ``"invalid-call"`` (a call failed the check: ``call_id`` and
     ``tool_name`` name it), ``"incomplete"`` (a message with calls ended without a
-    normal end, or the stream was cut), ``"unreadable"``, ``"limit"`` or ``"encoding"``.
+    normal end, or the stream was cut), ``"unreadable"``, ``"limit"``, ``"encoding"`` or
+    ``"ambiguous"`` (clients may read the response otherwise than the guard: an SSE
+    event without its name, a BOM, a call's name sent in pieces; see docs/guard.md).
     ``tail`` ends the stream after the bytes already forwarded; ``status``, ``headers``
     and ``body`` are a whole error response for when nothing was forwarded yet."""
 

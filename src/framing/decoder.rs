@@ -92,6 +92,10 @@ pub struct Decoder {
     /// Where detection resumes in `head`.
     resume: usize,
     failed: Option<Error>,
+    /// The divergence of the stream [`Decoder::finish`] ended (kept past the
+    /// reset, for its reader to see).
+    #[serde(skip)]
+    finished_divergence: Option<&'static str>,
 }
 
 impl Decoder {
@@ -115,6 +119,7 @@ impl Decoder {
             head: Vec::new(),
             resume: 0,
             failed: None,
+            finished_divergence: None,
         }
     }
 
@@ -126,6 +131,16 @@ impl Decoder {
             Inner::Sse(_) => Some(Transport::Sse),
             Inner::Lines(_) => Some(Transport::JsonLines),
             Inner::Events(_) => Some(Transport::EventStream),
+        }
+    }
+
+    /// The first place where the stream's clients read its framing otherwise
+    /// than this decoder (SSE only: see [`super::SseDecoder::divergence`]).
+    #[must_use]
+    pub fn divergence(&self) -> Option<&'static str> {
+        match &self.inner {
+            Inner::Sse(d) => d.divergence().or(self.finished_divergence),
+            Inner::Undecided | Inner::Lines(_) | Inner::Events(_) => self.finished_divergence,
         }
     }
 
@@ -266,7 +281,9 @@ impl Decoder {
             return Ok(());
         }
         self.inner.finish(out)?;
+        let diverged = self.divergence();
         self.reset();
+        self.finished_divergence = diverged;
         Ok(())
     }
 }

@@ -38,6 +38,9 @@ pub(crate) struct LineSplitter {
     offset: u64,
     /// The last push ended in CR: an LF first in the next one completes a CRLF.
     skip_lf: bool,
+    /// The stream began with a BOM (removed from its first line).
+    #[serde(default)]
+    bom: bool,
 }
 
 impl LineSplitter {
@@ -49,6 +52,7 @@ impl LineSplitter {
             line_start: 0,
             offset: 0,
             skip_lf: false,
+            bom: false,
         }
     }
 
@@ -57,6 +61,12 @@ impl LineSplitter {
         self.line_start = 0;
         self.offset = 0;
         self.skip_lf = false;
+        self.bom = false;
+    }
+
+    /// Whether the stream began with a BOM (which was removed).
+    pub(crate) fn bom(&self) -> bool {
+        self.bom
     }
 
     /// Bytes seen since the start.
@@ -124,12 +134,14 @@ impl LineSplitter {
             };
             let start = self.line_start;
             if self.pending.is_empty() {
-                let (line, start) = strip_bom(line, start);
-                on_line(Line::Input(line), start)?;
+                let (line, from) = strip_bom(line, start);
+                self.bom |= from != start;
+                on_line(Line::Input(line), from)?;
             } else {
                 self.pending.extend_from_slice(line);
-                let (line, start) = strip_bom(&self.pending, start);
-                on_line(Line::Held(line), start)?;
+                let (line, from) = strip_bom(&self.pending, start);
+                self.bom |= from != start;
+                on_line(Line::Held(line), from)?;
                 self.pending.clear();
             }
             self.offset = advance(advance(self.offset, end), terminator);
@@ -143,12 +155,14 @@ impl LineSplitter {
     pub(crate) fn take_unterminated(&mut self) -> Option<(Vec<u8>, u64)> {
         let pending = std::mem::take(&mut self.pending);
         let start = self.line_start;
+        let bom = self.bom;
         self.reset();
         if pending.is_empty() {
             return None;
         }
-        let (line, start) = strip_bom(&pending, start);
-        Some((line.to_vec(), start))
+        let (line, from) = strip_bom(&pending, start);
+        self.bom = bom || from != start;
+        Some((line.to_vec(), from))
     }
 }
 

@@ -40,7 +40,7 @@ pub use detect::{classify, detect, Detection, Transport};
 pub use error::{CrcKind, Error};
 pub use eventstream::{EventStreamDecoder, EventStreamMessage, HeaderValue};
 pub use jsonl::{JsonLinesDecoder, MAX_JSON_DEPTH};
-pub use sse::{SseDecoder, SseEvent, SseEventRef};
+pub use sse::{SseDecoder, SseEvent, SseEventRef, BOM_DIVERGES, UNTERMINATED_DIVERGES};
 
 /// `bytes` as text, checked as UTF-8 (every framed line and value is): the
 /// SIMD check, then, only for bytes it refuses, the standard library's,

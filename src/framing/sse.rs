@@ -212,7 +212,39 @@ pub struct SseDecoder {
     lines: LineSplitter,
     builder: Builder,
     failed: Option<Error>,
+    /// Where SDK clients read the stream otherwise than the specification
+    /// (see [`SseDecoder::divergence`]).
+    #[serde(default)]
+    diverged: Option<Divergence>,
 }
+
+/// Where SDK clients read an SSE stream otherwise than the specification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+enum Divergence {
+    Bom,
+    Unterminated,
+}
+
+impl Divergence {
+    fn text(self) -> &'static str {
+        match self {
+            Divergence::Bom => BOM_DIVERGES,
+            Divergence::Unterminated => UNTERMINATED_DIVERGES,
+        }
+    }
+}
+
+/// A stream that begins with a BOM: the specification removes it, the SDKs'
+/// decoders (openai's and anthropic's `SSEDecoder`) keep it in the first
+/// field name, so they ignore the first line.
+pub const BOM_DIVERGES: &str = "the SSE stream begins with a byte order mark: the specification \
+     removes it, but the openai and anthropic SDKs' decoders keep it in the first field's name \
+     and ignore that line";
+
+/// A last event without its blank line: this decoder dispatches it (its data is
+/// whole), the specification and the SDKs' decoders drop it.
+pub const UNTERMINATED_DIVERGES: &str = "the SSE stream's last event has no closing blank line: \
+     the specification and the SDKs' decoders drop it, while it was read";
 
 impl SseDecoder {
     /// A decoder at the start of a stream.
@@ -222,6 +254,7 @@ impl SseDecoder {
             lines: LineSplitter::new(limits.max_line_bytes, "SSE line"),
             builder: Builder::new(limits.max_event_bytes),
             failed: None,
+            diverged: None,
         }
     }
 
@@ -230,6 +263,24 @@ impl SseDecoder {
         self.lines.reset();
         self.builder = Builder::new(self.builder.max_event_bytes);
         self.failed = None;
+        self.diverged = None;
+    }
+
+    /// The first place where the stream's clients read it otherwise than this
+    /// decoder ([`BOM_DIVERGES`], [`UNTERMINATED_DIVERGES`]: whether the event
+    /// that [`SseDecoder::finish`] dispatched without its blank line matters is
+    /// for its reader to say: the SDKs' readings lose nothing when it adds no
+    /// call content, as a last `message_stop` does); kept by
+    /// [`SseDecoder::finish`], forgotten by [`SseDecoder::reset`]. The SDKs'
+    /// decoders otherwise split lines, join `data:` lines, strip the one space,
+    /// skip comments and unknown fields as the specification does; where they
+    /// dispatch an event this decoder does not (an event with no `data:` line
+    /// but an `event:`, `id:` or `retry:`), they hand on empty data, which the
+    /// openai SDK fails to parse and the anthropic SDK skips: no reading takes
+    /// a call from it.
+    #[must_use]
+    pub fn divergence(&self) -> Option<&'static str> {
+        self.diverged.map(Divergence::text)
     }
 
     /// Bytes taken since the start.
@@ -296,6 +347,9 @@ impl SseDecoder {
             builder.line(line, offset, Some(&checked), &mut held, emit)
         });
         builder.keep(&mut held);
+        if self.lines.bom() {
+            self.diverged.get_or_insert(Divergence::Bom);
+        }
         self.fail_on(result)
     }
 
@@ -307,8 +361,13 @@ impl SseDecoder {
             return Err(error.clone());
         }
         let result = self.finish_inner(emit);
+        if self.lines.bom() {
+            self.diverged.get_or_insert(Divergence::Bom);
+        }
         if result.is_ok() {
+            let diverged = self.diverged;
             self.reset();
+            self.diverged = diverged;
         }
         self.fail_on(result)
     }
@@ -334,6 +393,9 @@ impl SseDecoder {
             return Ok(());
         };
         if self.builder.is_complete() {
+            if self.builder.data != "[DONE]" {
+                self.diverged.get_or_insert(Divergence::Unterminated);
+            }
             self.builder.dispatch(&mut held, emit);
             return Ok(());
         }

@@ -102,6 +102,10 @@ pub enum Cause {
     Limit,
     /// A content coding the guard cannot decode within its bounds.
     Encoding,
+    /// Clients may read the response otherwise than the guard, or than one
+    /// another ([`Assembler::divergence`]): which calls they take cannot be
+    /// told.
+    Ambiguous,
 }
 
 impl Cause {
@@ -114,6 +118,7 @@ impl Cause {
             Cause::Unreadable => "unreadable",
             Cause::Limit => "limit",
             Cause::Encoding => "encoding",
+            Cause::Ambiguous => "ambiguous",
         }
     }
 }
@@ -371,6 +376,9 @@ impl Guard {
             return step;
         }
         let closed = self.asm.close(Some(&mut self.live));
+        if self.diverged(&mut step) {
+            return step;
+        }
         if let Err(e) = closed {
             if !self.tolerated(&e) {
                 let (cause, why) = cause_of(&e);
@@ -501,6 +509,9 @@ impl Guard {
                 return false;
             }
         }
+        if self.diverged(step) {
+            return false;
+        }
         if self.unknown_events > 0 && self.asm.core().dialect().is_some() {
             let why = format!(
                 "{} event(s) came before the first one a dialect reads: they could not be checked",
@@ -509,6 +520,16 @@ impl Guard {
             self.block(Cause::Unreadable, why, None, step);
             return false;
         }
+        true
+    }
+
+    /// Blocks when the clients' readings of what was read so far may differ.
+    fn diverged(&mut self, step: &mut Step) -> bool {
+        let Some(why) = self.asm.core().divergence() else {
+            return false;
+        };
+        let why = format!("clients may read the response otherwise: {why}");
+        self.block(Cause::Ambiguous, one_line(&why), None, step);
         true
     }
 
@@ -642,7 +663,7 @@ impl Guard {
             else {
                 continue;
             };
-            if call.server_side {
+            if server_run(self.asm.core(), call) {
                 continue;
             }
             let now = (
@@ -674,10 +695,11 @@ impl Guard {
             let message = messages
                 .entry(choice)
                 .or_insert_with(|| read_message(choice, self.asm.core(), spent));
+            let asm = self.asm.core();
             let calls: Vec<String> = message
                 .iter()
                 .flat_map(|m| m.tool_uses.iter())
-                .filter(|t| !t.server_side)
+                .filter(|t| !server_run(asm, t))
                 .map(|t| format!("{} ({})", shown(&t.block.id), shown(&t.block.name)))
                 .collect();
             if calls.is_empty() {
@@ -818,6 +840,21 @@ fn whole_json(body: &[u8], t: Transport, limits: FramingLimits) -> Result<(), St
         ),
         Ok(()) => Ok(()),
     }
+}
+
+/// A call the guard leaves unchecked as the provider's own: only a
+/// server-side call of one of the dialect's server item kinds, which its SDKs
+/// also present as the provider's (not a kind its declaration's `client_run`
+/// names: those the SDKs hand to the application as ordinary calls). A call
+/// marked server-side by other means (xAI's `custom_tool_call` named like one
+/// of its tools, Q47) reaches applications as a call and is checked.
+fn server_run(asm: &Assembler, call: &ToolUse) -> bool {
+    let kind = call.block.kind.as_str();
+    call.server_side
+        && asm.dialect().is_some_and(|d| {
+            d.server_items().contains(&kind)
+                && !d.spec().protocol.reading.client_run.contains(&kind)
+        })
 }
 
 /// One message, read to check its calls; its size is added to `spent`.

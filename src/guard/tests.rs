@@ -1,5 +1,5 @@
 use super::*;
-use crate::framing::{EventStreamDecoder, FramingLimits};
+use crate::framing::{EventStreamDecoder, EventStreamMessage, FramingLimits, HeaderValue};
 use crate::validate::parse_strict;
 use proptest::prelude::*;
 use std::io::Write;
@@ -463,4 +463,417 @@ fn checking_many_calls_is_bounded_by_max_check_bytes() {
     let blocked = blocked.expect("blocked");
     assert_eq!(blocked.cause, Cause::Limit);
     assert!(blocked.reason.contains("max_check_bytes"));
+}
+
+// ------------------------------------------------------------------
+// Readings that differ (docs/guard.md): each attack blocked, its valid
+// neighbour still passing byte-identical.
+
+/// `body` passes whole, byte-identical, however it is cut.
+fn passes(body: &[u8]) {
+    for cuts in [vec![], (0..body.len()).step_by(13).collect::<Vec<_>>()] {
+        let (out, blocked, outcome) = run(body, &cuts, &mut check(&[], &[]));
+        assert_eq!(blocked, None, "{}", String::from_utf8_lossy(body));
+        assert_eq!(outcome, Outcome::Passed);
+        assert_eq!(out, body);
+    }
+}
+
+/// `body` is blocked for `cause` whole and read byte by byte, releasing
+/// exactly `released` bytes (nothing of the event read otherwise).
+fn blocked_as(body: &[u8], cause: Cause, released: usize) -> Blocked {
+    let every: Vec<usize> = (0..body.len()).collect();
+    let mut first = None;
+    for cuts in [vec![], every] {
+        let (out, blocked, outcome) = run(body, &cuts, &mut check(&[], &[]));
+        let blocked = blocked.expect("blocked");
+        assert_eq!(outcome, Outcome::Blocked);
+        assert_eq!(blocked.cause, cause, "{}", blocked.reason);
+        assert_eq!(out.len(), released, "{}", blocked.reason);
+        assert_eq!(out, &body[..released]);
+        first.get_or_insert(blocked);
+    }
+    first.expect("ran")
+}
+
+/// ANTHROPIC with the `event:` line of the event holding `needle` replaced.
+fn anthropic_renamed(needle: &[u8], line: &str) -> (Vec<u8>, usize) {
+    let at = event_start(ANTHROPIC, needle);
+    let rest = &ANTHROPIC[at..];
+    let eol = position(rest, b"\n") + 1;
+    assert!(rest.starts_with(b"event: "));
+    (
+        [&ANTHROPIC[..at], line.as_bytes(), &rest[eol..]].concat(),
+        at,
+    )
+}
+
+#[test]
+fn anthropic_event_without_its_name_is_blocked() {
+    // The SDK skips an event with no `event:` line: the guard would check
+    // `{"location": "Paris"}` without the middle piece the SDK never sees.
+    let (body, at) = anthropic_renamed(b"on\\\": \\\"P", "");
+    let blocked = blocked_as(&body, Cause::Ambiguous, at);
+    assert!(blocked.reason.contains("has no name"), "{}", blocked.reason);
+    // An empty `event:` value is no name either (a browser calls it `message`).
+    let (body, at) = anthropic_renamed(b"on\\\": \\\"P", "event:\n");
+    blocked_as(&body, Cause::Ambiguous, at);
+    // The neighbour: every event named as its type.
+    passes(ANTHROPIC);
+}
+
+#[test]
+fn anthropic_event_named_otherwise_than_its_type_is_blocked() {
+    // `ping` is skipped by the SDK whatever its data holds.
+    for name in [
+        "event: ping\n",
+        "event: content_block_stop\n",
+        "event: error\n",
+    ] {
+        let (body, at) = anthropic_renamed(b"on\\\": \\\"P", name);
+        let blocked = blocked_as(&body, Cause::Unreadable, at);
+        assert!(
+            blocked.reason.contains("named") && blocked.reason.contains("content_block_delta"),
+            "{}",
+            blocked.reason
+        );
+    }
+    // The assembler refuses the event too: a problem on the message.
+    let mut asm = Assembler::new(Some(Dialect::Anthropic), AssemblerLimits::default());
+    let (body, _) = anthropic_renamed(b"on\\\": \\\"P", "event: ping\n");
+    let mut bytes = BytesAssembler::new(asm.clone(), FramingLimits::default());
+    assert!(bytes.feed_bytes(&body, None).is_err());
+    let _ = bytes.close(None);
+    let m = &bytes.core().messages()[0];
+    assert!(!m.complete);
+    assert!(m.problems.iter().any(|p| p.message.contains("\"ping\"")));
+    // A real `ping` event, named and typed `ping`, is read as one.
+    asm.feed_text(
+        Some("message_start"),
+        r#"{"type":"message_start","message":{}}"#,
+        None,
+    )
+    .expect("start");
+    asm.feed_text(Some("ping"), r#"{"type": "ping"}"#, None)
+        .expect("ping");
+    assert_eq!(asm.divergence(), None);
+}
+
+fn es_frame(headers: &[(&str, &str)], payload: &str) -> Vec<u8> {
+    EventStreamMessage {
+        headers: headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), HeaderValue::String((*v).to_owned())))
+            .collect(),
+        payload: payload.as_bytes().to_vec(),
+    }
+    .encode()
+    .expect("encodes")
+}
+
+fn es_event(name: &str, payload: &str) -> Vec<u8> {
+    es_frame(
+        &[
+            (":event-type", name),
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ],
+        payload,
+    )
+}
+
+fn bedrock_tool_start(index: usize, name: &str, kind: Option<&str>) -> Vec<u8> {
+    let kind = kind.map_or(String::new(), |k| format!(",\"type\":\"{k}\""));
+    es_event(
+        "contentBlockStart",
+        &format!(
+            r#"{{"contentBlockIndex":{index},"start":{{"toolUse":{{"toolUseId":"tooluse_{index}","name":"{name}"{kind}}}}},"p":"abc"}}"#
+        ),
+    )
+}
+
+fn bedrock_input(index: usize, input: &str) -> String {
+    let input = serde_json::to_string(input).unwrap();
+    format!(
+        r#"{{"contentBlockIndex":{index},"delta":{{"toolUse":{{"input":{input}}}}},"p":"abcd"}}"#
+    )
+}
+
+fn bedrock_delta(index: usize, input: &str) -> Vec<u8> {
+    es_event("contentBlockDelta", &bedrock_input(index, input))
+}
+
+fn bedrock_stop(index: usize) -> Vec<u8> {
+    es_event(
+        "contentBlockStop",
+        &format!(r#"{{"contentBlockIndex":{index},"p":"a"}}"#),
+    )
+}
+
+/// A ConverseStream: the message's start, `body`, its end.
+fn bedrock(body: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = es_event("messageStart", r#"{"role":"assistant","p":"abc"}"#);
+    for b in body {
+        out.extend_from_slice(b);
+    }
+    out.extend(es_event(
+        "messageStop",
+        r#"{"stopReason":"tool_use","p":"ab"}"#,
+    ));
+    out.extend(es_event(
+        "metadata",
+        r#"{"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":1},"p":"a"}"#,
+    ));
+    out
+}
+
+fn bedrock_one_call(middle: Vec<u8>) -> (Vec<u8>, usize) {
+    let head = bedrock(&[]).len() - bedrock(&[]).len()
+        + es_event("messageStart", r#"{"role":"assistant","p":"abc"}"#).len();
+    let start = bedrock_tool_start(0, "read_file", None);
+    let first = bedrock_delta(0, "{\"path\": \"/tmp");
+    let at = head + start.len() + first.len();
+    let body = bedrock(&[
+        start,
+        first,
+        middle,
+        bedrock_delta(0, "/etc/passwd\"}"),
+        bedrock_stop(0),
+    ]);
+    (body, at)
+}
+
+#[test]
+fn bedrock_frame_without_its_event_type_is_blocked() {
+    // botocore drops a frame without `:event-type`.
+    let payload = bedrock_input(0, "\", \"x\": \"");
+    let (body, at) = bedrock_one_call(es_frame(
+        &[
+            (":content-type", "application/json"),
+            (":message-type", "event"),
+        ],
+        &payload,
+    ));
+    let blocked = blocked_as(&body, Cause::Ambiguous, at);
+    assert!(blocked.reason.contains("has no name"), "{}", blocked.reason);
+    // A payload wrapped as boto3 yields it, under a header: botocore parses the
+    // wrapper's fields as the header's event and finds none.
+    let wrapped = format!(r#"{{"contentBlockDelta":{payload}}}"#);
+    let (body, at) = bedrock_one_call(es_event("contentBlockDelta", &wrapped));
+    let blocked = blocked_as(&body, Cause::Unreadable, at);
+    assert!(blocked.reason.contains("wrapped"), "{}", blocked.reason);
+    // The neighbour: the same piece with its header.
+    let (body, _) = bedrock_one_call(es_event("contentBlockDelta", &payload));
+    passes(&body);
+}
+
+#[test]
+fn bedrock_interleaved_blocks_are_blocked() {
+    // AWS's example reader keeps one current block: the second start makes
+    // call 1 current, and call 0's input lands on it.
+    let body = bedrock(&[
+        bedrock_tool_start(0, "a", None),
+        bedrock_tool_start(1, "b", None),
+        bedrock_delta(0, "{}"),
+        bedrock_stop(0),
+        bedrock_delta(1, "{}"),
+        bedrock_stop(1),
+    ]);
+    let at = position(&body, &bedrock_tool_start(1, "b", None));
+    let blocked = blocked_as(&body, Cause::Ambiguous, at);
+    assert!(
+        blocked.reason.contains("current block"),
+        "{}",
+        blocked.reason
+    );
+    // The neighbour: the same calls one after the other.
+    passes(&bedrock(&[
+        bedrock_tool_start(0, "a", None),
+        bedrock_delta(0, "{}"),
+        bedrock_stop(0),
+        bedrock_tool_start(1, "b", None),
+        bedrock_delta(1, "{}"),
+        bedrock_stop(1),
+    ]));
+}
+
+#[test]
+fn bedrock_server_tool_use_is_checked_like_any_call() {
+    // boto3 hands a `toolUse` of type `server_tool_use` to the application.
+    let body = bedrock(&[
+        bedrock_tool_start(0, "delete_file", Some("server_tool_use")),
+        bedrock_delta(0, "{}"),
+        bedrock_stop(0),
+    ]);
+    let (_, blocked, _) = run(&body, &[], &mut check(&["delete_file"], &[]));
+    let blocked = blocked.expect("blocked");
+    assert_eq!(blocked.cause, Cause::InvalidCall);
+    assert_eq!(blocked.tool_name.as_deref(), Some("delete_file"));
+    // The neighbour: a declared name passes.
+    passes(&body);
+}
+
+#[test]
+fn anthropic_server_tool_use_stays_exempt() {
+    // The SDK types it as a `ServerToolUseBlock`: the provider ran it.
+    let start = event_start(ANTHROPIC, b"{\"type\":\"content_block_start\",\"index\":1");
+    let server = b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n";
+    let body = [&ANTHROPIC[..start], &server[..], &ANTHROPIC[start..]].concat();
+    let (out, blocked, _) = run(&body, &[], &mut check(&["web_search"], &[]));
+    assert_eq!(blocked, None);
+    assert_eq!(out, body);
+}
+
+#[test]
+fn xai_custom_tool_call_named_like_its_tools_is_checked() {
+    // Q47: the assembler marks these server-side, but the openai SDK hands a
+    // `custom_tool_call` to the application like any other.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/long_tail/xai-x-search-tool.chunks.txt"
+    );
+    let text = std::fs::read_to_string(path).expect("fixture");
+    let body: Vec<u8> = text
+        .lines()
+        .flat_map(|l| format!("data: {l}\n\n").into_bytes())
+        .collect();
+    let (_, blocked, _) = run(&body, &[], &mut check(&["x_keyword_search"], &[]));
+    let blocked = blocked.expect("blocked");
+    assert_eq!(blocked.cause, Cause::InvalidCall);
+    assert_eq!(blocked.tool_name.as_deref(), Some("x_keyword_search"));
+    // The neighbour: with the names declared it passes.
+    let (out, blocked, _) = run(&body, &[], &mut check(&[], &[]));
+    assert_eq!(blocked, None);
+    assert_eq!(out, body);
+}
+
+#[test]
+fn sse_bom_is_blocked_before_anything_goes_out() {
+    // The SDKs' decoders keep the BOM in the first field name: they ignore
+    // the first line, the specification reads it.
+    let body = [b"\xEF\xBB\xBF".as_slice(), CHAT].concat();
+    let blocked = blocked_as(&body, Cause::Ambiguous, 0);
+    assert!(
+        blocked.reason.contains("byte order mark"),
+        "{}",
+        blocked.reason
+    );
+    passes(CHAT);
+}
+
+/// A chat chunk that ends the message.
+fn chat_end() -> Vec<u8> {
+    b"data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n".to_vec()
+}
+
+/// A chat stream of `chunks`, ended.
+fn chat(chunks: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = chunks.concat();
+    out.extend(chat_end());
+    out
+}
+
+#[test]
+fn sse_unterminated_last_event_with_call_content_is_blocked() {
+    // The SDKs drop a last event without its blank line: here it holds the
+    // end of the arguments, so they hold `{"path": "/tmp` and the guard read
+    // the whole call.
+    let head = call_start(0, "f", "{\"path\": \"/tmp");
+    let last = chunk(
+        r#"{"tool_calls":[{"index":0,"function":{"arguments":"\"}"}}]},"finish_reason":"tool_calls""#,
+    );
+    let last = last.strip_suffix(b"\n\n").expect("ends").to_vec();
+    let body = [head.clone(), last.clone()].concat();
+    let blocked = blocked_as(&body, Cause::Ambiguous, head.len());
+    assert!(
+        blocked.reason.contains("no closing blank line"),
+        "{}",
+        blocked.reason
+    );
+    // With its blank line it passes.
+    passes(&[head.clone(), last.clone(), b"\n\n".to_vec()].concat());
+    // The neighbours: a last event that adds no call content (the recorded
+    // Anthropic stream ends with `message_stop` and no blank line; `[DONE]`).
+    assert!(!ANTHROPIC.ends_with(b"\n"));
+    passes(ANTHROPIC);
+    passes(CHAT.strip_suffix(b"\n\n").expect("ends"));
+}
+
+#[test]
+fn sse_variants_the_sdks_read_alike_still_pass() {
+    // CRLF and lone CR line ends, comments, multi-line data: the SDKs'
+    // decoders read them as the specification does.
+    let text = std::str::from_utf8(ANTHROPIC).unwrap();
+    passes(text.replace('\n', "\r\n").as_bytes());
+    passes(text.replace('\n', "\r").as_bytes());
+    passes(
+        text.replace("\n\nevent: ", "\n\n: keep-alive\nevent: ")
+            .as_bytes(),
+    );
+    let split = text.replacen(",\"index\":1,", ",\ndata: \"index\":1,", 1);
+    assert_ne!(split, text);
+    passes(split.as_bytes());
+}
+
+#[test]
+fn chat_name_fragments_are_blocked() {
+    // openai's helper concatenates: `delete_` + `file`.
+    let second =
+        chunk(r#"{"tool_calls":[{"index":0,"function":{"name":"file","arguments":"{}"}}]}"#);
+    let body = [call_start(0, "delete_", ""), second.clone(), chunk(r#"{}"#)].concat();
+    let at = call_start(0, "delete_", "").len();
+    let blocked = blocked_as(&body, Cause::Ambiguous, at);
+    assert!(
+        blocked.reason.contains("name fragment"),
+        "{}",
+        blocked.reason
+    );
+    // vLLM's repeated full name: the helper holds `ff`.
+    let again = chunk(r#"{"tool_calls":[{"index":0,"function":{"name":"f","arguments":"}"}}]}"#);
+    let body = [call_start(0, "f", "{"), again].concat();
+    blocked_as(&body, Cause::Ambiguous, call_start(0, "f", "{").len());
+    // The neighbour: the name once, the arguments in pieces.
+    passes(&chat(&[call_start(0, "f", "{"), call_args(0, "}")]));
+}
+
+#[test]
+fn chat_indexes_clients_read_as_other_positions_are_blocked() {
+    let first = call_start(0, "a", "{");
+    // -1 is the last call for Python.
+    blocked_as(
+        &[first.clone(), call_args(usize::MAX, "}")]
+            .concat()
+            .replace_index_max(),
+        Cause::Ambiguous,
+        first.len(),
+    );
+    // Sparse: index 2 with one call is inserted at position 1 by the helper.
+    blocked_as(
+        &[first.clone(), call_start(2, "b", "{}")].concat(),
+        Cause::Ambiguous,
+        first.len(),
+    );
+    // Q2: two calls at index 0 with distinct ids: the helper merges them.
+    let other = chunk(
+        r#"{"tool_calls":[{"index":0,"id":"call_x","type":"function","function":{"name":"b","arguments":"{}"}}]}"#,
+    );
+    let body = [call_start(0, "a", "{}"), other].concat();
+    blocked_as(&body, Cause::Ambiguous, call_start(0, "a", "{}").len());
+    // The neighbours: 0 then 1, in order; a first call at index 0.
+    passes(CHAT);
+    passes(&chat(&[call_start(0, "a", "{}"), call_start(1, "b", "{}")]));
+}
+
+/// Test helper: turns the `usize::MAX` index written by `call_args` into -1.
+trait IndexMax {
+    fn replace_index_max(self) -> Vec<u8>;
+}
+
+impl IndexMax for Vec<u8> {
+    fn replace_index_max(self) -> Vec<u8> {
+        String::from_utf8(self)
+            .unwrap()
+            .replace(&format!("\"index\":{}", usize::MAX), "\"index\":-1")
+            .into_bytes()
+    }
 }

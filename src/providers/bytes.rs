@@ -88,6 +88,9 @@ impl BytesAssembler {
                 first.get_or_insert(e);
             }
         });
+        if let Some(why) = decoder.divergence() {
+            core.diverge(why);
+        }
         let framed = framed.map_err(|e| self.framing_failed(e));
         match first {
             Some(e) => Err(BytesError::Core(e)),
@@ -108,6 +111,7 @@ impl BytesAssembler {
         }
         let core = &mut self.core;
         let mut first: Option<Error> = None;
+        let seen = live.as_deref().map(Vec::len);
         let framed = match self.decoder.as_mut() {
             Some(d) => d.finish_borrowed(|frame| {
                 if let Err(e) = feed_frame(core, frame, live.as_deref_mut()) {
@@ -116,6 +120,27 @@ impl BytesAssembler {
             }),
             None => Ok(()),
         };
+        match self.decoder.as_ref().and_then(Decoder::divergence) {
+            // A last event without its blank line, which the SDKs drop: their
+            // calls differ only if it added call content (unknown without
+            // the live events).
+            Some(why) if why == framing::UNTERMINATED_DIVERGES => {
+                let added = match (seen, live.as_deref()) {
+                    (Some(n), Some(l)) => l.iter().skip(n).any(|e| {
+                        matches!(
+                            e,
+                            LiveEvent::ToolCallStarted { .. } | LiveEvent::ToolInputDelta { .. }
+                        )
+                    }),
+                    _ => true,
+                };
+                if added {
+                    core.diverge(why);
+                }
+            }
+            Some(why) => core.diverge(why),
+            None => {}
+        }
         // A framing error already reported by a read is not reported again.
         let framed = match framed {
             Err(e) if self.last_framing_error.as_deref() == Some(e.to_string().as_str()) => Ok(()),
@@ -148,7 +173,14 @@ fn feed_frame(
     live: Option<&mut Vec<LiveEvent>>,
 ) -> Result<(), Error> {
     match frame {
-        FrameRef::Sse(ev) => core.feed_text(ev.event, ev.data, live),
+        FrameRef::Sse(ev) => {
+            let fed = core.feed_text(ev.event, ev.data, live);
+            // `[DONE]` is no event of a dialect (SDKs stop at it, by its data).
+            if ev.event.is_none() && ev.data != "[DONE]" {
+                core.unnamed_event();
+            }
+            fed
+        }
         FrameRef::Line(line) => core.feed_text(None, line, live),
         FrameRef::EventStream(m) => {
             if matches!(m.message_type(), Some("exception" | "error")) {
@@ -157,10 +189,15 @@ fn feed_frame(
                 // A payload checked as UTF-8 once here is text, as an SSE
                 // event's data is: it is not checked again, and the dialect's
                 // fast path may read it.
-                match simdutf8::basic::from_utf8(&m.payload) {
-                    Ok(text) => core.feed_text(m.event_type(), text, live),
-                    Err(_) => core.feed_json(m.event_type(), &m.payload, live),
+                let name = m.event_type();
+                let fed = match simdutf8::basic::from_utf8(&m.payload) {
+                    Ok(text) => core.feed_text(name, text, live),
+                    Err(_) => core.feed_json(name, &m.payload, live),
+                };
+                if name.is_none_or(str::is_empty) {
+                    core.unnamed_event();
                 }
+                fed
             }
         }
     }

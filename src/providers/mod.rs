@@ -176,6 +176,27 @@ impl Assembler {
         self.stream.limits
     }
 
+    /// The first place where the readings clients may take of the stream
+    /// differ (an event its SDKs skip or dispatch otherwise, framing they read
+    /// otherwise, a call they key or name otherwise): the assembler reads on
+    /// by its own rules, and [`crate::guard`] blocks there. `None` while every
+    /// reading agrees.
+    #[must_use]
+    pub fn divergence(&self) -> Option<&str> {
+        self.stream.diverged.as_deref()
+    }
+
+    /// Records a divergence found outside the dialect (in the framing).
+    pub(crate) fn diverge(&mut self, why: &str) {
+        self.stream.diverge(|| why.to_owned());
+    }
+
+    /// The event just fed came without a transport name (see
+    /// `Reading::named_events`).
+    pub(crate) fn unnamed_event(&mut self) {
+        self.stream.unnamed();
+    }
+
     /// Events fed so far (skipped ones included).
     #[must_use]
     pub fn events_seen(&self) -> u64 {

@@ -169,6 +169,14 @@ pub(crate) struct Choice {
     /// What narrow rules interpreted (Q36 onward), the first [`MAX_NOTES`].
     #[serde(default)]
     pub(crate) notes: Vec<Note>,
+    /// The calls as clients that read `index` as a list position hold them
+    /// (`Reading::calls_by_position`): the key of the call at each position.
+    #[serde(default)]
+    pub(crate) positions: Vec<i64>,
+    /// The block clients that keep one current block hold open
+    /// (`Reading::one_current_block`).
+    #[serde(default)]
+    pub(crate) current_block: Option<Src>,
 }
 
 /// At most this many notes are kept per message.
@@ -196,6 +204,8 @@ impl Choice {
             failed: false,
             problems: Vec::new(),
             notes: Vec::new(),
+            positions: Vec::new(),
+            current_block: None,
         }
     }
 
@@ -395,6 +405,11 @@ pub(crate) struct Stream {
     /// The common event the last tree was, noted by its dialect (`common.rs`).
     #[serde(skip)]
     pub(crate) learned: super::scan::Noted,
+    /// The first place where the readings clients may take of the stream
+    /// differ (see [`Stream::diverge`]); the assembler reads on, the guard
+    /// blocks.
+    #[serde(default)]
+    pub(crate) diverged: Option<String>,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -429,6 +444,22 @@ impl Stream {
             dialect: None,
             memo: Memo::default(),
             learned: None,
+            diverged: None,
+        }
+    }
+
+    /// Records that the clients of the dialect (its transport read as the
+    /// specification defines it, its official SDKs' stream helpers) may read
+    /// this event differently from the assembler, or from one another: the
+    /// first such place is kept, with the event's ordinal.
+    pub(crate) fn diverge(&mut self, why: impl FnOnce() -> String) {
+        if self.diverged.is_none() {
+            let why = why();
+            self.diverged = Some(if self.ordinal > 0 {
+                format!("event {}: {why}", self.ordinal)
+            } else {
+                why
+            });
         }
     }
 

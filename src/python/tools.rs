@@ -396,7 +396,7 @@ impl PyCompiledSchema {
             }]));
         }
         self.schema
-            .validate(&value.to_json())
+            .validate_exact(&value)
             .map_err(Rejected::Schema)?;
         Ok(value)
     }

@@ -31,6 +31,7 @@
 //! it, so a schema `$ref` to a remote URL fails to compile with a clear error
 //! and nothing is ever fetched. Known meta-schemas are bundled in the crate.
 
+mod exact;
 mod grammar;
 mod schema;
 mod strict;

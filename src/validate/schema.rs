@@ -5,6 +5,8 @@ use std::fmt;
 use jsonschema::{Draft, Retrieve, Uri};
 use serde_json::Value;
 
+use crate::partial::PartialValue;
+
 /// Longest failure message kept; the rest is cut (messages quote the
 /// offending instance, which may be the whole input).
 const MAX_MESSAGE_CHARS: usize = 300;
@@ -19,6 +21,8 @@ const MAX_MESSAGE_CHARS: usize = 300;
 pub struct CompiledSchema {
     validator: jsonschema::Validator,
     draft: Draft,
+    /// The schema as given, for the exact number checks (`exact.rs`).
+    schema: std::sync::Arc<Value>,
 }
 
 /// A schema that cannot be compiled: invalid for its draft, an unknown
@@ -122,7 +126,11 @@ impl CompiledSchema {
             .map_err(|e| SchemaCompileError {
                 message: clip(e.to_string()),
             })?;
-        Ok(Self { validator, draft })
+        Ok(Self {
+            validator,
+            draft,
+            schema: std::sync::Arc::new(schema.clone()),
+        })
     }
 
     /// The draft in force: `draft-04`, `draft-06`, `draft-07`, `2019-09` or
@@ -136,6 +144,19 @@ impl CompiledSchema {
     #[must_use]
     pub fn is_valid(&self, value: &Value) -> bool {
         self.validator.is_valid(value)
+    }
+
+    /// Checks a parsed input that keeps each number's text: the schema, then
+    /// exactly where the validator would compare a number through `f64`
+    /// (an integer beyond 64 bits, a decimal a double does not hold: see
+    /// `exact.rs`).
+    ///
+    /// # Errors
+    ///
+    /// Every failure of the schema, or else the first exact one.
+    pub fn validate_exact(&self, value: &PartialValue) -> Result<(), Vec<SchemaFailure>> {
+        self.validate(&value.to_json())?;
+        super::exact::check(&self.schema, value).map_err(|f| vec![f])
     }
 
     /// Checks `value` against the schema.
@@ -376,6 +397,29 @@ mod tests {
         assert!(found
             .iter()
             .all(|f| f.message.chars().count() <= MAX_MESSAGE_CHARS + 1));
+        Ok(())
+    }
+
+    #[test]
+    fn numbers_beyond_a_double_are_compared_exactly() -> TestResult {
+        let schema = CompiledSchema::compile(&json!({
+            "type": "object",
+            "properties": {"n": {"type": "integer", "maximum": 18_446_744_073_709_551_616.0_f64}}
+        }))?;
+        let parse = |text: &str| {
+            let mut p = crate::partial::PartialJson::new_strict(crate::validate::MAX_DEPTH);
+            p.feed(text.as_bytes()).and_then(|()| p.finish()).ok();
+            p.take_complete().unwrap_or(PartialValue::Null)
+        };
+        let over = parse(r#"{"n": 18446744073709551617}"#);
+        // Through f64 the validator sees the bound itself.
+        assert!(schema.validate(&over.to_json()).is_ok());
+        let failures = schema.validate_exact(&over).err().unwrap_or_default();
+        assert_eq!(paths(&failures), ["/n"]);
+        assert!(failures[0].message.contains("maximum"), "{failures:?}");
+        assert!(schema
+            .validate_exact(&parse(r#"{"n": 18446744073709551616}"#))
+            .is_ok());
         Ok(())
     }
 

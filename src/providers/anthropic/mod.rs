@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
 use super::outcome::{count, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
@@ -43,6 +43,10 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("message_stop", Ends::ByReason)],
     end_label: "message_stop",
     after_end: AfterEnd::Only(&["ping", "error"]),
+    reading: Reading {
+        named_events: true,
+        ..Reading::AS_ASSEMBLED
+    },
 };
 
 /// The event types only this dialect sends (every one it reads but `error`).
@@ -321,6 +325,9 @@ impl State {
                 }
                 None => return Err(f),
             },
+        }
+        if let Some(own) = ev.kind.as_deref() {
+            s.named_as(event_name, own)?;
         }
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         s.may_follow(C, kind)?;
@@ -602,15 +609,17 @@ impl Adapter for State {
     fn feed_common(
         &mut self,
         s: &mut Stream,
-        _name: Option<&str>,
+        name: Option<&str>,
         facts: Facts,
         piece: &str,
         live: &mut Live<'_>,
     ) -> Option<R> {
         let mut ev = Event::default();
         delta_event(&mut ev, facts, Str(piece.into()));
-        // The event's own type is `content_block_delta`, whatever its SSE name.
-        let r = s.may_follow(C, "content_block_delta");
+        // The event's own type is `content_block_delta`: a name that is not is refused.
+        let r = s
+            .named_as(name, "content_block_delta")
+            .and_then(|()| s.may_follow(C, "content_block_delta"));
         Some(r.and_then(|()| self.block_delta(s, ev.index, ev.delta, live)))
     }
 }

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::json::{json_string, text, CompactJson, Index, Str};
 use super::scan::{self, Scan, Seen};
 use super::outcome::{count, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
 use super::Input;
@@ -293,6 +293,11 @@ impl State {
             outer = input.parse()?;
         }
         let wrapped = outer.unwrap_event();
+        if let (Some(n), Some((w, _))) = (event_name, &wrapped) {
+            // Clients that read the transport's name parse the wrapper's own
+            // fields as that event's, and find none.
+            s.named_as(Some(n), &format!("wrapped as {{\"{w}\": …}}"))?;
+        }
         let (name, p): (&str, Payload<'_>) = match (event_name, wrapped) {
             (_, Some((n, p))) => (n, p),
             (Some(n), None) if !n.is_empty() => (n, outer),
@@ -300,6 +305,11 @@ impl State {
         };
         let src = (NS_BLOCK, p.content_block_index.map_or(0, |i| i.0), 0);
         s.may_follow(C, name)?;
+        match name {
+            "contentBlockStart" | "contentBlockDelta" => s.client_block(C, src, false),
+            "contentBlockStop" => s.client_block(C, src, true),
+            _ => {}
+        }
         match name {
             "messageStart" => s.start(C)?,
             "contentBlockStart" => {
@@ -451,6 +461,12 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("messageStop", Ends::ByReason)],
     end_label: "messageStop",
     after_end: AfterEnd::Only(&["metadata", "*Exception"]),
+    reading: Reading {
+        named_events: true,
+        one_current_block: true,
+        client_run: &[SERVER_TOOL],
+        ..Reading::AS_ASSEMBLED
+    },
 };
 
 /// The event types of ConverseStream.

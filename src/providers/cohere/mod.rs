@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 
 use super::json::{text, Index, ObjectOnly, Str};
 use super::outcome::{count, first, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, ResponseFields, Spec};
 use super::state::{usage_map, Live, Opening, Src, Stream, TextKind, NS_BLOCK, NS_PLAN, NS_TOOL, R};
 use super::scan::Facts;
@@ -33,6 +33,7 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("message-end", Ends::ByReason)],
     end_label: "message-end",
     after_end: AfterEnd::Only(&[]),
+    reading: Reading::AS_ASSEMBLED,
 };
 
 const HANDLED: [&str; 9] = [

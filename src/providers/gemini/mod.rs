@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use super::error::{DecodeKind, Limit};
 use super::json::{json_string, push_json_string, text, CompactJson};
 use super::outcome::{count, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, Hints, Spec, ResponseFields};
 use super::state::{provider_error, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
@@ -616,6 +616,7 @@ pub(crate) const SPEC: Spec = Spec {
         ends: &[("candidates[].finishReason", Ends::ByReason)],
         end_label: "its finishReason",
         after_end: AfterEnd::NoContent,
+        reading: Reading::AS_ASSEMBLED,
     },
     state_formats: &[FORMAT],
     client_items: &[],

@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 use super::error::{DecodeKind, Limit, Rule};
 use super::json::{json_string, text, CompactJson, Index, TextOrObject};
 use super::outcome::{count, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::state::{
     provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_BLOCK, R,
@@ -76,6 +76,7 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("interaction.completed", Ends::ByReason)],
     end_label: "interaction.completed",
     after_end: AfterEnd::Only(&[]),
+    reading: Reading::AS_ASSEMBLED,
 };
 
 const HANDLED: [&str; 9] = [

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 use super::json::{text, Index, Str, TextOrObject};
 use super::outcome::{count, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, Hints, Spec, ResponseFields};
 use super::state::{provider_error, Live, Opening, Stream, TextKind, R};
 use super::Input;
@@ -97,6 +97,7 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("done", Ends::ByReason)],
     end_label: "its done line",
     after_end: AfterEnd::NoContent,
+    reading: Reading::AS_ASSEMBLED,
 };
 
 /// The lines keep no state of their own: every call comes whole.

@@ -192,7 +192,14 @@ pub(crate) fn fragment(
         (t, _) => t,
     };
     match target {
-        Some(k) => add(s, c, k, Piece { id, ..piece }, live),
+        Some(k) => {
+            let had_name = s
+                .existing(c)
+                .and_then(|ch| ch.tools.get(k))
+                .is_some_and(|b| !b.name.is_empty());
+            s.client_position(c, index, k, name, had_name);
+            add(s, c, k, Piece { id, ..piece }, live)
+        }
         None => {
             let renamed = if index.is_some() && !id.is_empty() {
                 s.choice(c)?.by_id.get(id).copied()
@@ -235,6 +242,7 @@ pub(crate) fn fragment(
                 ..Opening::default()
             };
             let key = s.new_call(c, opening, live)?;
+            s.client_position(c, index, key, name, false);
             if let Some(other) = renamed {
                 let ch = s.choice(c)?;
                 if let Some(m) = ch.meta_mut(key) {

@@ -20,7 +20,7 @@ use super::json::{
     text, CompactJson, Few, Index, Str, TextOrObject,
 };
 use super::outcome::{count, first, TokenUsage};
-use super::protocol::{AfterEnd, Ends, Protocol};
+use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::state::{
@@ -662,6 +662,10 @@ pub(crate) const SPEC: Spec = Spec {
         ends: &[("choices[].finish_reason", Ends::ByReason)],
         end_label: "its finish_reason",
         after_end: AfterEnd::NoContent,
+        reading: Reading {
+            calls_by_position: true,
+            ..Reading::AS_ASSEMBLED
+        },
     },
     state_formats: &[FORMAT],
     client_items: &[CUSTOM],

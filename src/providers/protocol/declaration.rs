@@ -37,6 +37,46 @@ pub(crate) struct Protocol {
     pub(crate) end_label: &'static str,
     /// What may follow the end.
     pub(crate) after_end: AfterEnd,
+    /// How the dialect's clients read its events, where that differs from
+    /// the assembler's reading.
+    pub(crate) reading: Reading,
+}
+
+/// How a dialect's clients (the transport read as its specification defines
+/// it, the official SDKs' stream helpers and the final messages they build)
+/// read a stream, where that can differ from the assembler's reading. The
+/// assembler keeps its own rules; where a stream is read otherwise by them
+/// (`Stream::diverge`), the guard blocks.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Reading {
+    /// Clients dispatch each event on the name its transport gives it (the
+    /// SSE `event:` field, the event-stream `:event-type` header): an event
+    /// without one is skipped by them (the assembler reads it by its
+    /// payload), and one whose name is not its payload's type is refused.
+    pub(crate) named_events: bool,
+    /// Clients keep a message's calls in a list and read each fragment's
+    /// `index` as a position in it, concatenating name fragments (openai's
+    /// `accumulate_delta`): a negative index, an index past the next
+    /// position, an index that keeps another call than the assembler's, or a
+    /// second non-empty name fragment for one call reads otherwise.
+    pub(crate) calls_by_position: bool,
+    /// Clients keep one current block, the one started last (AWS's example
+    /// reader): content for another block while one is open reads otherwise.
+    pub(crate) one_current_block: bool,
+    /// Server items (of the dialect's `server_items`) that the SDKs hand to
+    /// the application as ordinary calls: the guard checks them like any
+    /// call instead of exempting them as server-run.
+    pub(crate) client_run: &'static [&'static str],
+}
+
+impl Reading {
+    /// Clients read the stream as the assembler does.
+    pub(crate) const AS_ASSEMBLED: Reading = Reading {
+        named_events: false,
+        calls_by_position: false,
+        one_current_block: false,
+        client_run: &[],
+    };
 }
 
 /// What an end event can mean.
@@ -155,6 +195,7 @@ mod tests {
             ends: &[],
             end_label: "the end",
             after_end: AfterEnd::Only(&["ping", "*Exception"]),
+            reading: Reading::AS_ASSEMBLED,
         };
         assert!(p.after_end(true, "ping").is_ok());
         assert!(p.after_end(true, "throttlingException").is_ok());

@@ -28,15 +28,16 @@
 //! lost an event of the stream, and is not complete.
 
 use super::error::Rule;
+use super::state::Fail;
 use super::state::{
     describe_src, is_normal_reason, violation, Choice, Live, Segment, Src, Stream, R,
 };
-use super::{LiveEvent, Problem, ProblemKind};
+use super::{DecodeKind, LiveEvent, Problem, ProblemKind};
 
 mod declaration;
 
 pub(crate) use super::phase::{BlockEvent, BlockPhase, MessageEvent};
-pub(crate) use declaration::{AfterEnd, Ends, Protocol};
+pub(crate) use declaration::{AfterEnd, Ends, Protocol, Reading};
 
 /// The protocol's transitions of a stream's messages and blocks. An adapter
 /// says what an event means ("block 3 stopped", "the message ended"); whether
@@ -45,6 +46,130 @@ impl Stream {
     /// The protocol of the stream's dialect, once it is known.
     fn protocol(&self) -> Option<&'static Protocol> {
         self.dialect.map(|d| &d.spec().protocol)
+    }
+
+    /// How the dialect's clients read the stream (see [`Reading`]).
+    fn reading(&self) -> Reading {
+        self.protocol().map_or(Reading::AS_ASSEMBLED, |p| p.reading)
+    }
+
+    /// An event's transport name against the type its payload reads as
+    /// (`kind`): in a dialect whose clients dispatch on the name, a name that
+    /// is not the type is refused (they read another event than the payload
+    /// says: an `input_json_delta` named `ping` is skipped by them).
+    pub(crate) fn named_as(&self, name: Option<&str>, kind: &str) -> R {
+        let Some(name) = name.filter(|n| !n.is_empty()) else {
+            return Ok(());
+        };
+        if name == kind || !self.reading().named_events {
+            return Ok(());
+        }
+        Err(Fail::Bad {
+            kind: DecodeKind::BadValue,
+            detail: format!(
+                "the event is named {name:?} by its transport but its payload is {kind}: clients \
+                 that dispatch on the name read another event than the payload says"
+            ),
+        })
+    }
+
+    /// An event that came without a transport name (no SSE `event:` line, no
+    /// event-stream `:event-type` header): clients that dispatch on the name
+    /// skip it, while the assembler read it by its payload.
+    pub(crate) fn unnamed(&mut self) {
+        if self.reading().named_events {
+            self.diverge(|| {
+                "the event has no name (no SSE `event:` field, no `:event-type` header): \
+                 clients that dispatch on the name (the SDKs) skip it, while its payload was \
+                 read"
+                    .to_owned()
+            });
+        }
+    }
+
+    /// Where a call fragment lands for clients that keep calls in a list by
+    /// `index` and concatenate name fragments, against the assembler's
+    /// routing to call `key` (`had_name`: the call had a name before this
+    /// fragment). Records a divergence where they differ.
+    pub(crate) fn client_position(
+        &mut self,
+        c: i64,
+        index: Option<i64>,
+        key: i64,
+        name: &str,
+        had_name: bool,
+    ) {
+        if !self.reading().calls_by_position {
+            return;
+        }
+        // Without an integer index such clients fail (openai's helper raises):
+        // they take no call from the fragment.
+        let Some(i) = index else {
+            return;
+        };
+        let Some(ch) = self.choices.get_mut(&c) else {
+            return;
+        };
+        let len = ch.positions.len();
+        let why = match usize::try_from(i) {
+            Err(_) => Some(format!(
+                "a tool-call fragment at index {i} of choice {c}: clients that read the index as \
+                 a list position take it as another call's (Python's negative positions)"
+            )),
+            Ok(p) if p < len => (ch.positions.get(p) != Some(&key)).then(|| {
+                format!(
+                    "a tool-call fragment at index {i} of choice {c} was read as call {key}'s, \
+                     but clients that read the index as a list position add it to the call at \
+                     that position"
+                )
+            }),
+            Ok(p) if p == len && !ch.positions.contains(&key) => {
+                ch.positions.push(key);
+                None
+            }
+            Ok(_) => Some(format!(
+                "a tool-call fragment at index {i} of choice {c} is not at the next position \
+                 ({len}) of the calls: clients that read the index as a list position put it \
+                 elsewhere (or as a call of its own)"
+            )),
+        };
+        let why = why.or_else(|| {
+            (had_name && !name.is_empty()).then(|| {
+                format!(
+                    "a second name fragment {name:?} for the tool call at index {i} of choice {c}: \
+                     clients that concatenate name fragments (openai's helper) read another name \
+                     than the last one"
+                )
+            })
+        });
+        if let Some(why) = why {
+            self.diverge(|| why);
+        }
+    }
+
+    /// Content (or the start or stop, `stop`) of the block at `src`, for
+    /// clients that keep one current block: content for another block while
+    /// one is open goes to the open one for them.
+    pub(crate) fn client_block(&mut self, c: i64, src: Src, stop: bool) {
+        if !self.reading().one_current_block {
+            return;
+        }
+        let Ok(ch) = self.choice(c) else {
+            return;
+        };
+        let why = match ch.current_block {
+            Some(open) if open != src => Some(format!(
+                "{} got content while {} is open: clients that keep one current block add it \
+                 to the open one",
+                describe_src(src),
+                describe_src(open)
+            )),
+            _ => None,
+        };
+        ch.current_block = (!stop).then_some(src);
+        if let Some(why) = why {
+            self.diverge(|| why);
+        }
     }
 
     /// Refuses anything after `[DONE]` (Q24).

@@ -32,7 +32,7 @@ use serde_json::{Map, Value};
 
 use super::json::{json_string, text, Loose};
 use super::outcome::{count, TokenUsage};
-use super::protocol::{AfterEnd, BlockPhase, Ends, Protocol};
+use super::protocol::{AfterEnd, BlockPhase, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
 use super::scan;
 use super::state::{
@@ -73,6 +73,7 @@ const PROTOCOL: Protocol = Protocol {
     ],
     end_label: "the response's final event",
     after_end: AfterEnd::Only(&[]),
+    reading: Reading::AS_ASSEMBLED,
 };
 
 const HANDLED: [&str; 18] = [
