@@ -37,14 +37,27 @@ use _toolstitch::providers::{AssemblerLimits, Dialect, ToolUse};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-const DECLARED: [&str; 5] = ["read_file", "set_limit", "GetWeatherArgs", "get_stock_price", "get_weather"];
+const DECLARED: [&str; 5] = [
+    "read_file",
+    "set_limit",
+    "GetWeatherArgs",
+    "get_stock_price",
+    "get_weather",
+];
 
 struct Check;
 
 impl CallCheck for Check {
     fn check(&mut self, call: &ToolUse) -> Result<(), String> {
-        let input = if call.block.input.is_empty() { "{}" } else { call.block.input.as_str() };
-        let object = matches!(_toolstitch::validate::parse_strict(input), Ok(Value::Object(_)));
+        let input = if call.block.input.is_empty() {
+            "{}"
+        } else {
+            call.block.input.as_str()
+        };
+        let object = matches!(
+            _toolstitch::validate::parse_strict(input),
+            Ok(Value::Object(_))
+        );
         if DECLARED.contains(&call.block.name.as_str()) && object {
             Ok(())
         } else {
@@ -72,13 +85,24 @@ fn sse_events(body: &[u8]) -> Vec<Event> {
             break; // an unterminated last line: never dispatched
         };
         let line = &rest[..end];
-        let skip = if rest[end..].starts_with("\r\n") { 2 } else { 1 };
+        let skip = if rest[end..].starts_with("\r\n") {
+            2
+        } else {
+            1
+        };
         rest = &rest[end + skip..];
         if line.is_empty() {
             if !data.is_empty() {
                 let value = data.strip_suffix('\n').unwrap_or(&data).to_owned();
-                let kind = if name.is_empty() { "message".to_owned() } else { name.clone() };
-                events.push(Event { name: kind, data: value });
+                let kind = if name.is_empty() {
+                    "message".to_owned()
+                } else {
+                    name.clone()
+                };
+                events.push(Event {
+                    name: kind,
+                    data: value,
+                });
             }
             name.clear();
             data.clear();
@@ -117,7 +141,10 @@ struct Call {
 fn position(len: usize, i: i64) -> Option<usize> {
     let len = i64::try_from(len).ok()?;
     let at = if i < 0 { len + i } else { i };
-    (0..len).contains(&at).then(|| usize::try_from(at).ok()).flatten()
+    (0..len)
+        .contains(&at)
+        .then(|| usize::try_from(at).ok())
+        .flatten()
 }
 
 fn text(v: Option<&Value>) -> Option<&str> {
@@ -162,7 +189,10 @@ fn openai_chat(events: &[Event]) -> Option<Vec<(i64, Vec<Call>)>> {
                         }
                         None => {
                             // Python's insert: past the end appends, before the start prepends.
-                            let call = Call { name: name.to_owned(), args: args.to_owned() };
+                            let call = Call {
+                                name: name.to_owned(),
+                                args: args.to_owned(),
+                            };
                             if i < 0 {
                                 calls.insert(0, call);
                             } else {
@@ -191,8 +221,12 @@ fn anthropic(events: &[Event]) -> Option<Vec<Call>> {
     let mut blocks: Vec<(String, Call, Option<Value>)> = Vec::new();
     for event in events {
         match event.name.as_str() {
-            "message_start" | "message_delta" | "message_stop" | "content_block_start"
-            | "content_block_delta" | "content_block_stop" => {}
+            "message_start"
+            | "message_delta"
+            | "message_stop"
+            | "content_block_start"
+            | "content_block_delta"
+            | "content_block_stop" => {}
             "error" => return None,
             _ => continue,
         }
@@ -203,7 +237,14 @@ fn anthropic(events: &[Event]) -> Option<Vec<Call>> {
                 let kind = text(block.get("type"))?.to_owned();
                 let name = text(block.get("name")).unwrap_or("").to_owned();
                 let start = block.get("input").cloned();
-                blocks.push((kind, Call { name, args: String::new() }, start));
+                blocks.push((
+                    kind,
+                    Call {
+                        name,
+                        args: String::new(),
+                    },
+                    start,
+                ));
             }
             "content_block_delta" => {
                 let at = position(blocks.len(), data.get("index")?.as_i64()?)?;
@@ -237,10 +278,18 @@ fn value(args: &str) -> Value {
 }
 
 fn same(reading: &[Call], guard: &[&ToolUse], what: &str) {
-    let ours: Vec<(&str, Value)> = reading.iter().map(|c| (c.name.as_str(), value(&c.args))).collect();
-    let theirs: Vec<(&str, Value)> =
-        guard.iter().map(|t| (t.block.name.as_str(), value(&t.block.input))).collect();
-    assert_eq!(ours, theirs, "{what} reads other calls than the guard checked");
+    let ours: Vec<(&str, Value)> = reading
+        .iter()
+        .map(|c| (c.name.as_str(), value(&c.args)))
+        .collect();
+    let theirs: Vec<(&str, Value)> = guard
+        .iter()
+        .map(|t| (t.block.name.as_str(), value(&t.block.input)))
+        .collect();
+    assert_eq!(
+        ours, theirs,
+        "{what} reads other calls than the guard checked"
+    );
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -248,14 +297,22 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let chat = flags & 1 == 0;
-    let dialect = if chat { Dialect::OpenAiChat } else { Dialect::Anthropic };
+    let dialect = if chat {
+        Dialect::OpenAiChat
+    } else {
+        Dialect::Anthropic
+    };
     let limits = AssemblerLimits {
         max_calls: 16,
         max_input_bytes: 4096,
         max_total_bytes: 1 << 16,
         ..AssemblerLimits::default()
     };
-    let framing = FramingLimits { max_line_bytes: 8192, max_event_bytes: 8192, max_frame_bytes: 8192 };
+    let framing = FramingLimits {
+        max_line_bytes: 8192,
+        max_event_bytes: 8192,
+        max_frame_bytes: 8192,
+    };
     let mut guard = Guard::new(
         Some(dialect),
         limits,
