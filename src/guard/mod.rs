@@ -24,6 +24,23 @@
 //!   call completes the calls opened before it, as SDK helpers take it;
 //! - a call that changes after it passed (more input, a late name) is due again.
 //!
+//! Every reading, not only its own: a response passes only if every reading a
+//! client may take of it — the transport as its specification defines it,
+//! each official SDK's stream helper and final-message builder — yields the
+//! same calls, and those calls are valid. Where readings can diverge, the
+//! guard blocks ([`Cause::Ambiguous`]). It does not decide that per dialect:
+//! each dialect's protocol declaration says how its clients read it
+//! (`Reading`: they dispatch on event names, read chat indexes as list
+//! positions and concatenate name fragments, keep one current block, take
+//! some server items as their own calls), the framing says where the SDKs'
+//! SSE decoders differ from the specification (a BOM, a last event without
+//! its blank line), and the core records the first divergence
+//! ([`Assembler::divergence`]), where the guard blocks. The [`Assembler`]
+//! keeps its own contract (the last non-empty name, Q3's keys, Q4's repeated
+//! names); the guard is stricter because it answers for every client at once.
+//! A call is exempt from the check only when it is server-side and of a kind
+//! its SDKs also present as the provider's. docs/guard.md has every case.
+//!
 //! Fail closed: anything the guard cannot check — an event it cannot read, a
 //! limit, a protocol violation, events before the first one a dialect reads,
 //! a body in no transport it reads, a coding it cannot decode within its

@@ -716,7 +716,7 @@ fn bedrock_server_tool_use_is_checked_like_any_call() {
 #[test]
 fn anthropic_server_tool_use_stays_exempt() {
     // The SDK types it as a `ServerToolUseBlock`: the provider ran it.
-    let start = event_start(ANTHROPIC, b"{\"type\":\"content_block_start\",\"index\":1");
+    let start = event_start(ANTHROPIC, b"message_delta");
     let server = b"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":2,\"content_block\":{\"type\":\"server_tool_use\",\"id\":\"srvtoolu_1\",\"name\":\"web_search\",\"input\":{}}}\n\nevent: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":2,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\nevent: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":2}\n\n";
     let body = [&ANTHROPIC[..start], &server[..], &ANTHROPIC[start..]].concat();
     let (out, blocked, _) = run(&body, &[], &mut check(&["web_search"], &[]));
@@ -875,5 +875,67 @@ impl IndexMax for Vec<u8> {
             .unwrap()
             .replace(&format!("\"index\":{}", usize::MAX), "\"index\":-1")
             .into_bytes()
+    }
+}
+
+#[test]
+fn anthropic_block_indexes_clients_read_as_other_positions_are_blocked() {
+    // The SDK appends each started block to a list and reads a delta's index
+    // as a position in it: a tool block started at index 2 after one block is
+    // at position 1 for it.
+    let text = std::str::from_utf8(ANTHROPIC).unwrap();
+    let moved = text.replace("\"index\":1", "\"index\":2");
+    assert_ne!(moved, text);
+    let at = event_start(moved.as_bytes(), b"\"content_block_start\",\"index\":2");
+    let blocked = blocked_as(moved.as_bytes(), Cause::Ambiguous, at);
+    assert!(blocked.reason.contains("position"), "{}", blocked.reason);
+    // A delta at -1 is the last block for it.
+    let minus = text.replacen(
+        "{\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"ar\"}}",
+        "{\"type\":\"content_block_delta\",\"index\":-1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"ar\"}}",
+        1,
+    );
+    assert_ne!(minus, text);
+    let (_, blocked, _) = run(minus.as_bytes(), &[], &mut check(&[], &[]));
+    assert!(blocked.is_some());
+    // The neighbour: blocks started at 0, 1 in order.
+    passes(ANTHROPIC);
+}
+
+#[test]
+fn chat_choice_indexes_clients_read_as_other_positions_are_blocked() {
+    let first = call_start(0, "a", "{}");
+    let minus = String::from_utf8(call_start(0, "b", "{}"))
+        .unwrap()
+        .replace("\"choices\":[{\"index\":0", "\"choices\":[{\"index\":-1");
+    let body = [first.clone(), minus.into_bytes()].concat();
+    let blocked = blocked_as(&body, Cause::Ambiguous, first.len());
+    assert!(
+        blocked.reason.contains("choice index -1"),
+        "{}",
+        blocked.reason
+    );
+    // The neighbour: a second choice at index 1 (n = 2).
+    let second = String::from_utf8(chat(&[call_start(0, "b", "{}")]))
+        .unwrap()
+        .replace("\"choices\":[{\"index\":0", "\"choices\":[{\"index\":1");
+    passes(
+        &[chat(&[first]), second.into_bytes()]
+            .concat()
+            .replace_done(),
+    );
+}
+
+trait DoneOnce {
+    fn replace_done(self) -> Vec<u8>;
+}
+
+impl DoneOnce for Vec<u8> {
+    /// Keeps only the last `[DONE]`.
+    fn replace_done(self) -> Vec<u8> {
+        let text = String::from_utf8(self).unwrap();
+        let done = "data: [DONE]\n\n";
+        let n = text.matches(done).count();
+        text.replacen(done, "", n.saturating_sub(1)).into_bytes()
     }
 }

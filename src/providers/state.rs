@@ -177,6 +177,10 @@ pub(crate) struct Choice {
     /// (`Reading::one_current_block`).
     #[serde(default)]
     pub(crate) current_block: Option<Src>,
+    /// Blocks started so far, as clients that keep blocks in a list by
+    /// position count them (`Reading::blocks_by_position`).
+    #[serde(default)]
+    pub(crate) started_blocks: i64,
 }
 
 /// At most this many notes are kept per message.
@@ -206,6 +210,7 @@ impl Choice {
             notes: Vec::new(),
             positions: Vec::new(),
             current_block: None,
+            started_blocks: 0,
         }
     }
 
@@ -410,6 +415,10 @@ pub(crate) struct Stream {
     /// blocks.
     #[serde(default)]
     pub(crate) diverged: Option<String>,
+    /// Choices seen, as clients that keep choices in a list by `index` count
+    /// them (`Reading::calls_by_position`).
+    #[serde(default)]
+    pub(crate) choice_positions: i64,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -445,6 +454,7 @@ impl Stream {
             memo: Memo::default(),
             learned: None,
             diverged: None,
+            choice_positions: 0,
         }
     }
 

@@ -45,6 +45,7 @@ const PROTOCOL: Protocol = Protocol {
     after_end: AfterEnd::Only(&["ping", "error"]),
     reading: Reading {
         named_events: true,
+        blocks_by_position: true,
         ..Reading::AS_ASSEMBLED
     },
 };
@@ -340,6 +341,7 @@ impl State {
             }
             "content_block_start" => {
                 let src = block_index(ev.index)?;
+                s.client_block_position(C, src.1, true);
                 let Some(block) = ev.content_block else {
                     return Err(Fail::Bad {
                         kind: DecodeKind::WrongType,
@@ -351,6 +353,7 @@ impl State {
             "content_block_delta" => self.block_delta(s, ev.index, ev.delta, live)?,
             "content_block_stop" => {
                 let src = block_index(ev.index)?;
+                s.client_block_position(C, src.1, false);
                 if self.skipped_blocks.remove(&src.1) {
                     return Ok(());
                 }
@@ -442,6 +445,7 @@ impl State {
         live: &mut Live<'_>,
     ) -> R {
         let src = block_index(index)?;
+        s.client_block_position(C, src.1, false);
         if self.skipped_blocks.contains(&src.1) {
             s.unknown("content_block_delta");
             return Ok(());

@@ -427,6 +427,9 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
     // Read in place: the choices and calls are not moved out of the chunk.
     for (pos, choice) in (0_i64..).zip(chunk.choices.iter().flat_map(Few::iter)) {
         let c = choice.index.map_or(pos, |i| i.0);
+        if choice.index.is_some() {
+            s.client_choice_position(c);
+        }
         s.choice(c)?;
         if restated_finish(s, c, choice) {
             continue;

@@ -58,8 +58,14 @@ pub(crate) struct Reading {
     /// `index` as a position in it, concatenating name fragments (openai's
     /// `accumulate_delta`): a negative index, an index past the next
     /// position, an index that keeps another call than the assembler's, or a
-    /// second non-empty name fragment for one call reads otherwise.
+    /// second non-empty name fragment for one call reads otherwise. They keep
+    /// the choices in a list by their `index` too.
     pub(crate) calls_by_position: bool,
+    /// Clients append each started block to a list and read a later event's
+    /// `index` as a position in it (the anthropic SDK's message accumulator):
+    /// a start whose index is not the next position, or an event for a
+    /// negative or never-started position, reads otherwise.
+    pub(crate) blocks_by_position: bool,
     /// Clients keep one current block, the one started last (AWS's example
     /// reader): content for another block while one is open reads otherwise.
     pub(crate) one_current_block: bool,
@@ -74,6 +80,7 @@ impl Reading {
     pub(crate) const AS_ASSEMBLED: Reading = Reading {
         named_events: false,
         calls_by_position: false,
+        blocks_by_position: false,
         one_current_block: false,
         client_run: &[],
     };

@@ -147,6 +147,59 @@ impl Stream {
         }
     }
 
+    /// A chunk's choice `index`, for clients that keep choices in a list too
+    /// (openai's helper appends a choice whose index is past the end, and
+    /// reads a negative one from the end).
+    pub(crate) fn client_choice_position(&mut self, c: i64) {
+        if !self.reading().calls_by_position {
+            return;
+        }
+        let next = self.choice_positions;
+        if c == next {
+            self.choice_positions = next.saturating_add(1);
+        } else if c < 0 || c > next {
+            self.diverge(|| {
+                format!(
+                    "choice index {c} with {next} choice(s) seen: clients that read it as a list \
+                     position take it as another choice"
+                )
+            });
+        }
+    }
+
+    /// The start (`start`) of, or an event for, the block at `index`, for
+    /// clients that append started blocks to a list and read `index` as a
+    /// position in it.
+    pub(crate) fn client_block_position(&mut self, c: i64, index: i64, start: bool) {
+        if !self.reading().blocks_by_position {
+            return;
+        }
+        let Ok(ch) = self.choice(c) else {
+            return;
+        };
+        let next = ch.started_blocks;
+        let why = if start {
+            ch.started_blocks = next.saturating_add(1);
+            (index != next).then(|| {
+                format!(
+                    "block {index} started as the block at position {next}: clients that \
+                     append blocks to a list and read the index as a position there read its \
+                     events as another block's"
+                )
+            })
+        } else {
+            (index < 0 || index >= next).then(|| {
+                format!(
+                    "an event for block {index}, with {next} block(s) started: clients that \
+                     read the index as a list position read another block, or none"
+                )
+            })
+        };
+        if let Some(why) = why {
+            self.diverge(|| why);
+        }
+    }
+
     /// Content (or the start or stop, `stop`) of the block at `src`, for
     /// clients that keep one current block: content for another block while
     /// one is open goes to the open one for them.
