@@ -928,6 +928,14 @@ fn q47_twin_the_same_items_from_another_model_or_another_name_stay_client_calls(
         if e["item"]["name"] == "view_x_video" {
             e["item"]["name"] = json!("my_grammar_tool");
         }
+        // The final snapshot restates it (issue 34: it must agree with the stream).
+        if let Some(output) = e["response"]["output"].as_array_mut() {
+            for item in output {
+                if item["name"] == "view_x_video" {
+                    item["name"] = json!("my_grammar_tool");
+                }
+            }
+        }
     }
     let (m, errors) = run(&mut responses(), &events);
     assert!(errors.is_empty(), "{errors:?}");

@@ -216,7 +216,8 @@ class ProtocolError(StreamDecodeError):
     applied, and every message of the stream now carries a problem, so ``validated()``
     refuses it. ``rule`` names the rule (``"after-end"``, ``"after-done"``, ``"after-stop"``,
     ``"opened-twice"``, ``"started-twice"``, ``"duplicate-id"``, ``"wrong-block"``,
-    ``"ended-twice"``) and ``target`` the call or block concerned, when there is one."""
+    ``"ended-twice"``, ``"snapshot-differs"``, ``"replayed"``) and ``target`` the call or
+    block concerned, when there is one."""
 
     def __init__(
         self,

@@ -53,6 +53,13 @@ pub enum Rule {
     WrongBlock,
     /// A second end of a message that disagrees with the first.
     EndedTwice,
+    /// A final snapshot of the message (a dialect's end event restating its
+    /// output) holding a call the stream did not assemble: clients that read
+    /// the snapshot would run another call than the one checked.
+    SnapshotDiffers,
+    /// An event sent again byte for byte, told by the per-event nonce it
+    /// carries (OpenAI's `obfuscation`, Q61): never applied twice.
+    Replayed,
 }
 
 impl Rule {
@@ -68,6 +75,8 @@ impl Rule {
             Rule::DuplicateId => "duplicate-id",
             Rule::WrongBlock => "wrong-block",
             Rule::EndedTwice => "ended-twice",
+            Rule::SnapshotDiffers => "snapshot-differs",
+            Rule::Replayed => "replayed",
         }
     }
 
@@ -81,6 +90,8 @@ impl Rule {
             Rule::DuplicateId => "two calls with one id",
             Rule::WrongBlock => "content of the wrong kind for its block",
             Rule::EndedTwice => "a second end that disagrees with the first",
+            Rule::SnapshotDiffers => "a final snapshot that differs from the stream",
+            Rule::Replayed => "an event replayed",
         }
     }
 }

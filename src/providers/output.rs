@@ -134,6 +134,12 @@ pub enum NoteKind {
     EmptyCustomIgnored,
     /// Cohere's `arguments: "null"` for a call otherwise complete: read as `{}` (Q53).
     NullArgumentsEmpty,
+    /// Responses events of one numbered stream naming new response ids (GitHub
+    /// Copilot gives every event its own): one response, the first id kept (Q59).
+    ResponseIdRotated,
+    /// Responses events of one open item naming item ids never seen before
+    /// (GitHub Copilot): the item correlated by its `output_index` (Q59).
+    ItemIdRotated,
 }
 
 impl NoteKind {
@@ -153,6 +159,8 @@ impl NoteKind {
             Self::ConcatenatedSplit => "concatenated-split",
             Self::EmptyCustomIgnored => "empty-custom-ignored",
             Self::NullArgumentsEmpty => "null-arguments-empty",
+            Self::ResponseIdRotated => "response-id-rotated",
+            Self::ItemIdRotated => "item-id-rotated",
         }
     }
 }

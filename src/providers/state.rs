@@ -419,6 +419,9 @@ pub(crate) struct Stream {
     /// them (`Reading::calls_by_position`).
     #[serde(default)]
     pub(crate) choice_positions: i64,
+    /// Hashes of the per-event nonces seen (OpenAI's `obfuscation`, Q61).
+    #[serde(default)]
+    pub(crate) nonces: std::collections::HashSet<u64>,
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -455,6 +458,7 @@ impl Stream {
             learned: None,
             diverged: None,
             choice_positions: 0,
+            nonces: std::collections::HashSet::new(),
         }
     }
 

@@ -41,6 +41,10 @@ struct Chunk<'a> {
     x_groq: Option<XGroq>,
     #[serde(default)]
     error: Option<Value>,
+    /// OpenAI's per-event nonce (`stream_options.include_obfuscation`, on by
+    /// default): a second event with the same one is a replay (Q61).
+    #[serde(borrow, default)]
+    obfuscation: Option<Str<'a>>,
 }
 
 #[derive(Debug, Default, PartialEq, Deserialize)]
@@ -193,6 +197,11 @@ fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize,
         "usage" => seen.once(1).and_then(|()| p.null()?.then_some(())),
         "x_groq" => seen.once(2).and_then(|()| p.null()?.then_some(())),
         "error" => seen.once(3).and_then(|()| p.null()?.then_some(())),
+        "obfuscation" => {
+            seen.once(4)?;
+            chunk.obfuscation = p.opt_str()?;
+            Some(())
+        }
         _ => p.skip(),
     })?;
     p.end()?;
@@ -410,6 +419,9 @@ pub(crate) fn apply(
 /// Applies one decoded chunk (read in place: its choices and calls are not
 /// moved out of it).
 fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live: &mut Live<'_>) -> R {
+    if let Some(nonce) = chunk.obfuscation.as_deref().filter(|n| !n.is_empty()) {
+        s.fresh_nonce(nonce)?;
+    }
     if let Some(err) = chunk.error.filter(|e| !e.is_null()) {
         return Err(provider_error(&err));
     }

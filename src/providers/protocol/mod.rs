@@ -269,6 +269,28 @@ impl Stream {
         Ok(ch)
     }
 
+    /// Q61: an event carrying a per-event nonce (OpenAI's `obfuscation`) whose
+    /// nonce came before is that event replayed: refused, never applied twice.
+    /// Only the nonce is hashed, so the cost stays off the hot path; events
+    /// without a nonce are not numbered and stay as they are (identical
+    /// fragments are two fragments).
+    pub(crate) fn fresh_nonce(&mut self, nonce: &str) -> R {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        nonce.hash(&mut h);
+        if self.nonces.insert(h.finish()) {
+            return Ok(());
+        }
+        Err(violation(
+            Rule::Replayed,
+            None,
+            format!(
+                "an event carries the nonce {nonce:?} (`obfuscation`) of an earlier event: \
+                 the event was sent again, and is not applied a second time"
+            ),
+        ))
+    }
+
     /// An explicit start of a message: a second one is a replayed or
     /// concatenated stream (Q24).
     pub(crate) fn start(&mut self, c: i64) -> R {

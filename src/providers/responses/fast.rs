@@ -39,6 +39,7 @@ pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<()> {
             "arguments" => (3, &mut ev.arguments),
             "input" => (4, &mut ev.input),
             "name" => (5, &mut ev.name),
+            "obfuscation" => (14, &mut ev.obfuscation),
             "sequence_number" => {
                 seen.once(6)?;
                 ev.sequence_number = p.opt_u64()?;

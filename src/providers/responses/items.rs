@@ -19,12 +19,14 @@ impl State {
         let done = kind == "response.output_item.done";
         let item_id = text(&item.id);
         let oi = oi.or_else(|| self.items.get(item_id).copied());
-        if !item_id.is_empty() {
+        let item_type = item.kind.as_deref().unwrap_or_default();
+        let is_call = matches!(item_type, "function_call" | CUSTOM);
+        // A call's item id is checked against its output index first (`call`).
+        if !item_id.is_empty() && !is_call {
             if let Some(oi) = oi {
                 self.items.insert(item_id.to_owned(), oi);
             }
         }
-        let item_type = item.kind.as_deref().unwrap_or_default();
         match item_type {
             "function_call" | CUSTOM => {
                 let custom = item_type == CUSTOM;
@@ -57,6 +59,7 @@ impl State {
                 };
                 let oi_key = oi.unwrap_or(-1);
                 if done {
+                    self.open_items.remove(&oi_key);
                     if let Some(args) = given {
                         s.replace_input(C, key, args, live)?;
                     }
@@ -65,6 +68,7 @@ impl State {
                     self.args_done.remove(&oi_key);
                     self.done_early.remove(&oi_key);
                 } else if self.done_early.remove(&oi_key) {
+                    self.open_items.insert(oi_key);
                     // Q44: the item announced after its arguments were done
                     // brings no arguments of its own, or the same ones.
                     let ch = s.choice(C)?;
@@ -81,8 +85,11 @@ impl State {
                         });
                     }
                     s.item_done(C, key, live);
-                } else if let Some(args) = given {
-                    s.add_to_call(C, key, "", "", args, None, live)?;
+                } else {
+                    self.open_items.insert(oi_key);
+                    if let Some(args) = given {
+                        s.add_to_call(C, key, "", "", args, None, live)?;
+                    }
                 }
             }
             t if CLIENT_ITEMS.contains(&t) || SERVER_ITEMS.contains(&t) => {

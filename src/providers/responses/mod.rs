@@ -18,6 +18,7 @@ mod body;
 mod fast;
 mod guard;
 mod items;
+mod snapshot;
 mod wire;
 mod xai;
 
@@ -162,6 +163,10 @@ pub(crate) struct State {
     /// The id of the stream's response, from its first `response.*` event (Q54).
     #[serde(default)]
     response_id: Option<String>,
+    /// Output indexes of the calls announced by `output_item.added` whose
+    /// `output_item.done` has not come: where a fresh `item_id` is rotation (Q59).
+    #[serde(default)]
+    open_items: BTreeSet<i64>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -217,7 +222,24 @@ impl State {
         live: &mut Live<'_>,
     ) -> R<i64> {
         let oi = oi.unwrap_or(-1);
-        self.same_item(oi, item_id)?;
+        if self.same_item(oi, item_id)? {
+            let key = s.choice(C)?.call_at((NS_TOOL, oi, 0));
+            let noted = s.choice(C)?.notes.iter().any(|n| {
+                n.kind == NoteKind::ItemIdRotated && (n.call.is_none() || n.call == key)
+            });
+            if !noted {
+                let first = self.item_at.get(&oi).cloned().unwrap_or_default();
+                s.note(
+                    C,
+                    NoteKind::ItemIdRotated,
+                    key,
+                    format!(
+                        "events of the item {first:?} at output index {oi} name item ids never \
+                         seen before ({item_id:?}, …): read as that item, by its output index"
+                    ),
+                );
+            }
+        }
         let src: Src = (NS_TOOL, oi, 0);
         let ch = s.choice(C)?;
         let existing = ch.call_at(src);
@@ -254,15 +276,23 @@ impl State {
     /// An event that names an item (`item_id`) must name the item its
     /// output index holds: an event for another item (an early `done` for
     /// `fc_1` read as `fc_2`'s arguments) is refused, naming both.
-    fn same_item(&mut self, oi: i64, item_id: &str) -> R {
+    ///
+    /// Q59: an item id never seen before, on an event whose output index holds
+    /// an item announced by `output_item.added` and not done yet, is the same
+    /// item under a rotated id (GitHub Copilot gives every event a new one):
+    /// `Ok(true)`. An id naming another known item stays refused.
+    fn same_item(&mut self, oi: i64, item_id: &str) -> R<bool> {
         if item_id.is_empty() {
-            return Ok(());
+            return Ok(false);
         }
         let held = self.item_at.get(&oi).filter(|held| held.as_str() != item_id);
         let elsewhere = self.items.get(item_id).filter(|&&at| at != oi);
         if held.is_none() && elsewhere.is_none() {
             self.item_at.entry(oi).or_insert_with(|| item_id.to_owned());
-            return Ok(());
+            return Ok(false);
+        }
+        if held.is_some() && !self.items.contains_key(item_id) && self.open_items.contains(&oi) {
+            return Ok(true);
         }
         let detail = match (held, elsewhere) {
             (Some(held), _) => format!(
@@ -329,16 +359,47 @@ impl State {
     /// as resent ones (Q33): one assembler reads one response, and which
     /// calls belong to which cannot be left to chance. The same response
     /// again (its id) stays Q33's resend.
-    fn same_response(&mut self, kind: &str, response: Option<&Response>) -> R {
+    ///
+    /// Q59: another id on any other event that moves the numbered stream on
+    /// is the same response under a rotated id
+    /// (GitHub Copilot gives every event its own): a note, the first id kept.
+    fn same_response(
+        &mut self,
+        s: &mut Stream,
+        kind: &str,
+        response: Option<&Response>,
+        seq: Option<u64>,
+    ) -> R {
         let Some(id) = response.and_then(|r| r.id.as_deref()).filter(|id| !id.is_empty()) else {
             return Ok(());
         };
+        // Rotation is only told apart where the stream is numbered: an event
+        // without a sequence number naming another response stays Q54's.
+        let moves_on = seq.is_some_and(|n| self.last_seq.is_none_or(|last| n > last));
+        let starts_over = kind == "response.created" || !moves_on;
         match &self.response_id {
             None => {
                 self.response_id = Some(id.to_owned());
                 Ok(())
             }
             Some(first) if first == id => Ok(()),
+            Some(first) if !starts_over => {
+                let first = first.clone();
+                let ch = s.choice(C)?;
+                if !ch.notes.iter().any(|n| n.kind == NoteKind::ResponseIdRotated) {
+                    s.note(
+                        C,
+                        NoteKind::ResponseIdRotated,
+                        None,
+                        format!(
+                            "{kind} names the response {id:?} in the numbered stream of the \
+                             response {first:?} (no second response.created, no sequence \
+                             number again): one response whose id rotates"
+                        ),
+                    );
+                }
+                Ok(())
+            }
             Some(first) => Err(violation(
                 Rule::StartedTwice,
                 Some(format!("response {id}")),
@@ -407,6 +468,7 @@ impl State {
             ev = match input.parse_typed(event_name, &HANDLED)? {
                 Ok(ev) => ev,
                 Err(unread) => {
+                    self.check_carried(s, &unread, input)?;
                     if !is_progress(&unread) {
                         s.unknown(&unread);
                     }
@@ -415,11 +477,16 @@ impl State {
             };
         }
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
-        self.same_response(kind, ev.response.as_ref())?;
+        self.same_response(s, kind, ev.response.as_ref(), ev.sequence_number)?;
         if let Some(n) = ev.sequence_number {
             if !self.in_sequence(s, kind, n) {
                 return Ok(());
             }
+        }
+        // Q61, for the events the sequence numbers let through (a resend with
+        // its own number again stays Q33's, skipped).
+        if let Some(nonce) = ev.obfuscation.as_deref().filter(|n| !n.is_empty()) {
+            s.fresh_nonce(nonce)?;
         }
         s.may_follow(C, kind)?;
         let oi = self.output_index(&ev);
@@ -526,6 +593,9 @@ impl State {
                 s.thinking(C, Some((NS_REASONING, oi, 0)), frag, false, live)?;
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
+                if kind == "response.completed" {
+                    self.check_carried(s, kind, input)?;
+                }
                 let response = ev.response;
                 let (status, usage, reason, error) = match response {
                     Some(r) => (
@@ -570,8 +640,12 @@ impl State {
                 }
                 return Err(provider_error(&Value::Object(err)));
             }
-            other if is_progress(other) => {}
-            other => s.unknown(other),
+            other => {
+                self.check_carried(s, other, input)?;
+                if !is_progress(other) {
+                    s.unknown(other);
+                }
+            }
         }
         Ok(())
     }

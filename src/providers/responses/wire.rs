@@ -38,6 +38,9 @@ pub(super) struct Event<'a> {
     pub(super) code: Option<Value>,
     #[serde(default)]
     pub(super) message: Option<Value>,
+    /// OpenAI's per-event nonce: a second event with the same one is a replay (Q61).
+    #[serde(borrow, default)]
+    pub(super) obfuscation: Option<Str<'a>>,
 }
 
 #[derive(Debug, PartialEq, Deserialize)]
