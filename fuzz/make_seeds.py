@@ -439,9 +439,33 @@ def write(target: str, items: list[bytes]) -> None:
         (folder / name).write_bytes(item)
 
 
+def differential_seeds() -> list[bytes]:
+    """guard_differential's seeds: the differential suite's crafted OpenAI chat and
+    Anthropic responses (tests/differential_cases.py), byte 0 the dialect (0: chat,
+    1: Anthropic), the rest the body as served."""
+    import sys
+
+    sys.path.insert(0, str(FUZZ.parent / "tests"))
+    from differential_cases import CASES
+
+    out = []
+    for case in CASES:
+        if case.dialect in ("chat", "anthropic"):
+            data = bytes([0 if case.dialect == "chat" else 1]) + case.body
+            if len(data) <= 4096:
+                out.append(data)
+    return out
+
+
+# Seed folders written by hand, kept when the others are written anew.
+KEPT = {"guard"}
+
+
 def main() -> None:
     if SEEDS.exists():
-        shutil.rmtree(SEEDS)
+        for folder in SEEDS.iterdir():
+            if folder.name not in KEPT:
+                shutil.rmtree(folder)
     streams = recordings()
     for dialect, items in hand_made().items():
         streams[dialect] += items
@@ -496,6 +520,7 @@ def main() -> None:
         "schema_compile",
         [RAW + s for s in SCHEMA_SEEDS] + [bytes([1, 0, 0, 0]) + s for s in REGEX_SEEDS],
     )
+    write("guard_differential", differential_seeds())
     for target in sorted(p.name for p in SEEDS.iterdir()):
         files = list((SEEDS / target).iterdir())
         print(f"{target}: {len(files)} seeds, {sum(f.stat().st_size for f in files)} bytes")

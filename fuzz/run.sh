@@ -23,7 +23,7 @@ ALL=(
     assembler_openai_chat assembler_openai_responses assembler_anthropic
     assembler_bedrock assembler_gemini assembler_cohere assembler_ollama
     assembler_bedrock_invoke assembler_gemini_interactions assembler_auto
-    wire_roundtrip partial_vs_strict schema_compile guard
+    wire_roundtrip partial_vs_strict schema_compile guard guard_differential
 )
 if [ "$#" -gt 0 ]; then targets=("$@"); else targets=("${ALL[@]}"); fi
 
@@ -37,6 +37,7 @@ FLAGS=(-s none -a)
 max_len() {
     case "$1" in
         assembler_* | guard) echo 2048 ;;
+        guard_differential) echo 4096 ;;
         framing_*) echo 8192 ;;
         wire_roundtrip) echo 4096 ;;
         partial_vs_strict) echo 2048 ;;
@@ -52,6 +53,7 @@ dict() {
         wire_roundtrip) echo dicts/wire.dict ;;
         partial_vs_strict) echo dicts/json.dict ;;
         schema_compile) echo dicts/schema.dict ;;
+        guard_differential) echo dicts/auto.dict ;;
     esac
 }
 

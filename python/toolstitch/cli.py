@@ -192,8 +192,8 @@ def _add_proxy(commands: Any) -> None:
     proxy.add_argument(
         "--enforce",
         action="store_true",
-        help="hold each response's final event until its calls are checked; end the stream "
-        "with the provider's error event when one is not valid",
+        help="hold each event that completes a call until the call is checked; end the "
+        "response in the provider's error shape when a call is not valid or cannot be checked",
     )
     proxy.add_argument(
         "--records", default="-", metavar="FILE", help="append the JSON records here (- : stdout)"
@@ -201,7 +201,57 @@ def _add_proxy(commands: Any) -> None:
     proxy.add_argument(
         "--otel", action="store_true", help="also export one span per response over OTLP/HTTP"
     )
+    proxy.add_argument(
+        "--upstream-timeout",
+        type=_positive_seconds,
+        default=600.0,
+        metavar="SECONDS",
+        help="the longest wait on the upstream: to connect, and between reads (default 600)",
+    )
+    proxy.add_argument(
+        "--drain-seconds",
+        type=_positive_seconds,
+        default=30.0,
+        metavar="SECONDS",
+        help="on SIGTERM, how long open responses may go on before they are cut (default 30)",
+    )
+    proxy.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=N",
+        help="a bound of every guard, repeatable: max_event_bytes, max_line_bytes, "
+        "max_input_bytes, max_total_bytes, max_calls, max_held_bytes, max_decoded_bytes, "
+        "max_ratio, max_check_bytes (the defaults: docs/integrations.md)",
+    )
     proxy.add_argument("--no-check", action="store_true", help=argparse.SUPPRESS)
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: give a positive number of seconds")
+    return value
+
+
+def _limits(items: list[str], parser: argparse.ArgumentParser) -> dict[str, int]:
+    from toolstitch.proxy.app import GUARD_LIMITS
+
+    limits: dict[str, int] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        name = name.strip()
+        if not sep or name not in GUARD_LIMITS:
+            parser.error(
+                f"--limit {item}: give NAME=N with NAME one of {', '.join(sorted(GUARD_LIMITS))}"
+            )
+        if not value.strip().isdigit() or int(value) < 1:
+            parser.error(f"--limit {item}: N must be a positive whole number")
+        limits[name] = int(value)
+    return limits
 
 
 def _proxy(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -221,6 +271,9 @@ def _proxy(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         records=args.records,
         otel=args.otel,
         check=not args.no_check,
+        drain_seconds=args.drain_seconds,
+        upstream_timeout=args.upstream_timeout,
+        limits=_limits(args.limit, parser),
     )
 
 

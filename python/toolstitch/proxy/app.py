@@ -9,6 +9,7 @@ import logging
 import re
 import socket
 import time
+import urllib.parse
 import zlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -52,8 +53,44 @@ _HOP = frozenset(
     }
 )
 _READ_TYPES = ("text/event-stream", "application/json", "application/vnd.amazon.eventstream")
-_MODEL_IN_PATH = re.compile(r"/models?/([^/:?]+)")
+# Gemini names the model before a method (`/models/gemini-2.5-flash:streamGenerateContent`);
+# Bedrock's model id is a whole path segment, `:` included (`us.amazon.nova-pro-v1:0`),
+# percent-encoded in the raw path (an ARN's `/` too).
+_GEMINI_MODEL = re.compile(r"/models/([^/:?]+)")
+_BEDROCK_MODEL = re.compile(r"/model/([^/?]+)/")
 HEALTH_PATH = "/toolstitch/health"
+# The dialects a client reads by the path it asked on (a chat client reads chat chunks,
+# whatever the body's first bytes look like): the guard reads them that way too. A
+# Bedrock InvokeModel body is the model's own dialect, so it is told from the body.
+_READ_AS_PATH = frozenset(
+    {
+        "openai-chat",
+        "openai-responses",
+        "anthropic",
+        "bedrock",
+        "gemini",
+        "gemini-interactions",
+        "cohere",
+        "ollama",
+    }
+)
+# The limits ``--limit`` may set: the guard's; those the side copy's Assembler takes too.
+GUARD_LIMITS = frozenset(
+    {
+        "max_calls",
+        "max_input_bytes",
+        "max_total_bytes",
+        "max_event_bytes",
+        "max_line_bytes",
+        "max_held_bytes",
+        "max_decoded_bytes",
+        "max_ratio",
+        "max_check_bytes",
+    }
+)
+_ASSEMBLER_LIMITS = frozenset(
+    {"max_calls", "max_input_bytes", "max_total_bytes", "max_event_bytes", "max_line_bytes"}
+)
 
 
 class Proxy:
@@ -63,7 +100,9 @@ class Proxy:
     ``on_record`` gets each response's record; ``enforce`` guards every response whose
     request declared tools; ``check=False`` turns every check off (a plain pass-through
     on the same server and client, for comparison); ``tracer`` (an OpenTelemetry
-    ``Tracer``) gets one span per response.
+    ``Tracer``) gets one span per response. ``upstream_timeout`` bounds each wait on
+    the upstream (connecting, and each read of its response), in seconds; ``limits``
+    (names in ``GUARD_LIMITS``) bound every guard and side copy.
     """
 
     def __init__(
@@ -75,6 +114,8 @@ class Proxy:
         check: bool = True,
         tracer: Any = None,
         client: httpx.AsyncClient | None = None,
+        upstream_timeout: float = 600.0,
+        limits: dict[str, int] | None = None,
     ) -> None:
         url = httpx.URL(upstream)
         if url.scheme not in ("http", "https") or not url.host:
@@ -87,6 +128,27 @@ class Proxy:
         self._client = client
         self.open_streams = 0
         self.draining = False
+        self.upstream_timeout = upstream_timeout
+        unknown = set(limits or {}) - GUARD_LIMITS
+        if unknown:
+            raise ValueError(f"unknown limits: {', '.join(sorted(unknown))}")
+        self.limits = dict(limits or {})
+        # Set when a drain's time is over: every open exchange then ends its response.
+        self.cut: asyncio.Event | None = None
+        self.drain_seconds: float | None = None
+
+    def begin_drain(self, seconds: float) -> None:
+        """Stop: the health check says draining, and responses still open after
+        ``seconds`` are ended (each exchange records why). Call on the event loop."""
+        self.draining = True
+        self.drain_seconds = seconds
+        cut = self._cut_event()
+        asyncio.get_running_loop().call_later(seconds, cut.set)
+
+    def _cut_event(self) -> asyncio.Event:
+        if self.cut is None:
+            self.cut = asyncio.Event()
+        return self.cut
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -98,8 +160,13 @@ class Proxy:
                 transport=httpx.AsyncHTTPTransport(
                     limits=limits,
                     socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+                    # A connection that could not be made is tried once more: no byte
+                    # of the request went out. Anything later is the client's to retry.
+                    retries=1,
                 ),
-                timeout=httpx.Timeout(600.0, connect=30.0),
+                timeout=httpx.Timeout(
+                    self.upstream_timeout, connect=min(30.0, self.upstream_timeout)
+                ),
                 follow_redirects=False,
                 trust_env=False,
             )
@@ -156,6 +223,56 @@ class Proxy:
                 self.on_record(record)
             except Exception:
                 _log.exception("toolstitch proxy: writing a record failed")
+
+
+def upstream_error(dialect: str | None, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
+    """A 502 in the provider's own shape for an upstream failure (not the guard's
+    invalid-call error): the type each provider gives its own server errors, and no
+    ``x-should-retry: false``, so the SDKs may retry (the upstream may be back)."""
+    family = (dialect or "openai").split("-")[0]
+    body: Any
+    headers = [("content-type", "application/json")]
+    if family == "anthropic":
+        body = {"type": "error", "error": {"type": "api_error", "message": message}}
+    elif family == "bedrock":
+        headers.append(("x-amzn-ErrorType", "ServiceUnavailableException"))
+        body = {"message": message}
+    elif family == "gemini":
+        body = {"error": {"code": 502, "message": message, "status": "UNAVAILABLE"}}
+    elif family == "cohere":
+        body = {"message": message}
+    elif family == "ollama":
+        body = {"error": message}
+    else:
+        body = {
+            "error": {
+                "message": message,
+                "type": "upstream_error",
+                "param": None,
+                "code": "upstream_unavailable",
+            }
+        }
+    return 502, headers, json.dumps(body).encode()
+
+
+def declared_tools(request: dict[str, Any]) -> Any:
+    """The tools a request declares, in a form ``Toolset`` reads: ``tools`` (every
+    dialect), Bedrock's ``toolConfig.tools``, and OpenAI chat's legacy ``functions``
+    (each entry a chat function, so a call through ``function_call`` is checked like
+    one through ``tools``). ``None`` when it declares none."""
+    tools = request.get("tools")
+    if tools is None and isinstance(request.get("toolConfig"), dict):
+        tools = request["toolConfig"].get("tools")  # Bedrock
+    functions = request.get("functions")
+    if functions is None:
+        return tools
+    if not isinstance(functions, list):
+        # Not a list of definitions: Toolset says so, and every call is refused.
+        return functions
+    legacy = [{"type": "function", "function": f} for f in functions]
+    if tools is None:
+        return legacy
+    return [*tools, *legacy] if isinstance(tools, list) else tools
 
 
 def _refuse_every_call(why: str) -> Callable[[Any], None]:
@@ -249,15 +366,12 @@ class _Exchange:
             request = None
         model = request.get("model") if isinstance(request, dict) else None
         if not isinstance(model, str):
-            match = _MODEL_IN_PATH.search(self.path)
-            model = match.group(1) if match else None
+            model = self._model_in_path()
         self.record["model"] = model
         if not isinstance(request, dict):
             self.record["reason"] = "the request body is not a JSON object"
             return
-        tools = request.get("tools")
-        if tools is None and isinstance(request.get("toolConfig"), dict):
-            tools = request["toolConfig"].get("tools")  # Bedrock
+        tools = declared_tools(request)
         try:
             # A request without tools still gets its calls recorded (as undeclared);
             # only one that declared tools is guarded.
@@ -268,6 +382,14 @@ class _Exchange:
             why = one_line(str(e))
             self.record["reason"] = f"the request's tools cannot be read: {why}"
             self.checker = _refuse_every_call(why)
+
+    def _model_in_path(self) -> str | None:
+        raw = self.scope.get("raw_path") or self.path.encode()
+        bedrock = _BEDROCK_MODEL.search(raw.decode("latin-1"))
+        if bedrock:
+            return urllib.parse.unquote(bedrock.group(1))
+        gemini = _GEMINI_MODEL.search(self.path)
+        return gemini.group(1) if gemini else None
 
     async def _relay(self, response: httpx.Response) -> None:
         status = response.status_code
@@ -298,9 +420,11 @@ class _Exchange:
         try:
             guard = Guard(
                 self.checker,
+                provider=self.path_dialect if self.path_dialect in _READ_AS_PATH else "auto",
                 error_provider=self.path_dialect,
                 transport=transport_for(media),
                 encoding=encoding,
+                **self.proxy.limits,
             )
         except ValueError:
             message = f"the body is {encoding}-encoded, which the guard cannot decode"
@@ -343,12 +467,18 @@ class _Exchange:
                 await self._start(status, headers)
             await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
-        await self._pump(response, take, end)
+        cut = await self._pump(response, take, end)
+        if cut and guard.outcome == "open":
+            # The drain time is over: the stream ends as a cut one does (the provider's
+            # error when it was not whole), never as a whole one.
+            await end()
+            self.record["reason"] = self.record["reason"] or self._cut_reason()
         if self.read_error is not None and not self.response_started:
             # The upstream failed before anything went out: the client gets the
-            # provider's error, not a server error of the proxy's own.
+            # provider's error for an upstream failure, not a server error of the
+            # proxy's own.
             self._record_block("unreadable", self.read_error, None)
-            status_, headers_, body = error_response(
+            status_, headers_, body = upstream_error(
                 guard.dialect or self.path_dialect, f"toolstitch proxy: {self.read_error}"
             )
             await self._whole_error(status_, headers_, body)
@@ -358,6 +488,16 @@ class _Exchange:
             self.record["enforced"] = outcome
         if outcome == "unchecked":
             self.record["unchecked"] = guard.unchecked_reason
+        if outcome == "open":
+            # The response ended before the guard's verdict: what went out was checked
+            # as it went, the rest never left.
+            if self.read_error is not None:
+                why = self.read_error
+            elif self.record["client_disconnected"]:
+                why = "the client disconnected before the response ended"
+            else:
+                why = self._cut_reason()
+            self._record_block("incomplete", why, None)
 
     async def _end_blocked(self, blocked: Blocked) -> None:
         call = (
@@ -396,7 +536,10 @@ class _Exchange:
             if k.lower() not in _HOP or k.lower() == b"content-length"
         ]
         if readable:
-            self.asm = Assembler("auto", live=False)
+            limits: dict[str, Any] = {
+                k: v for k, v in self.proxy.limits.items() if k in _ASSEMBLER_LIMITS
+            }
+            self.asm = Assembler("auto", live=False, **limits)
             if encoding in ("gzip", "x-gzip"):
                 self.decoder = zlib.decompressobj(zlib.MAX_WBITS | 16)
             elif encoding == "deflate":
@@ -411,7 +554,10 @@ class _Exchange:
         async def end() -> None:
             await self.send({"type": "http.response.body", "body": b"", "more_body": False})
 
-        await self._pump(response, take, end)
+        if await self._pump(response, take, end):
+            # Cut at the drain time: the response is left unfinished (the server drops
+            # the connection), so that it cannot pass for a whole one.
+            self.record["reason"] = self.record["reason"] or self._cut_reason()
 
     def _readable(self, status: int, media: str, encoding: str) -> bool:
         if status >= 400:
@@ -454,10 +600,10 @@ class _Exchange:
         response: httpx.Response,
         take: Callable[[bytes], Awaitable[bool]],
         end: Callable[[], Awaitable[None]],
-    ) -> None:
+    ) -> bool:
         """Relays the body with ``take`` until it ends (then ``end``), ``take`` says stop,
-        or the client disconnects (which cancels the read and so closes the upstream
-        request)."""
+        the client disconnects (which cancels the read and so closes the upstream
+        request) or the proxy's drain time is over (then it says ``True``: cut)."""
         disconnected = asyncio.Event()
 
         async def watch() -> None:
@@ -478,15 +624,19 @@ class _Exchange:
 
         relaying = asyncio.ensure_future(relay())
         watching = asyncio.ensure_future(watch())
+        cutting = asyncio.ensure_future(self.proxy._cut_event().wait())
+        tasks = {relaying, watching, cutting}
+        done: set[asyncio.Future[Any]] = set()
         try:
-            done, _ = await asyncio.wait({relaying, watching}, return_when=asyncio.FIRST_COMPLETED)
-            if relaying not in done:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            if relaying not in done and watching in done:
                 self.record["client_disconnected"] = True
         finally:
-            for task in (relaying, watching):
+            for task in tasks:
                 task.cancel()
                 # Its outcome is read below; waiting for it must not raise it here.
                 await asyncio.wait({task})
+        cut = cutting in done and relaying not in done and watching not in done
         exception = None if relaying.cancelled() else relaying.exception()
         if isinstance(exception, httpx.HTTPError):
             # The upstream broke off: the client's response is left unfinished too (the
@@ -495,6 +645,13 @@ class _Exchange:
             self.read_error = f"the upstream response failed: {type(exception).__name__}"
         elif exception is not None:
             raise exception
+        return cut
+
+    def _cut_reason(self) -> str:
+        return (
+            f"the proxy stopped before the response ended (drain time of "
+            f"{self.proxy.drain_seconds or 0:g} s over)"
+        )
 
     def _keep_head(self, data: bytes) -> None:
         """The body's first bytes (decoded), where each dialect declares its response's
@@ -512,11 +669,13 @@ class _Exchange:
         reason = f"the upstream cannot be reached: {type(error).__name__}"
         self.record["status"] = 502
         self.record["reason"] = reason
-        _status, headers, body = error_response(self.path_dialect, f"toolstitch proxy: {reason}")
-        # The provider's shape, but a 502 the SDKs may retry: the upstream may be back.
-        headers = [(k, v) for k, v in headers if k.lower() != "x-should-retry"]
+        if self.proxy.enforce and self.proxy.check:
+            # No response to guard: said, not left for a "checked" verdict.
+            self.record["enforced"] = "unchecked"
+            self.record["unchecked"] = reason
+        status, headers, body = upstream_error(self.path_dialect, f"toolstitch proxy: {reason}")
         with contextlib.suppress(Exception):
-            await self._whole_error(502, headers, body)
+            await self._whole_error(status, headers, body)
         self._finish()
 
     def _messages(self) -> list[AssembledMessage]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
+import math
+import os
 import socket
 import sys
 from typing import IO, Any
@@ -22,12 +25,16 @@ def serve(
     otel: bool,
     check: bool = True,
     drain_seconds: float = 30.0,
+    upstream_timeout: float = 600.0,
+    limits: dict[str, int] | None = None,
 ) -> int:
     """``toolstitch proxy``: serves ``Proxy(upstream)`` on ``listen`` (``host:port``; port
     0 picks a free one) until interrupted, writing records as JSON lines to ``records``
     (a path, or ``-`` for standard output). The address it listens on is said on
     standard error once it accepts connections. SIGTERM (or Ctrl-C) stops accepting,
-    lets open streams finish for up to ``drain_seconds``, then exits.
+    lets open streams finish for up to ``drain_seconds``, then ends those still open
+    (each recorded as cut, a guarded one ending in the provider's error) and exits.
+    ``upstream_timeout`` bounds each wait on the upstream; ``limits`` bound each guard.
 
     An operator's mistake (a bad ``--listen``, a busy port, an unwritable ``--records``,
     a bad ``--upstream``) is one line on standard error and exit status 2."""
@@ -52,7 +59,15 @@ def serve(
 
     provider, tracer = _tracer() if otel else (None, None)
     try:
-        app = Proxy(upstream, enforce=enforce, on_record=write, check=check, tracer=tracer)
+        app = Proxy(
+            upstream,
+            enforce=enforce,
+            on_record=write,
+            check=check,
+            tracer=tracer,
+            upstream_timeout=upstream_timeout,
+            limits=limits,
+        )
     except ValueError as e:
         return fail(f"--upstream: {e}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -76,9 +91,10 @@ def serve(
         log_level="warning",
         access_log=False,
         lifespan="on",
-        timeout_graceful_shutdown=int(drain_seconds),
+        # A backstop only: the app ends what is still open at the drain time itself.
+        timeout_graceful_shutdown=math.ceil(drain_seconds) + 5,
     )
-    server = _Server(config, app)
+    server = _Server(config, app, drain_seconds)
     print(
         f"toolstitch proxy: listening on http://{shown}:{bound[1]} for {upstream}"
         + (" (enforcing)" if enforce else ""),
@@ -105,12 +121,18 @@ class _Server(_server_base()):  # type: ignore[misc]
     """uvicorn's server, telling the app it drains (its health check says so) when a
     signal asks it to stop."""
 
-    def __init__(self, config: Any, app: Proxy) -> None:
+    def __init__(self, config: Any, app: Proxy, drain_seconds: float) -> None:
         super().__init__(config)
         self.app = app
+        self.drain_seconds = drain_seconds
 
     def handle_exit(self, sig: int, frame: Any) -> None:
         self.app.draining = True
+        if self.app.drain_seconds is None:
+            # Signal handlers run on the event loop's thread, between its callbacks.
+            with contextlib.suppress(RuntimeError):
+                loop = asyncio.get_running_loop()
+                loop.call_soon_threadsafe(self.app.begin_drain, self.drain_seconds)
         super().handle_exit(sig, frame)
         # A stop asked for and drained is a clean exit (status 0): uvicorn would
         # raise the signal again once it has shut down.
@@ -149,6 +171,13 @@ def _tracer() -> tuple[Any, Any]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    provider = TracerProvider(resource=Resource.create({"service.name": "toolstitch-proxy"}))
+    # The standard variables name the service when they do (OTEL_SERVICE_NAME, or
+    # service.name in OTEL_RESOURCE_ATTRIBUTES): attributes given here would override them.
+    named = os.environ.get("OTEL_SERVICE_NAME", "").strip() or any(
+        pair.split("=", 1)[0].strip() == "service.name"
+        for pair in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", "").split(",")
+    )
+    resource = Resource.create({} if named else {"service.name": "toolstitch-proxy"})
+    provider = TracerProvider(resource=resource)
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     return provider, provider.get_tracer("toolstitch.proxy")
