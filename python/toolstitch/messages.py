@@ -186,7 +186,14 @@ Finish: TypeAlias = Literal["stop", "tool-calls", "length", "content-filter", "e
 
 
 ProblemKind: TypeAlias = Literal[
-    "unnamed", "provider", "protocol", "not-applied", "unreadable", "sequence", "cut"
+    "unnamed",
+    "provider",
+    "protocol",
+    "not-applied",
+    "unreadable",
+    "sequence",
+    "cut",
+    "missing-calls",
 ]
 """What kind of problem keeps a message from being complete (``Problem.kind``)."""
 
@@ -200,7 +207,9 @@ class Problem(str):
       ``"provider"`` (the provider reported an error), ``"unreadable"`` (bytes that
       could not be framed), ``"sequence"`` (Responses sequence numbers missing or out of
       order), ``"unnamed"`` (a call that never got a name, Q7), ``"cut"`` (the reported
-      output tokens reached ``max_output_tokens``, Q46);
+      output tokens reached ``max_output_tokens``, Q46), ``"missing-calls"`` (the
+      message ended with a finish that says the client has calls to run, such as
+      ``tool_calls``, and holds none, Q65);
     - ``choice``: the choice concerned, or ``None`` for the whole stream;
     - ``call``: the call's key (``ToolCallStarted.index``) when it is one call's;
     - ``call_id``: that call's id (minted when the provider sent none), or ``None``;

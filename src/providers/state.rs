@@ -169,6 +169,31 @@ pub(crate) struct Choice {
     /// What narrow rules interpreted (Q36 onward), the first [`MAX_NOTES`].
     #[serde(default)]
     pub(crate) notes: Vec<Note>,
+    /// Whether every event of the message gave an empty finish reason (Q63).
+    #[serde(default)]
+    pub(crate) empty_finish: EmptyFinish,
+}
+
+/// What the events of a message said of its finish reason, for Q63's rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum EmptyFinish {
+    /// No event of the message has carried the field yet.
+    #[default]
+    Unseen,
+    /// Every event of the message so far gave it as `""`.
+    Throughout,
+    /// Some event gave it otherwise (`null`, absent, a reason).
+    Mixed,
+}
+
+impl EmptyFinish {
+    /// The next state after an event that gave `empty` (`""`) or not.
+    pub(crate) fn after(self, empty: bool) -> Self {
+        match (self, empty) {
+            (EmptyFinish::Unseen | EmptyFinish::Throughout, true) => EmptyFinish::Throughout,
+            _ => EmptyFinish::Mixed,
+        }
+    }
 }
 
 /// At most this many notes are kept per message.
@@ -196,6 +221,7 @@ impl Choice {
             failed: false,
             problems: Vec::new(),
             notes: Vec::new(),
+            empty_finish: EmptyFinish::Unseen,
         }
     }
 

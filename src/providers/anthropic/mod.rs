@@ -43,6 +43,8 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("message_stop", Ends::ByReason)],
     end_label: "message_stop",
     after_end: AfterEnd::Only(&["ping", "error"]),
+    // `stop_reason: "tool_use"`: the model stopped for the client's calls.
+    calls_finish: &["tool_use"],
 };
 
 /// The event types only this dialect sends (every one it reads but `error`).

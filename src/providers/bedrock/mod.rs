@@ -451,6 +451,8 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("messageStop", Ends::ByReason)],
     end_label: "messageStop",
     after_end: AfterEnd::Only(&["metadata", "*Exception"]),
+    // `stopReason: "tool_use"`: the model stopped for the client's calls.
+    calls_finish: &["tool_use"],
 };
 
 /// The event types of ConverseStream.

@@ -33,6 +33,8 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("message-end", Ends::ByReason)],
     end_label: "message-end",
     after_end: AfterEnd::Only(&[]),
+    // `finish_reason: "TOOL_CALL"`: the model stopped for the client's calls.
+    calls_finish: &["TOOL_CALL"],
 };
 
 const HANDLED: [&str; 9] = [

@@ -616,6 +616,9 @@ pub(crate) const SPEC: Spec = Spec {
         ends: &[("candidates[].finishReason", Ends::ByReason)],
         end_label: "its finishReason",
         after_end: AfterEnd::NoContent,
+        // Gemini ends a turn of calls with `STOP`, like one of text: no finish
+        // value says "the client has calls to run".
+        calls_finish: &[],
     },
     state_formats: &[FORMAT],
     client_items: &[],

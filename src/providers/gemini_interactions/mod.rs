@@ -76,6 +76,8 @@ const PROTOCOL: Protocol = Protocol {
     ends: &[("interaction.completed", Ends::ByReason)],
     end_label: "interaction.completed",
     after_end: AfterEnd::Only(&[]),
+    // `status: "requires_action"`: the interaction waits for the client's calls.
+    calls_finish: &["requires_action"],
 };
 
 const HANDLED: [&str; 9] = [

@@ -427,7 +427,10 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
     // Read in place: the choices and calls are not moved out of the chunk.
     for (pos, choice) in (0_i64..).zip(chunk.choices.iter().flat_map(Few::iter)) {
         let c = choice.index.map_or(pos, |i| i.0);
-        s.choice(c)?;
+        let ch = s.choice(c)?;
+        ch.empty_finish = ch
+            .empty_finish
+            .after(choice.finish_reason.as_deref() == Some(""));
         if restated_finish(s, c, choice) {
             continue;
         }
@@ -610,6 +613,34 @@ impl Adapter for State {
         fragment_chunk(&mut chunk, facts, Str(piece.into()));
         Some(apply_chunk(s, name, chunk, live))
     }
+
+    /// Q63: `[DONE]` (or a whole body) after a message whose every chunk gave
+    /// `finish_reason: ""` (Snowflake Cortex) ends it normally, with a note,
+    /// when every call's input is a complete JSON value; otherwise it stays
+    /// not ended (Q5), so not complete.
+    fn ended_whole(&mut self, s: &mut Stream, live: &mut Live<'_>) -> R {
+        calls::empty_finish_throughout(s, live)
+    }
+
+    /// A gateway's chunk after `[DONE]` with no choices (`{"choices":[],
+    /// "cost":"0"}`, usage, metadata): nothing in it changes a message (Q58).
+    /// A choice of any kind, or an error, is not content-free.
+    fn content_free(&self, input: Input<'_>) -> Option<String> {
+        let obj: Map<String, Value> = input.parse().ok()?;
+        let no_choices = match obj.get("choices") {
+            None | Some(Value::Null) => true,
+            Some(Value::Array(a)) => a.is_empty(),
+            Some(_) => false,
+        };
+        if !no_choices || obj.contains_key("error") {
+            return None;
+        }
+        let keys: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
+        Some(format!(
+            "a chunk with no choices came after [DONE] (members: {}) and was not applied",
+            keys.join(", ")
+        ))
+    }
 }
 
 pub(crate) const SPEC: Spec = Spec {
@@ -662,6 +693,8 @@ pub(crate) const SPEC: Spec = Spec {
         ends: &[("choices[].finish_reason", Ends::ByReason)],
         end_label: "its finish_reason",
         after_end: AfterEnd::NoContent,
+        // `finish_reason: "tool_calls"` (and the legacy `"function_call"`).
+        calls_finish: &["tool_calls", "function_call"],
     },
     state_formats: &[FORMAT],
     client_items: &[CUSTOM],

@@ -37,6 +37,10 @@ pub(crate) struct Protocol {
     pub(crate) end_label: &'static str,
     /// What may follow the end.
     pub(crate) after_end: AfterEnd,
+    /// The finish values (compared ignoring ASCII case) that say "the client
+    /// has calls to run": a message that ends with one and holds no client
+    /// call lost its calls, and is not complete (Q65).
+    pub(crate) calls_finish: &'static [&'static str],
 }
 
 /// What an end event can mean.
@@ -64,6 +68,13 @@ impl Protocol {
             Some(self.subject.to_owned()),
             format!("{event} arrived after {}", self.end_label),
         ))
+    }
+
+    /// True when `reason` is one of the finishes that say the client has calls to run.
+    pub(crate) fn ends_for_calls(&self, reason: &str) -> bool {
+        self.calls_finish
+            .iter()
+            .any(|f| f.eq_ignore_ascii_case(reason))
     }
 
     /// True when blocks at this position end with their own stop.
@@ -155,6 +166,7 @@ mod tests {
             ends: &[],
             end_label: "the end",
             after_end: AfterEnd::Only(&["ping", "*Exception"]),
+            calls_finish: &["tool_use"],
         };
         assert!(p.after_end(true, "ping").is_ok());
         assert!(p.after_end(true, "throttlingException").is_ok());

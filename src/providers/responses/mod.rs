@@ -73,6 +73,8 @@ const PROTOCOL: Protocol = Protocol {
     ],
     end_label: "the response's final event",
     after_end: AfterEnd::Only(&[]),
+    // A response with calls ends `completed`, like one of text.
+    calls_finish: &[],
 };
 
 const HANDLED: [&str; 18] = [
