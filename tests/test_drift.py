@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
-from toolstitch import AssembledMessage, Assembler, ToolstitchError
+from toolstitch import AssembledMessage, Assembler, ToolResultBlock, ToolstitchError
 from toolstitch.guard import Guard
 
 # ------------------------------------------------------------------ helpers
@@ -40,7 +41,10 @@ def read(data: bytes, provider: str) -> tuple[AssembledMessage, list[ToolstitchE
         asm.feed_bytes(data)
     except ToolstitchError as e:
         errors.append(e)
-    asm.close()
+    try:
+        asm.close()
+    except ToolstitchError as e:
+        errors.append(e)
     return asm.message(), errors
 
 
@@ -363,8 +367,9 @@ def test_q65_the_guard_blocks_a_finish_for_calls_without_calls() -> None:
     assert blocked is not None and blocked.cause == "incomplete"
     assert "tool_calls" in blocked.reason and "holds none" in blocked.reason
     assert b'"finish_reason": "tool_calls"' not in out
-    body, blocked = guarded(body_of("anthropic", False), None)
+    out, blocked = guarded(body_of("anthropic", False), None)
     assert blocked is not None and blocked.cause == "incomplete"
+    assert b"tool_use" not in out
 
 
 def test_q65_twin_the_guard_passes_a_text_end_and_a_finish_with_its_call() -> None:
@@ -554,3 +559,279 @@ def test_invocation_metrics_are_found_whatever_escapes_spell_the_key() -> None:
         usages.append(m.usage)
     assert usages[0] == usages[1]
     assert usages[0] is not None and usages[0]["amazon-bedrock-invocationMetrics"] == metrics
+
+
+# ------------------------------ Q56: the Interactions API's other form
+
+INTERACTIONS = Path(__file__).parent / "fixtures" / "real" / "vercel-ai"
+INTERACTION_BODIES = Path(__file__).parent / "fixtures" / "gemini_interactions"
+STREAMS = ["basic", "tool-call-step1", "tool-call-step2", "google-search"]
+
+
+def step_events(name: str) -> list[dict[str, Any]]:
+    text = (INTERACTIONS / f"google-interactions-{name}.chunks.txt").read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def other_form(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The same interaction in the API's other form, as its reference describes it:
+    ``interaction.start`` / ``content.start`` (the block under ``content``, text as a
+    ``text`` block) / ``content.delta`` / ``content.stop`` / ``interaction.complete``,
+    a function call brought whole by one ``function_call`` delta."""
+    out: list[dict[str, Any]] = []
+    calls: dict[int, dict[str, Any]] = {}
+    for e in events:
+        kind = e["event_type"]
+        if kind == "interaction.created":
+            out.append(dict(e, event_type="interaction.start"))
+        elif kind == "interaction.completed":
+            out.append(dict(e, event_type="interaction.complete"))
+        elif kind == "step.start":
+            step = dict(e["step"])
+            if step["type"] == "model_output":
+                text = "".join(c.get("text", "") for c in step.get("content") or [])
+                block: dict[str, Any] = {"type": "text", "text": text}
+            elif step["type"] == "function_call":
+                calls[e["index"]] = {"id": step.get("id"), "name": step.get("name"), "args": ""}
+                block = {"type": "function_call"}
+            else:
+                block = step
+            out.append({"event_type": "content.start", "index": e["index"], "content": block})
+        elif kind == "step.delta":
+            delta = e["delta"]
+            call = calls.get(e["index"])
+            if call is not None and delta.get("type") == "arguments_delta":
+                call["args"] += delta["arguments"]
+                continue
+            out.append({"event_type": "content.delta", "index": e["index"], "delta": delta})
+        elif kind == "step.stop":
+            call = calls.pop(e["index"], None)
+            if call is not None:
+                whole = {
+                    "type": "function_call",
+                    "id": call["id"],
+                    "name": call["name"],
+                    "arguments": json.loads(call["args"] or "{}"),
+                }
+                out.append({"event_type": "content.delta", "index": e["index"], "delta": whole})
+            out.append({"event_type": "content.stop", "index": e["index"]})
+        else:
+            out.append(e)
+    return out
+
+
+def seen(m: AssembledMessage) -> tuple[Any, ...]:
+    return (
+        m.complete,
+        m.finish_reason,
+        m.text,
+        [(c.id, c.name, json.loads(c.input), c.server_side) for c in m.tool_uses],
+        [type(b).__name__ for b in m.blocks],
+        m.tokens,
+    )
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_q56_a_stream_of_the_other_form_reads_as_its_steps_form(name: str) -> None:
+    steps = step_events(name)
+    legacy = other_form(steps)
+    assert {e["event_type"] for e in legacy}.isdisjoint({"step.start", "step.delta", "step.stop"})
+    m, errors = read(sse(*steps), "auto")
+    twin, twin_errors = read(sse(*legacy), "auto")
+    assert errors == [] and twin_errors == []
+    assert m.complete and seen(twin) == seen(m)
+    assert twin.skipped == ()
+
+
+def test_q56_a_call_whose_start_names_it_and_a_delta_that_restates_it() -> None:
+    legacy = other_form(step_events("tool-call-step1"))
+    for e in legacy:
+        if e["event_type"] == "content.start" and e["content"]["type"] == "function_call":
+            e["content"] = {"type": "function_call", "id": "61nzpsv4", "name": "getWeather"}
+    m, errors = read(sse(*legacy), "gemini-interactions")
+    assert errors == [] and m.complete
+    assert [(c.id, c.name, c.input) for c in m.tool_uses] == [
+        ("61nzpsv4", "getWeather", '{"location":"San Francisco"}')
+    ]
+
+
+def test_q56_twin_a_delta_naming_another_call_is_refused() -> None:
+    legacy = other_form(step_events("tool-call-step1"))
+    for e in legacy:
+        if e["event_type"] == "content.start" and e["content"]["type"] == "function_call":
+            e["content"] = {"type": "function_call", "id": "61nzpsv4", "name": "getWeather"}
+        if e["event_type"] == "content.delta" and e["delta"].get("type") == "function_call":
+            e["delta"]["name"] = "deleteEverything"
+    m, errors = read(sse(*legacy), "gemini-interactions")
+    assert len(errors) == 1 and "deleteEverything" in str(errors[0]) and not m.complete
+    assert [c.name for c in m.tool_uses] == ["getWeather"]
+
+
+def as_outputs(body: dict[str, Any]) -> dict[str, Any]:
+    """A whole interaction in the other form: its blocks under ``outputs``."""
+    outputs: list[Any] = []
+    for step in body.pop("steps"):
+        if step["type"] == "model_output":
+            outputs += [c for c in step.get("content") or []]
+        else:
+            outputs.append(step)
+    body["outputs"] = outputs
+    return body
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_q56_a_body_listing_outputs_reads_as_its_steps_form(name: str) -> None:
+    raw = (INTERACTION_BODIES / f"{name}.json").read_bytes()
+    other = json.dumps(as_outputs(json.loads(raw))).encode()
+    assert b'"steps"' not in other
+    m, errors = read(raw, "auto")
+    twin, twin_errors = read(other, "auto")
+    assert errors == [] and twin_errors == []
+    assert m.complete and seen(twin) == seen(m)
+
+
+def test_q56_twin_a_body_with_both_steps_and_outputs_is_refused() -> None:
+    body = json.loads((INTERACTION_BODIES / "tool-call-step1.json").read_bytes())
+    body["outputs"] = [{"type": "text", "text": "other"}]
+    m, errors = read(json.dumps(body).encode(), "gemini-interactions")
+    assert len(errors) == 1 and "both `steps` and `outputs`" in str(errors[0])
+    assert not m.complete and not m.tool_uses
+
+
+def test_q56_q65_calls_in_a_shape_not_read_are_never_a_finished_turn() -> None:
+    """The issue's silent loss, one drift later: a block type this version does not
+    read, under ``requires_action``, is loud in the body and in the stream."""
+    body = json.loads((INTERACTION_BODIES / "tool-call-step1.json").read_bytes())
+    body = as_outputs(body)
+    for o in body["outputs"]:
+        if o["type"] == "function_call":
+            o["type"] = "client_function_call"
+    m, errors = read(json.dumps(body).encode(), "gemini-interactions")
+    assert errors == [] and not m.complete and not m.tool_uses
+    assert problem_kinds(m) == ["missing-calls"] and "requires_action" in m.problems[0].message
+    legacy = other_form(step_events("tool-call-step1"))
+    for e in legacy:
+        for part in ("content", "delta"):
+            if isinstance(e.get(part), dict) and e[part].get("type") == "function_call":
+                e[part]["type"] = "client_function_call"
+    m, errors = read(sse(*legacy), "gemini-interactions")
+    assert not m.complete and "missing-calls" in problem_kinds(m)
+
+
+# ----------------------------------------- Q57: Gemini's integer enums
+
+
+def gemini_chunk(finish: Any, parts: list[Any] | None = None) -> dict[str, Any]:
+    call = {"functionCall": {"name": "get_weather", "args": {"city": "Oslo"}}}
+    return {
+        "candidates": [
+            {
+                "content": {"parts": parts if parts is not None else [call], "role": "model"},
+                "finishReason": finish,
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 7},
+    }
+
+
+@pytest.mark.parametrize(
+    ("number", "name", "complete"),
+    [
+        (1, "STOP", True),
+        (2, "MAX_TOKENS", False),
+        (3, "SAFETY", False),
+        (5, "OTHER", False),
+        (10, "MALFORMED_FUNCTION_CALL", False),
+        (12, "UNEXPECTED_TOOL_CALL", False),
+    ],
+)
+def test_q57_integer_finish_reasons_read_by_the_apis_numbering(
+    number: int, name: str, complete: bool
+) -> None:
+    m, errors = read(sse(gemini_chunk(number)), "gemini")
+    twin, twin_errors = read(sse(gemini_chunk(name)), "gemini")
+    assert errors == [] and twin_errors == []
+    assert m.finish_reason == name and m.complete is complete
+    assert seen(m) == seen(twin) and m.finish == twin.finish
+
+
+@pytest.mark.parametrize("number", [0, 99, -1])
+def test_q57_twin_an_integer_not_in_the_api_is_not_a_normal_end(number: int) -> None:
+    m, errors = read(sse(gemini_chunk(number)), "gemini")
+    assert errors == [] and not m.complete
+    assert [c.name for c in m.tool_uses] == ["get_weather"]
+
+
+@pytest.mark.parametrize("bad", [True, 1.5, {"v": 1}, [1]])
+def test_q57_twin_a_finish_reason_of_another_type_is_a_named_error(bad: Any) -> None:
+    m, errors = read(sse(gemini_chunk(bad)), "gemini")
+    assert len(errors) == 1 and "finishReason" in str(errors[0])
+    assert not m.complete
+
+
+def test_q57_integer_block_reasons_and_code_outcomes() -> None:
+    blocked = {"promptFeedback": {"blockReason": 1}}
+    m, errors = read(sse(blocked), "gemini")
+    twin, _ = read(sse({"promptFeedback": {"blockReason": "SAFETY"}}), "gemini")
+    assert m.finish_reason == "SAFETY" == twin.finish_reason and not m.complete
+    for outcome, named, is_error in ((1, "OUTCOME_OK", False), (2, "OUTCOME_FAILED", True)):
+        parts = [
+            {"executableCode": {"language": 1, "code": "print(1)"}},
+            {"codeExecutionResult": {"outcome": outcome, "output": "1\n"}},
+        ]
+        by_number, errors = read(sse(gemini_chunk(1, parts)), "gemini")
+        by_name, _ = read(
+            sse(
+                gemini_chunk(
+                    "STOP",
+                    [
+                        {"executableCode": {"language": "PYTHON", "code": "print(1)"}},
+                        {"codeExecutionResult": {"outcome": named, "output": "1\n"}},
+                    ],
+                )
+            ),
+            "gemini",
+        )
+        assert errors == [] and by_number.complete
+        results = [b for b in by_number.blocks if isinstance(b, ToolResultBlock)]
+        twins = [b for b in by_name.blocks if isinstance(b, ToolResultBlock)]
+        assert [(r.is_error, r.content) for r in results] == [(is_error, r.content) for r in twins]
+        assert results[0].content != ()
+
+
+# --------------------------------------------------------- the drift report
+
+
+def renamed(events: list[dict[str, Any]], old: str, new: str) -> list[dict[str, Any]]:
+    return [dict(e, event_type=e["event_type"].replace(old, new)) for e in events]
+
+
+def test_a_stream_of_mostly_unknown_events_says_the_api_changed() -> None:
+    drifted = renamed(step_events("basic"), "step.", "part.")
+    m, errors = read(sse(*drifted), "gemini-interactions")
+    assert errors == [] and not m.complete
+    drift = [p for p in m.problems if "API has likely changed" in p.message]
+    assert len(drift) == 1 and drift[0].kind == "not-applied"
+    assert "part.start" in drift[0].message and "part.delta" in drift[0].message
+    # The same in Anthropic's dialect: a future block event name.
+    start, *blocks, end_delta, stop = anthropic_events("end_turn", False)
+    more = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "!"}}
+    parts = [
+        dict(e, type=e["type"].replace("content_block", "content_part"))
+        for e in [*blocks[:2], more, more, blocks[2]]
+    ]
+    m, errors = read(sse(start, *parts, end_delta, stop, named=True), "anthropic")
+    assert errors == [] and not m.complete and m.text == ""
+    assert m.finish_reason == "end_turn"
+    assert [p.kind for p in m.problems] == ["not-applied"]
+    assert "5 of the stream's 8 events" in m.problems[0].message
+    assert "content_part_delta" in m.problems[0].message
+
+
+def test_drift_twin_a_few_unknown_events_are_skipped_and_the_message_complete() -> None:
+    events = step_events("basic")
+    extra = {"event_type": "interaction.heartbeat", "interaction_id": "x"}
+    m, errors = read(sse(events[0], extra, *events[1:]), "gemini-interactions")
+    assert errors == [] and m.complete, m.problems
+    assert [s.event_type for s in m.skipped] == ["interaction.heartbeat"]

@@ -278,8 +278,9 @@ class Note(NamedTuple):
     ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43),
     ``"content-parts"`` (Q49), ``"arguments-done-early"`` and ``"stale-delta-skipped"``
     (Q44), ``"xai-server-tool"`` (Q47), ``"concatenated-split"`` (Q40, with
-    ``split_concatenated``), ``"empty-custom-ignored"`` (Q52) and
-    ``"null-arguments-empty"`` (Q53); ``call_id`` is the call concerned (``None`` for the
+    ``split_concatenated``), ``"empty-custom-ignored"`` (Q52),
+    ``"null-arguments-empty"`` (Q53), ``"after-done-ignored"`` (Q58) and
+    ``"empty-finish-ended"`` (Q63); ``call_id`` is the call concerned (``None`` for the
     message), ``event`` the 1-based ordinal of the event interpreted."""
 
     kind: str

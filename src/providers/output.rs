@@ -146,12 +146,6 @@ pub enum NoteKind {
     /// `[DONE]` (or a whole body) whose every call's input is complete JSON:
     /// read as a normal end (Q63).
     EmptyFinishEnded,
-    /// Integer enums (`"finishReason": 1`, `enum-encoding=int`): read by the
-    /// API's own numbering (Q57).
-    IntegerEnum,
-    /// Most events of the stream were skipped as unknown: the API may have
-    /// changed (the drift report).
-    MostlySkipped,
 }
 
 impl NoteKind {
@@ -173,8 +167,6 @@ impl NoteKind {
             Self::NullArgumentsEmpty => "null-arguments-empty",
             Self::AfterDoneIgnored => "after-done-ignored",
             Self::EmptyFinishEnded => "empty-finish-ended",
-            Self::IntegerEnum => "integer-enum",
-            Self::MostlySkipped => "mostly-skipped",
         }
     }
 }

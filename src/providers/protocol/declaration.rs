@@ -143,6 +143,26 @@ fn docs_table() -> String {
     out
 }
 
+/// The safety net's table of docs/providers.md (Q65): the finishes each
+/// dialect declares as "the client has calls to run".
+#[cfg(test)]
+fn calls_finish_table() -> String {
+    let mut out =
+        String::from("| dialect | a finish that says the client has calls to run |\n|---|---|\n");
+    for d in crate::providers::Dialect::ALL {
+        let p = &d.spec().protocol;
+        let finishes = if p.calls_finish.is_empty() {
+            "— (no finish value says so)".to_owned()
+        } else {
+            let quoted: Vec<String> = p.calls_finish.iter().map(|f| format!("`{f}`")).collect();
+            quoted.join(", ")
+        };
+        let _ =
+            std::fmt::Write::write_fmt(&mut out, format_args!("| {} | {finishes} |\n", d.name()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +202,11 @@ mod tests {
         assert!(
             docs.contains(&table),
             "docs/providers.md must hold the protocol table as declared:\n{table}"
+        );
+        let net = calls_finish_table();
+        assert!(
+            docs.contains(&net),
+            "docs/providers.md must hold the safety net's table as declared:\n{net}"
         );
     }
 }
