@@ -835,3 +835,25 @@ def test_drift_twin_a_few_unknown_events_are_skipped_and_the_message_complete() 
     m, errors = read(sse(events[0], extra, *events[1:]), "gemini-interactions")
     assert errors == [] and m.complete, m.problems
     assert [s.event_type for s in m.skipped] == ["interaction.heartbeat"]
+
+
+def test_q63_the_guard_passes_snowflakes_stream_and_blocks_its_cut_twin() -> None:
+    data = snowflake('{"city": "Oslo"}')
+    out, blocked = guarded(data)
+    assert blocked is None and out == data
+    cut = snowflake('{"city": "Oslo"}', done=False)
+    out, blocked = guarded(cut)
+    assert blocked is not None and blocked.cause == "incomplete"
+
+
+@pytest.mark.parametrize("name", ["tool-call-step1", "google-search"])
+def test_q56_the_other_form_cut_anywhere_gives_the_same_interaction(name: str) -> None:
+    data = sse(*other_form(step_events(name)))
+    whole, errors = read(data, "gemini-interactions")
+    assert errors == [] and whole.complete
+    for at in range(0, len(data), max(1, len(data) // 60)):
+        asm = Assembler("gemini-interactions")
+        asm.feed_bytes(data[:at])
+        asm.feed_bytes(data[at:])
+        asm.close()
+        assert seen(asm.message()) == seen(whole), at
