@@ -446,7 +446,7 @@ def test_q63_empty_finish_throughout_then_done_is_complete_with_a_note() -> None
     m, errors = read(snowflake('{"city": "Oslo"}'), "openai-chat")
     assert errors == [] and m.complete, m.problems
     assert note_kinds(m) == ["empty-finish-ended"]
-    assert m.finish_reason == ""
+    assert m.finish_reason == "" and m.finish == "tool-calls"
     assert [(c.name, c.input) for c in m.tool_uses] == [("get_weather", '{"city": "Oslo"}')]
 
 

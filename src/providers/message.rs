@@ -263,6 +263,13 @@ impl Stream {
         }
         let complete = ch.phase.normal() && !ch.failed && problems.is_empty();
         let finish = finish_of(ch.finish_reason.as_deref(), ch.phase.ended(), ch.failed).map(|f| {
+            // An empty reason that a narrow rule judged a normal end (Q63) is a stop.
+            let empty = ch.finish_reason.as_deref() == Some("") && ch.phase.normal();
+            let f = if empty && f == Finish::Other {
+                Finish::Stop
+            } else {
+                f
+            };
             let client_calls = tool_uses.iter().any(|t| !t.server_side);
             if f == Finish::Stop && client_calls {
                 Finish::ToolCalls
