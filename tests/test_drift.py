@@ -857,3 +857,14 @@ def test_q56_the_other_form_cut_anywhere_gives_the_same_interaction(name: str) -
         asm.feed_bytes(data[at:])
         asm.close()
         assert seen(asm.message()) == seen(whole), at
+
+
+def test_q58_the_guard_passes_a_gateways_trailer_and_blocks_content_after_done() -> None:
+    data = chat_stream("tool_calls", True) + sse({"choices": [], "cost": "0"})
+    out, blocked = guarded(data)
+    assert blocked is None and out == data
+    bad = chat_stream("tool_calls", True) + sse(
+        {"choices": [{"index": 0, "delta": {"content": "more"}, "finish_reason": None}]}
+    )
+    out, blocked = guarded(bad)
+    assert blocked is not None and b"more" not in out
