@@ -17,8 +17,14 @@ use crate::providers::{gemini_interactions as interactions, Dialect};
 fn event(r: &mut Rng) -> J {
     let delta = obj_field(r, |r| {
         let kind = J::Str(
-            r.pick(&["text", "arguments_delta", "thought_signature", "function_call", "x"])
-                .to_owned(),
+            r.pick(&[
+                "text",
+                "arguments_delta",
+                "thought_signature",
+                "function_call",
+                "x",
+            ])
+            .to_owned(),
         );
         let kind = if r.chance(85) { kind } else { str_field(r) };
         let arguments = if r.chance(10) {

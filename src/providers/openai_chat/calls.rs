@@ -8,9 +8,7 @@ use super::{ChatChoice, Content, Part, FORMAT};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock};
 use crate::providers::json::{is_complete_json, is_json_prefix, starts_value, text, TextOrObject};
-use crate::providers::state::{
-    violation, EmptyFinish, Fail, Live, Opening, Src, Stream, TextKind, NS_TOOL, R,
-};
+use crate::providers::state::{violation, Fail, Live, Opening, Src, Stream, TextKind, NS_TOOL, R};
 use crate::providers::{DecodeKind, NoteKind, Rule};
 
 /// The kind of a call the server ran and reported in `delta.executed_tools`
@@ -508,40 +506,6 @@ pub(super) fn executed_tools(
             provider_state_format: FORMAT.to_owned(),
         };
         s.tool_result(c, None, block)?;
-    }
-    Ok(())
-}
-
-/// Q63: see [`super::State`]'s `ended_whole`.
-pub(super) fn empty_finish_throughout(s: &mut Stream, live: &mut Live<'_>) -> R {
-    let candidates: Vec<i64> = s
-        .choices
-        .iter()
-        .filter(|(_, ch)| !ch.phase.ended() && ch.empty_finish == EmptyFinish::Throughout)
-        .map(|(&c, _)| c)
-        .collect();
-    for c in candidates {
-        let Some(ch) = s.existing(c) else {
-            continue;
-        };
-        let keys: Vec<i64> = ch.tools.iter().map(|(k, _)| k).collect();
-        let mut whole = true;
-        for key in keys {
-            whole &= ch.input_complete(key);
-        }
-        if !whole {
-            continue;
-        }
-        s.set_finish_reason(c, "")?;
-        s.end_normal(c, live)?;
-        s.note(
-            c,
-            NoteKind::EmptyFinishEnded,
-            None,
-            "every chunk gave finish_reason \"\" and the stream ended whole with every \
-             call's input complete JSON: read as a normal end"
-                .to_owned(),
-        );
     }
     Ok(())
 }

@@ -7,6 +7,7 @@
 mod body;
 mod guard;
 mod calls;
+mod done;
 
 use calls::{content_parts, executed_tools, fragment, restated_finish, Args, Piece, EXECUTED};
 
@@ -614,32 +615,14 @@ impl Adapter for State {
         Some(apply_chunk(s, name, chunk, live))
     }
 
-    /// Q63: `[DONE]` (or a whole body) after a message whose every chunk gave
-    /// `finish_reason: ""` (Snowflake Cortex) ends it normally, with a note,
-    /// when every call's input is a complete JSON value; otherwise it stays
-    /// not ended (Q5), so not complete.
+    /// Q63: see [`done::empty_finish_throughout`].
     fn ended_whole(&mut self, s: &mut Stream, live: &mut Live<'_>) -> R {
-        calls::empty_finish_throughout(s, live)
+        done::empty_finish_throughout(s, live)
     }
 
-    /// A gateway's chunk after `[DONE]` with no choices (`{"choices":[],
-    /// "cost":"0"}`, usage, metadata): nothing in it changes a message (Q58).
-    /// A choice of any kind, or an error, is not content-free.
+    /// Q58: see [`done::content_free`].
     fn content_free(&self, input: Input<'_>) -> Option<String> {
-        let obj: Map<String, Value> = input.parse().ok()?;
-        let no_choices = match obj.get("choices") {
-            None | Some(Value::Null) => true,
-            Some(Value::Array(a)) => a.is_empty(),
-            Some(_) => false,
-        };
-        if !no_choices || obj.contains_key("error") {
-            return None;
-        }
-        let keys: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
-        Some(format!(
-            "a chunk with no choices came after [DONE] (members: {}) and was not applied",
-            keys.join(", ")
-        ))
+        done::content_free(input)
     }
 }
 

@@ -195,6 +195,15 @@ mod tests {
     }
 
     #[test]
+    fn a_finish_for_calls_is_one_declared_ignoring_ascii_case() {
+        let p = &crate::providers::Dialect::Cohere.spec().protocol;
+        assert!(p.ends_for_calls("TOOL_CALL") && p.ends_for_calls("tool_call"));
+        assert!(!p.ends_for_calls("COMPLETE") && !p.ends_for_calls(""));
+        let gemini = &crate::providers::Dialect::Gemini.spec().protocol;
+        assert!(!gemini.ends_for_calls("STOP"));
+    }
+
+    #[test]
     fn the_docs_show_the_declared_protocols() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/providers.md");
         let docs = std::fs::read_to_string(path).unwrap_or_default();
