@@ -490,7 +490,7 @@ impl Assembler {
         }
         let mut live = Live(live);
         if self.stream.done {
-            // Q58: a chunk that changes nothing (no choices) is a note.
+            // Q58: an event the dialect says carries nothing to apply is a note.
             if let Some(what) = self.state.as_ref().and_then(|st| st.content_free(input)) {
                 let choices: Vec<i64> = self.stream.choices.keys().copied().collect();
                 for c in choices {
