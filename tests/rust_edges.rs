@@ -992,12 +992,19 @@ fn q5_twin_a_real_finish_reason_still_ends_the_message() {
     assert_eq!(errors.len(), 1, "{errors:?}");
     assert!(!m.complete);
     assert_eq!(m.finish_reason.as_deref(), Some("stop"));
-    // A body whose finish_reason is "" has no end either.
+    // A body whose finish_reason is "" is whole: Q63's rule ends it (every
+    // call's input, here none, complete), with its note.
     let body = json!({"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "", "message": {"role": "assistant", "content": "hi"}}]});
     let (m, errors) = run(&mut chat(), &[body]);
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(m.text, "hi");
-    assert!(!m.complete && m.finish_reason.is_none());
+    assert!(m.complete && m.finish_reason.as_deref() == Some(""));
+    assert_eq!(notes(&m), [NoteKind::EmptyFinishEnded]);
+    // Its twin: a call cut short in such a body keeps it not ended.
+    let cut = json!({"object": "chat.completion", "choices": [{"index": 0, "finish_reason": "", "message": {"role": "assistant", "content": null, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"a\":"}}]}}]});
+    let (m, errors) = run(&mut chat(), &[cut]);
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(!m.complete && m.finish_reason.is_none() && m.notes.is_empty());
 }
 
 // ------------------------------------ Q44: only a replay from the first byte is stale

@@ -1909,7 +1909,10 @@ fn q15_other_dialects_complete_only_on_a_normal_end() {
         .messages()[0]
             .complete
     };
-    assert!(anth_stop("tool_use"));
+    assert!(anth_stop("end_turn"));
+    // `tool_use` is normal, but says the client has calls to run: without one
+    // the message lost them (Q65).
+    assert!(!anth_stop("tool_use"));
     assert!(!anth_stop("refusal"));
     assert!(!anth_stop("pause_turn"));
     let bedrock = |reason: &str| {
@@ -1930,7 +1933,8 @@ fn q15_other_dialects_complete_only_on_a_normal_end() {
         .messages()[0]
             .complete
     };
-    assert!(cohere("COMPLETE") && cohere("TOOL_CALL") && cohere("STOP_SEQUENCE"));
+    assert!(cohere("COMPLETE") && cohere("STOP_SEQUENCE"));
+    assert!(!cohere("TOOL_CALL"), "Q65: a finish for calls over no call");
     assert!(!cohere("ERROR") && !cohere("TIMEOUT"));
     // Cut streams: no end at all.
     let cut = run(

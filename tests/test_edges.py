@@ -343,7 +343,9 @@ def test_an_openai_shaped_error_in_an_anthropic_stream_is_a_provider_error() -> 
 
 
 def test_q5_an_empty_finish_reason_is_absent_and_a_real_one_ends() -> None:
-    m, errors = run(chunk({"content": "hi"}, ""), chunk({"content": " there"}, ""), END)
+    m, errors = run(
+        chunk({"content": "hi"}, ""), chunk({"content": " there"}, ""), chunk({}, "stop")
+    )
     assert errors == [] and m.complete and m.text == "hi there"
     m, errors = run(chunk({"content": "hi"}, "stop"), chunk({"content": " there"}))
     assert len(errors) == 1 and isinstance(errors[0], ProtocolError)

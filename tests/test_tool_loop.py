@@ -366,7 +366,9 @@ def as_body(dialect: str, assistant: list[dict[str, Any]]) -> dict[str, Any]:
         return {"output": {"message": message}, "stopReason": "tool_use"}
     if dialect == "gemini":
         return {"candidates": [{"content": message, "finishReason": "STOP", "index": 0}]}
-    return {"id": "c", "finish_reason": "TOOL_CALL", "message": message}
+    # A turn without calls ends COMPLETE: TOOL_CALL over no call is a lost call (Q65).
+    finish = "TOOL_CALL" if message.get("tool_calls") else "COMPLETE"
+    return {"id": "c", "finish_reason": finish, "message": message}
 
 
 def read_back(dialect: str, assistant: list[dict[str, Any]]) -> AssembledMessage:

@@ -189,7 +189,14 @@ Finish: TypeAlias = Literal["stop", "tool-calls", "length", "content-filter", "e
 
 
 ProblemKind: TypeAlias = Literal[
-    "unnamed", "provider", "protocol", "not-applied", "unreadable", "sequence", "cut"
+    "unnamed",
+    "provider",
+    "protocol",
+    "not-applied",
+    "unreadable",
+    "sequence",
+    "cut",
+    "missing-calls",
 ]
 """What kind of problem keeps a message from being complete (``Problem.kind``)."""
 
@@ -203,7 +210,9 @@ class Problem(str):
       ``"provider"`` (the provider reported an error), ``"unreadable"`` (bytes that
       could not be framed), ``"sequence"`` (Responses sequence numbers missing or out of
       order), ``"unnamed"`` (a call that never got a name, Q7), ``"cut"`` (the reported
-      output tokens reached ``max_output_tokens``, Q46);
+      output tokens reached ``max_output_tokens``, Q46), ``"missing-calls"`` (the
+      message ended with a finish that says the client has calls to run, such as
+      ``tool_calls``, and holds none, Q65);
     - ``choice``: the choice concerned, or ``None`` for the whole stream;
     - ``call``: the call's key (``ToolCallStarted.index``) when it is one call's;
     - ``call_id``: that call's id (minted when the provider sent none), or ``None``;
@@ -272,9 +281,10 @@ class Note(NamedTuple):
     ``"duplicate-id-renamed"`` (Q38), ``"fragment-rerouted"`` (Q43),
     ``"content-parts"`` (Q49), ``"arguments-done-early"`` and ``"stale-delta-skipped"``
     (Q44), ``"xai-server-tool"`` (Q47), ``"concatenated-split"`` (Q40, with
-    ``split_concatenated``), ``"empty-custom-ignored"`` (Q52) and
-    ``"null-arguments-empty"`` (Q53), ``"response-id-rotated"`` and ``"item-id-rotated"``
-    (Q59); ``call_id`` is the call concerned (``None`` for the
+    ``split_concatenated``), ``"empty-custom-ignored"`` (Q52),
+    ``"null-arguments-empty"`` (Q53), ``"after-done-ignored"`` (Q58),
+    ``"response-id-rotated"`` and ``"item-id-rotated"`` (Q59) and
+    ``"empty-finish-ended"`` (Q63); ``call_id`` is the call concerned (``None`` for the
     message), ``event`` the 1-based ordinal of the event interpreted."""
 
     kind: str

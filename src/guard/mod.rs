@@ -63,7 +63,7 @@ pub use tail::error_response;
 use crate::framing::{self, Decoder, Detection, FramingLimits, Transport};
 use crate::providers::{
     AssembledMessage, Assembler, AssemblerLimits, BytesAssembler, BytesError, Dialect, Error,
-    LiveEvent, ToolUse,
+    LiveEvent, ProblemKind, ToolUse,
 };
 use cuts::Cutter;
 use inflate::Inflater;
@@ -719,13 +719,27 @@ impl Guard {
                 .filter(|t| !server_run(asm, t))
                 .map(|t| format!("{} ({})", shown(&t.block.id), shown(&t.block.name)))
                 .collect();
-            if calls.is_empty() {
+            // A message without client calls is blocked only when it lost them
+            // (Q65: its finish says the client has calls to run).
+            let lost = message
+                .iter()
+                .flat_map(|m| m.problems.iter())
+                .any(|p| p.kind == ProblemKind::MissingCalls);
+            if calls.is_empty() && !lost {
                 continue;
             }
             let how = match &reason {
                 Some(r) => format!("ended with {r:?}"),
                 None => "ended without a normal end".to_owned(),
             };
+            if calls.is_empty() {
+                let why = format!(
+                    "choice {choice} {how}, which says the client has calls to run, and holds \
+                     none: its calls were lost"
+                );
+                self.block(Cause::Incomplete, one_line(&why), None, step);
+                return Err(());
+            }
             let problems: Vec<&str> = message
                 .iter()
                 .flat_map(|m| m.problems.iter())

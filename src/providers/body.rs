@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 use super::detect;
 use super::raw::object_for_shape;
-use super::state::Fail;
+use super::state::{Fail, Live};
 use super::{Assembler, DecodeKind, Dialect, Error, Input, LiveEvent};
 
 /// One event made from a body: built here, or text holding parts of the body
@@ -279,7 +279,9 @@ fn feed_body(
         };
         fed.map_err(|e| renamed(e, &what))?;
     }
-    Ok(())
+    let mut live = Live(live);
+    asm.ended_whole(&mut live)
+        .map_err(|f| renamed(asm.wrap(f, event_name, input), &what))
 }
 
 /// The events a body of dialect `d` stands for.

@@ -29,6 +29,50 @@ impl Stream {
         }
     }
 
+    /// The drift report: a stream of which most events were skipped as of
+    /// types this version does not read has most likely met a changed API;
+    /// the message says so, naming those types, and is not complete (what it
+    /// holds is not what the provider sent).
+    pub(crate) fn drift(&self, c: i64) -> Option<Problem> {
+        /// Below this many events a stream is too short to tell.
+        const MIN_EVENTS: u64 = 4;
+        let events = self.ordinal;
+        if events < MIN_EVENTS || self.skipped.is_empty() {
+            return None;
+        }
+        let mut ordinals: Vec<u64> = self.skipped.iter().map(|k| k.ordinal).collect();
+        ordinals.dedup();
+        let skipped = u64::try_from(ordinals.len()).unwrap_or(u64::MAX);
+        if skipped.saturating_mul(2) <= events {
+            return None;
+        }
+        let mut types: Vec<&str> = Vec::new();
+        for k in &self.skipped {
+            if !types.contains(&k.event_type.as_str()) {
+                types.push(&k.event_type);
+            }
+        }
+        let shown = types.iter().take(8).copied().collect::<Vec<_>>().join(", ");
+        let more = types.len().saturating_sub(8);
+        let more = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        Some(Problem {
+            kind: ProblemKind::NotApplied,
+            choice: Some(c),
+            call: None,
+            id: String::new(),
+            event: None,
+            message: format!(
+                "{skipped} of the stream's {events} events were skipped as of types this \
+                 version does not read ({shown}{more}): the provider's API has likely changed, \
+                 and what the message holds is not what it sent"
+            ),
+        })
+    }
+
     /// The input of every call not finished yet, as `(choice, index, input,
     /// revision)`: while the revision stays the same, the input only grows.
     pub(crate) fn open_inputs(&self) -> Vec<(i64, i64, &str, u64)> {
@@ -214,8 +258,18 @@ impl Stream {
                 });
             }
         }
+        if let Some(p) = self.drift(c) {
+            problems.push(p);
+        }
         let complete = ch.phase.normal() && !ch.failed && problems.is_empty();
         let finish = finish_of(ch.finish_reason.as_deref(), ch.phase.ended(), ch.failed).map(|f| {
+            // An empty reason that a narrow rule judged a normal end (Q63) is a stop.
+            let empty = ch.finish_reason.as_deref() == Some("") && ch.phase.normal();
+            let f = if empty && f == Finish::Other {
+                Finish::Stop
+            } else {
+                f
+            };
             let client_calls = tool_uses.iter().any(|t| !t.server_side);
             if f == Finish::Stop && client_calls {
                 Finish::ToolCalls

@@ -164,6 +164,14 @@ impl Assembler {
         }
     }
 
+    /// The stream ended whole (`[DONE]`, or a whole body applied).
+    pub(crate) fn ended_whole(&mut self, live: &mut Live<'_>) -> Result<(), Fail> {
+        match &mut self.state {
+            Some(st) => st.ended_whole(&mut self.stream, live),
+            None => Ok(()),
+        }
+    }
+
     /// The dialect, once known.
     #[must_use]
     pub fn dialect(&self) -> Option<Dialect> {
@@ -435,6 +443,7 @@ impl Assembler {
     ) -> Result<(), Error> {
         let mut live = Live(live);
         let r = self.end_of_stream(&mut live);
+        let r = r.and_then(|()| self.ended_whole(&mut live));
         self.stream.done = true;
         r.map_err(|f| f.into_error(self.event_ref(event_name, input)))
     }
@@ -502,6 +511,15 @@ impl Assembler {
         }
         let mut live = Live(live);
         if self.stream.done {
+            // Q58: an event the dialect says carries nothing to apply is a note.
+            if let Some(what) = self.state.as_ref().and_then(|st| st.content_free(input)) {
+                let choices: Vec<i64> = self.stream.choices.keys().copied().collect();
+                for c in choices {
+                    self.stream
+                        .note(c, NoteKind::AfterDoneIgnored, None, what.clone());
+                }
+                return Ok(());
+            }
             return Err(Error::Protocol {
                 event: self.event_ref(event_name, input),
                 rule: Rule::AfterDone,

@@ -50,11 +50,14 @@ pub enum ProblemKind {
     /// The reported output tokens reached the caller's `max_output_tokens`: the
     /// message was cut at the limit, whatever its finish reason says (Q46).
     Cut,
+    /// The message ended with a finish its dialect declares as "the client has
+    /// calls to run" and holds no client call: calls were lost (Q65).
+    MissingCalls,
 }
 
 impl ProblemKind {
     /// Every kind, in the order of [`ProblemKind::name`]'s table.
-    pub const ALL: [ProblemKind; 7] = [
+    pub const ALL: [ProblemKind; 8] = [
         ProblemKind::Unnamed,
         ProblemKind::Provider,
         ProblemKind::Protocol,
@@ -62,6 +65,7 @@ impl ProblemKind {
         ProblemKind::Unreadable,
         ProblemKind::Sequence,
         ProblemKind::Cut,
+        ProblemKind::MissingCalls,
     ];
 
     /// The kind as the Python API spells it.
@@ -75,6 +79,7 @@ impl ProblemKind {
             ProblemKind::Unreadable => "unreadable",
             ProblemKind::Sequence => "sequence",
             ProblemKind::Cut => "cut",
+            ProblemKind::MissingCalls => "missing-calls",
         }
     }
 }
@@ -140,6 +145,13 @@ pub enum NoteKind {
     /// Responses events of one open item naming item ids never seen before
     /// (GitHub Copilot): the item correlated by its `output_index` (Q59).
     ItemIdRotated,
+    /// A chunk after `[DONE]` that carries nothing to apply (no choices: a
+    /// gateway's cost or usage trailer): not applied (Q58).
+    AfterDoneIgnored,
+    /// Snowflake Cortex's `finish_reason: ""` throughout a message ended by
+    /// `[DONE]` (or a whole body) whose every call's input is complete JSON:
+    /// read as a normal end (Q63).
+    EmptyFinishEnded,
 }
 
 impl NoteKind {
@@ -161,6 +173,8 @@ impl NoteKind {
             Self::NullArgumentsEmpty => "null-arguments-empty",
             Self::ResponseIdRotated => "response-id-rotated",
             Self::ItemIdRotated => "item-id-rotated",
+            Self::AfterDoneIgnored => "after-done-ignored",
+            Self::EmptyFinishEnded => "empty-finish-ended",
         }
     }
 }

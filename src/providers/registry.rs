@@ -187,6 +187,24 @@ macro_rules! dialects {
                 }
             }
 
+            pub(crate) fn ended_whole(
+                &mut self,
+                s: &mut $crate::providers::state::Stream,
+                live: &mut $crate::providers::state::Live<'_>,
+            ) -> $crate::providers::state::R {
+                use $crate::providers::registry::Adapter as _;
+                match self {
+                    $(DialectState::$variant(st) => st.ended_whole(s, live),)+
+                }
+            }
+
+            pub(crate) fn content_free(&self, input: $crate::providers::Input<'_>) -> Option<String> {
+                use $crate::providers::registry::Adapter as _;
+                match self {
+                    $(DialectState::$variant(st) => st.content_free(input),)+
+                }
+            }
+
             pub(crate) fn rebuilt_inputs(&self) -> Vec<(i64, i64, String)> {
                 use $crate::providers::registry::Adapter as _;
                 match self {
@@ -227,6 +245,19 @@ pub(crate) trait Adapter: Default {
     /// still holds back goes into the stream now.
     fn end_of_stream(&mut self, _s: &mut Stream, _live: &mut Live<'_>) -> R {
         Ok(())
+    }
+
+    /// The stream ended whole: `[DONE]` came (after [`Self::end_of_stream`]),
+    /// or a whole body's events were all applied.
+    fn ended_whole(&mut self, _s: &mut Stream, _live: &mut Live<'_>) -> R {
+        Ok(())
+    }
+
+    /// An event after `[DONE]` that carries nothing to apply to any message
+    /// (Q58): what it holds, for the note; `None` for anything else, which
+    /// stays Q24's error.
+    fn content_free(&self, _input: Input<'_>) -> Option<String> {
+        None
     }
 
     /// `(choice, key, input)` of open calls whose input the dialect rebuilds

@@ -181,6 +181,31 @@ pub(crate) struct Choice {
     /// position count them (`Reading::blocks_by_position`).
     #[serde(default)]
     pub(crate) started_blocks: i64,
+    /// Whether every event of the message gave an empty finish reason (Q63).
+    #[serde(default)]
+    pub(crate) empty_finish: EmptyFinish,
+}
+
+/// What the events of a message said of its finish reason, for Q63's rule.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum EmptyFinish {
+    /// No event of the message has carried the field yet.
+    #[default]
+    Unseen,
+    /// Every event of the message so far gave it as `""`.
+    Throughout,
+    /// Some event gave it otherwise (`null`, absent, a reason).
+    Mixed,
+}
+
+impl EmptyFinish {
+    /// The next state after an event that gave `empty` (`""`) or not.
+    pub(crate) fn after(self, empty: bool) -> Self {
+        match (self, empty) {
+            (EmptyFinish::Unseen | EmptyFinish::Throughout, true) => EmptyFinish::Throughout,
+            _ => EmptyFinish::Mixed,
+        }
+    }
 }
 
 /// At most this many notes are kept per message.
@@ -211,6 +236,7 @@ impl Choice {
             positions: Vec::new(),
             current_block: None,
             started_blocks: 0,
+            empty_finish: EmptyFinish::Unseen,
         }
     }
 

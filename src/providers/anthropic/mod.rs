@@ -48,6 +48,8 @@ const PROTOCOL: Protocol = Protocol {
         blocks_by_position: true,
         ..Reading::AS_ASSEMBLED
     },
+    // `stop_reason: "tool_use"`: the model stopped for the client's calls.
+    calls_finish: &["tool_use"],
 };
 
 /// The event types only this dialect sends (every one it reads but `error`).

@@ -467,6 +467,8 @@ const PROTOCOL: Protocol = Protocol {
         client_run: &[SERVER_TOOL],
         ..Reading::AS_ASSEMBLED
     },
+    // `stopReason: "tool_use"`: the model stopped for the client's calls.
+    calls_finish: &["tool_use"],
 };
 
 /// The event types of ConverseStream.

@@ -239,7 +239,12 @@ fn record_metrics(s: &mut Stream, inner: Input<'_>) {
     let may_hold = match inner {
         Input::Value(v) => v.get(METRICS).is_some(),
         Input::Tree(t) => t.has(METRICS),
-        Input::Text(_) | Input::Json(_) => METRICS_FINDER.find(text).is_some(),
+        // The key may be spelled with escapes (`amazon\u002dbedrock-…`): a
+        // letter or `-` has no other escape than `\uXXXX`, so an event with
+        // `\u` anywhere is parsed as well, and the parse reads the key decoded.
+        Input::Text(_) | Input::Json(_) => {
+            METRICS_FINDER.find(text).is_some() || memmem::find(text, b"\\u").is_some()
+        }
     };
     if !may_hold {
         return;

@@ -34,6 +34,8 @@ const PROTOCOL: Protocol = Protocol {
     end_label: "message-end",
     after_end: AfterEnd::Only(&[]),
     reading: Reading::AS_ASSEMBLED,
+    // `finish_reason: "TOOL_CALL"`: the model stopped for the client's calls.
+    calls_finish: &["TOOL_CALL"],
 };
 
 const HANDLED: [&str; 9] = [

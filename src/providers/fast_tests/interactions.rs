@@ -17,8 +17,14 @@ use crate::providers::{gemini_interactions as interactions, Dialect};
 fn event(r: &mut Rng) -> J {
     let delta = obj_field(r, |r| {
         let kind = J::Str(
-            r.pick(&["text", "arguments_delta", "thought_signature", "x"])
-                .to_owned(),
+            r.pick(&[
+                "text",
+                "arguments_delta",
+                "thought_signature",
+                "function_call",
+                "x",
+            ])
+            .to_owned(),
         );
         let kind = if r.chance(85) { kind } else { str_field(r) };
         let arguments = if r.chance(10) {
@@ -32,6 +38,7 @@ fn event(r: &mut Rng) -> J {
             (40, "arguments", arguments),
             (10, "signature", str_field(r)),
             (10, "id", str_field(r)),
+            (10, "name", str_field(r)),
             (5, "call_id", str_field(r)),
             (4, "content", junk(r, 2)),
             (4, "result", junk(r, 2)),
@@ -45,6 +52,9 @@ fn event(r: &mut Rng) -> J {
             "step.stop",
             "step.start",
             "interaction.completed",
+            "content.delta",
+            "content.stop",
+            "content.start",
         ])
         .to_owned(),
     );
@@ -54,6 +64,7 @@ fn event(r: &mut Rng) -> J {
         (85, "index", index(r)),
         (80, "delta", delta),
         (5, "step", junk(r, 2)),
+        (5, "content", junk(r, 2)),
         (5, "interaction", junk(r, 2)),
         (3, "error", junk(r, 2)),
     ];

@@ -617,6 +617,9 @@ pub(crate) const SPEC: Spec = Spec {
         end_label: "its finishReason",
         after_end: AfterEnd::NoContent,
         reading: Reading::AS_ASSEMBLED,
+        // Gemini ends a turn of calls with `STOP`, like one of text: no finish
+        // value says "the client has calls to run".
+        calls_finish: &[],
     },
     state_formats: &[FORMAT],
     client_items: &[],

@@ -24,7 +24,7 @@ pub(super) struct Response<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PromptFeedback {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "block_reason")]
     pub(super) block_reason: Option<String>,
 }
 
@@ -35,8 +35,8 @@ pub(super) struct Candidate<'a> {
     pub(super) index: Option<Index>,
     #[serde(borrow, default)]
     pub(super) content: Option<Content<'a>>,
-    #[serde(borrow, default)]
-    pub(super) finish_reason: Option<Str<'a>>,
+    #[serde(default, deserialize_with = "finish_reason")]
+    pub(super) finish_reason: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -66,7 +66,7 @@ pub(super) struct Part<'a> {
 
 #[derive(Deserialize)]
 pub(super) struct CodeResult {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "outcome")]
     pub(super) outcome: Option<String>,
     #[serde(default)]
     pub(super) output: Option<String>,
@@ -100,4 +100,87 @@ pub(super) struct PartialArg<'a> {
     pub(super) bool_value: Option<bool>,
     #[serde(default, deserialize_with = "present")]
     pub(super) null_value: bool,
+}
+
+// ------------------------------------------------ enums, in both encodings
+
+/// `Candidate.FinishReason` by its number, as the Gemini API's own definition
+/// (`google.ai.generativelanguage.v1beta`) numbers it. Vertex AI numbers the
+/// values from 5 on differently; every one of them but `STOP` is an abnormal
+/// end in both, so only the name shown can differ, never whether a message
+/// ended normally.
+const FINISH_REASONS: [&str; 19] = [
+    "FINISH_REASON_UNSPECIFIED",
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "OTHER",
+    "LANGUAGE",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "IMAGE_SAFETY",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_OTHER",
+    "NO_IMAGE",
+    "IMAGE_RECITATION",
+    "MISSING_THOUGHT_SIGNATURE",
+];
+
+/// `PromptFeedback.BlockReason` by its number.
+const BLOCK_REASONS: [&str; 6] = [
+    "BLOCK_REASON_UNSPECIFIED",
+    "SAFETY",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "IMAGE_SAFETY",
+];
+
+/// `CodeExecutionResult.Outcome` by its number.
+const OUTCOMES: [&str; 4] = [
+    "OUTCOME_UNSPECIFIED",
+    "OUTCOME_OK",
+    "OUTCOME_FAILED",
+    "OUTCOME_DEADLINE_EXCEEDED",
+];
+
+/// An enum as a client that asks for `enum-encoding=int` gets it (Q57): a
+/// string is kept as sent; a number is its name in `names`, and a number the
+/// table does not hold is kept as its decimal text (which no rule reads as a
+/// normal end). Anything else is refused.
+fn enum_value<'de, D: serde::Deserializer<'de>>(
+    d: D,
+    names: &[&str],
+) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Name(String),
+        Number(i64),
+    }
+    let raw: Option<Raw> = Option::deserialize(d)?;
+    Ok(raw.map(|r| match r {
+        Raw::Name(n) => n,
+        Raw::Number(n) => usize::try_from(n)
+            .ok()
+            .and_then(|i| names.get(i))
+            .map_or_else(|| n.to_string(), |name| (*name).to_owned()),
+    }))
+}
+
+fn finish_reason<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    enum_value(d, &FINISH_REASONS)
+}
+
+fn block_reason<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    enum_value(d, &BLOCK_REASONS)
+}
+
+fn outcome<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    enum_value(d, &OUTCOMES)
 }

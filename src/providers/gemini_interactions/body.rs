@@ -2,6 +2,8 @@
 //! stream would have sent: `interaction.created`, each step as its start, its
 //! deltas and its stop, and `interaction.completed` with the status and usage.
 //! The parts of a step are passed on as the body has them (key order kept).
+//! The API's other form lists its blocks under `outputs` (Q56): each is the
+//! step it stands for (`text` a `model_output` holding it).
 
 #![allow(clippy::wildcard_imports)]
 
@@ -13,7 +15,7 @@ use serde_json::value::RawValue;
 use crate::providers::body::*;
 use crate::providers::json::CompactJson;
 use crate::providers::state::Fail;
-use crate::providers::Input;
+use crate::providers::{DecodeKind, Input};
 
 #[derive(Deserialize)]
 struct InteractionBody<'a> {
@@ -25,6 +27,8 @@ struct InteractionBody<'a> {
     usage: Option<&'a RawValue>,
     #[serde(borrow, default)]
     steps: Option<Vec<&'a RawValue>>,
+    #[serde(borrow, default)]
+    outputs: Option<Vec<&'a RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -145,8 +149,33 @@ fn interaction(body: InteractionBody<'_>) -> Result<Vec<Made>, Fail> {
         ("event_type", "\"interaction.created\""),
         ("interaction", &object(&head)),
     ]))];
-    for (i, step) in body.steps.unwrap_or_default().into_iter().enumerate() {
+    let listed = body.steps.unwrap_or_default();
+    let outputs = body.outputs.unwrap_or_default();
+    if !listed.is_empty() && !outputs.is_empty() {
+        return Err(Fail::Bad {
+            kind: DecodeKind::BadValue,
+            detail: "an interaction with both `steps` and `outputs`: which lists its blocks \
+                     cannot be told"
+                .to_owned(),
+        });
+    }
+    for (i, step) in listed.into_iter().enumerate() {
         steps(i, step, &mut out)?;
+    }
+    for (i, output) in outputs.into_iter().enumerate() {
+        let at = format!("outputs[{i}]");
+        let kind = parse_part::<Typed>(output, &at)?.kind.unwrap_or_default();
+        if kind == "text" {
+            // A text block is the `model_output` step holding it.
+            let step = object(&[("type", "\"model_output\""), ("content", &format!("[{}]", output.get()))]);
+            let raw: Box<RawValue> = serde_json::from_str(&step).map_err(|e| Fail::Bad {
+                kind: DecodeKind::BadValue,
+                detail: format!("{at}: {e}"),
+            })?;
+            steps(i, &raw, &mut out)?;
+        } else {
+            steps(i, output, &mut out)?;
+        }
     }
     let mut end: Vec<(&str, &str)> = Vec::new();
     if let Some(id) = body.id {

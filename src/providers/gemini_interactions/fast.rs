@@ -39,6 +39,7 @@ fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option<(usize, us
         "step" => seen.once(3).and_then(|()| p.null()?.then_some(())),
         "interaction" => seen.once(4).and_then(|()| p.null()?.then_some(())),
         "error" => seen.once(5).and_then(|()| p.null()?.then_some(())),
+        "content" => seen.once(6).and_then(|()| p.null()?.then_some(())),
         _ => p.skip(),
     })?;
     p.end()?;
@@ -54,6 +55,7 @@ fn scan_delta<'a>(p: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
             "signature" => (2, &mut d.signature),
             "id" => (3, &mut d.id),
             "call_id" => (4, &mut d.call_id),
+            "name" => (9, &mut d.name),
             // Text arguments (an object is a built-in call's: the general path).
             "arguments" => {
                 seen.once(5)?;

@@ -15,20 +15,29 @@
 //! status of an interaction that stopped for its function calls. Every step
 //! must start before its deltas and stop once; other step and delta types are
 //! skipped (Q29).
+//!
+//! The API's other form (Q56), still sent in 2026 when steps are not enabled:
+//! a body lists its blocks under `outputs` (not `steps`), and a stream sends
+//! `interaction.start`, per block `content.start` (the block under `content`)
+//! / `content.delta` / `content.stop` at its `index`, then
+//! `interaction.complete`. Its blocks are the steps' types, with `text` for
+//! `model_output`; a `function_call` delta brings the call whole (`id`,
+//! `name`, `arguments` as an object). Both forms are read alike.
 
 mod body;
 mod fast;
 mod guard;
+mod parts;
 mod wire;
 
 #[cfg(test)]
 pub(super) use fast::{fast_path_agrees, memo_agrees, memo_parts};
 
-use wire::{Delta, Event, Item, Step};
+use parts::{as_step, is_text, joined, unknown_part, whole_names};
+use wire::{Delta, Event, Step};
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::error::{DecodeKind, Limit, Rule};
@@ -68,18 +77,23 @@ const SERVER_RESULTS: [&str; 6] = [
 /// The protocol of an interaction.
 const PROTOCOL: Protocol = Protocol {
     subject: "the interaction",
-    start: &["interaction.created"],
-    open: &["step.start"],
-    add: &["step.delta"],
-    stop: &["step.stop"],
+    start: &["interaction.created", "interaction.start"],
+    open: &["step.start", "content.start"],
+    add: &["step.delta", "content.delta"],
+    stop: &["step.stop", "content.stop"],
     stopped_positions: &[NS_BLOCK],
-    ends: &[("interaction.completed", Ends::ByReason)],
+    ends: &[
+        ("interaction.completed", Ends::ByReason),
+        ("interaction.complete", Ends::ByReason),
+    ],
     end_label: "interaction.completed",
     after_end: AfterEnd::Only(&[]),
     reading: Reading::AS_ASSEMBLED,
+    // `status: "requires_action"`: the interaction waits for the client's calls.
+    calls_finish: &["requires_action"],
 };
 
-const HANDLED: [&str; 9] = [
+const HANDLED: [&str; 14] = [
     "interaction.created",
     "interaction.status_update",
     "interaction.in_progress",
@@ -88,11 +102,17 @@ const HANDLED: [&str; 9] = [
     "step.delta",
     "step.stop",
     "interaction.completed",
+    // The other form (Q56).
+    "interaction.start",
+    "content.start",
+    "content.delta",
+    "content.stop",
+    "interaction.complete",
     "error",
 ];
 
 /// The event types only this dialect sends (every one it reads but `error`).
-const EVENTS: &[&str] = HANDLED.split_at(8).0;
+const EVENTS: &[&str] = HANDLED.split_at(HANDLED.len() - 1).0;
 
 /// One interaction per stream: choice 0.
 const C: i64 = 0;
@@ -174,34 +194,40 @@ impl State {
         let kind = ev.event_type.as_deref().or(event_name).unwrap_or_default();
         s.may_follow(C, kind)?;
         match kind {
-            "interaction.created" => s.start(C)?,
+            "interaction.created" | "interaction.start" => s.start(C)?,
             // The status of a running interaction; its end carries the final one.
             "interaction.status_update" | "interaction.in_progress" | "interaction.requires_action" => {
                 s.choice(C)?;
             }
-            "step.start" => {
+            "step.start" | "content.start" => {
                 let i = step_index(ev.index)?;
-                let Some(step) = ev.step else {
+                let (field, step) = match kind {
+                    "step.start" => ("step", ev.step),
+                    _ => ("content", ev.content.map(as_step)),
+                };
+                let Some(step) = step else {
                     return Err(Fail::Bad {
                         kind: DecodeKind::WrongType,
-                        detail: "field `step`: missing".to_owned(),
+                        detail: format!("field `{field}`: missing"),
                     });
                 };
                 self.step_start(s, i, step, live)?;
             }
-            "step.delta" => {
+            "step.delta" | "content.delta" => {
                 let i = step_index(ev.index)?;
-                let step = self.open_step(i, "a step.delta")?;
+                let what = if kind == "step.delta" { "a step.delta" } else { "a content.delta" };
+                let step = self.open_step(i, what)?;
                 if let Some(d) = ev.delta {
                     self.step_delta(s, i, step, d, live)?;
                 }
             }
-            "step.stop" => {
+            "step.stop" | "content.stop" => {
                 let i = step_index(ev.index)?;
-                let step = self.open_step(i, "a step.stop")?;
+                let what = if kind == "step.stop" { "a step.stop" } else { "a content.stop" };
+                let step = self.open_step(i, what)?;
                 self.step_stop(s, i, step, live)?;
             }
-            "interaction.completed" => {
+            "interaction.completed" | "interaction.complete" => {
                 self.flush_results(s)?;
                 let (status, usage) = match ev.interaction {
                     Some(it) => (it.status, it.usage),
@@ -395,7 +421,7 @@ impl State {
             "text" => step == Kind::Output,
             "thought_summary" => step == Kind::Thought,
             "thought_signature" => matches!(step, Kind::Thought | Kind::Call),
-            "arguments_delta" => step == Kind::Call,
+            "arguments_delta" | "function_call" => step == Kind::Call,
             k if SERVER_CALLS.contains(&k) => step == Kind::Call,
             k if SERVER_RESULTS.contains(&k) => step == Kind::Result,
             _ => true,
@@ -439,6 +465,20 @@ impl State {
                 let sig = json_string(text(&d.signature));
                 let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
                 s.add_to_call(C, key, text(&d.id), "", args, state, live)?;
+            }
+            // The other form (Q56): the call whole, its arguments an object.
+            "function_call" => {
+                let args = match &d.arguments {
+                    Some(TextOrObject::Object(o)) => o.as_str(),
+                    Some(TextOrObject::Text(t)) => t.0.as_ref(),
+                    None => "",
+                };
+                self.keeps_start(i, args)?;
+                let key = s.call_for_delta(C, src, live)?;
+                let (id, name) = whole_names(s, i, key, text(&d.id), text(&d.name))?;
+                let sig = json_string(text(&d.signature));
+                let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
+                s.add_to_call(C, key, id, name, args, state, live)?;
             }
             k if SERVER_CALLS.contains(&k) => {
                 let key = s.call_for_delta(C, src, live)?;
@@ -544,61 +584,6 @@ impl Kind {
     }
 }
 
-fn is_text(item: &Item<'_>) -> bool {
-    matches!(item.kind.as_deref(), None | Some("text"))
-}
-
-/// The text of the text items, in order.
-fn joined(items: Option<&[Item<'_>]>) -> String {
-    items
-        .unwrap_or_default()
-        .iter()
-        .filter(|it| is_text(it))
-        .map(|it| text(&it.text))
-        .collect()
-}
-
-/// The type of the step or delta an unreadable event carries, when it is one
-/// this version does not read (cold path: its fields may be of any type, Q29),
-/// or the type of an event it does not read at all.
-fn unknown_part(input: Input<'_>, event_name: Option<&str>) -> Option<String> {
-    #[derive(Deserialize)]
-    struct Typed {
-        #[serde(rename = "type")]
-        kind: Option<Value>,
-    }
-    #[derive(Deserialize)]
-    struct Probe {
-        event_type: Option<Value>,
-        step: Option<Typed>,
-        delta: Option<Typed>,
-    }
-    const STEPS: [&str; 3] = ["thought", "model_output", "function_call"];
-    const DELTAS: [&str; 4] = ["text", "thought_summary", "thought_signature", "arguments_delta"];
-    let probe: Probe = input.parse().ok()?;
-    let kind = match &probe.event_type {
-        Some(Value::String(k)) => k.clone(),
-        None => event_name?.to_owned(),
-        Some(_) => return None,
-    };
-    if !HANDLED.contains(&kind.as_str()) {
-        return Some(kind);
-    }
-    let known = |t: &str, own: &[&str]| {
-        own.contains(&t) || SERVER_CALLS.contains(&t) || SERVER_RESULTS.contains(&t)
-    };
-    let of = |t: Option<Typed>| t.and_then(|t| t.kind).and_then(|k| k.as_str().map(str::to_owned));
-    match kind.as_str() {
-        "step.start" => of(probe.step)
-            .filter(|t| !known(t, &STEPS))
-            .map(|t| format!("step.start:{t}")),
-        "step.delta" => of(probe.delta)
-            .filter(|t| !known(t, &DELTAS))
-            .map(|t| format!("step.delta:{t}")),
-        _ => None,
-    }
-}
-
 /// The token counts of this dialect's usage object.
 pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
     TokenUsage {
@@ -640,6 +625,7 @@ fn is_event(obj: &Map<String, Value>) -> bool {
         EVENTS.contains(&t)
             || t.starts_with("interaction.")
             || t.starts_with("step.")
+            || t.starts_with("content.")
             || (t == "error" && obj.contains_key("error"))
     })
 }
@@ -660,12 +646,15 @@ pub(crate) const SPEC: Spec = Spec {
         shape: |obj| {
             !obj.contains_key("event_type")
                 && (obj.get("object").and_then(Value::as_str) == Some("interaction")
-                    || (obj.get("steps").is_some_and(Value::is_array)
+                    || ((obj.get("steps").is_some_and(Value::is_array)
+                        || obj.get("outputs").is_some_and(Value::is_array))
                         && obj.get("status").is_some_and(Value::is_string)))
         },
         tree: |t| {
             t.str_member("event_type").is_none()
-                && (t.str_member("object") == Some("interaction") || t.has("steps"))
+                && (t.str_member("object") == Some("interaction")
+                    || t.has("steps")
+                    || (t.has("outputs") && t.str_member("status").is_some()))
         },
         events: body::events,
     }),

@@ -14,6 +14,9 @@ pub(super) struct Event<'a> {
     pub(super) index: Option<Index>,
     #[serde(borrow, default)]
     pub(super) step: Option<Step<'a>>,
+    /// The other form's `content.start` carries its block here (Q56).
+    #[serde(borrow, default)]
+    pub(super) content: Option<Step<'a>>,
     #[serde(borrow, default)]
     pub(super) delta: Option<Delta<'a>>,
     #[serde(borrow, default)]
@@ -44,6 +47,9 @@ pub(super) struct Step<'a> {
     pub(super) summary: Option<Vec<Item<'a>>>,
     #[serde(borrow, default)]
     pub(super) content: Option<Vec<Item<'a>>>,
+    /// A `text` block's text (the other form's `content.start`, Q56).
+    #[serde(borrow, default)]
+    pub(super) text: Option<Str<'a>>,
 }
 
 /// A content or summary item (`{"type": "text", "text": …}`; images are skipped).
@@ -68,6 +74,9 @@ pub(super) struct Delta<'a> {
     pub(super) arguments: Option<TextOrObject<'a>>,
     #[serde(borrow, default)]
     pub(super) id: Option<Str<'a>>,
+    /// A whole `function_call` delta's name (the other form, Q56).
+    #[serde(borrow, default)]
+    pub(super) name: Option<Str<'a>>,
     #[serde(borrow, default)]
     pub(super) call_id: Option<Str<'a>>,
     #[serde(borrow, default)]

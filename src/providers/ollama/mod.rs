@@ -45,17 +45,40 @@ struct Line<'a> {
     #[serde(borrow, default)]
     error: Option<Str<'a>>,
     #[serde(default)]
-    prompt_eval_count: Option<u64>,
+    prompt_eval_count: Option<Count>,
     #[serde(default)]
-    eval_count: Option<u64>,
+    eval_count: Option<Count>,
     #[serde(default)]
-    total_duration: Option<u64>,
+    total_duration: Option<Count>,
     #[serde(default)]
-    load_duration: Option<u64>,
+    load_duration: Option<Count>,
     #[serde(default)]
-    prompt_eval_duration: Option<u64>,
+    prompt_eval_duration: Option<Count>,
     #[serde(default)]
-    eval_duration: Option<u64>,
+    eval_duration: Option<Count>,
+}
+
+/// A counter of the last line: an integer, also when a server spells it as a
+/// float with no fraction (`56.0`, Q64). Any other number is refused, naming it.
+#[derive(Debug, Clone, Copy)]
+struct Count(u64);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let n = serde_json::Number::deserialize(d)?;
+        let whole = n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|f| f.is_finite() && *f >= 0.0 && f.fract() == 0.0 && *f < 9.0e15)
+                .map(|f| {
+                    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                    let n = f as u64;
+                    n
+                })
+        });
+        whole.map(Count).ok_or_else(|| {
+            serde::de::Error::custom(format!("a count that is not a whole number: {n}"))
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -98,6 +121,8 @@ const PROTOCOL: Protocol = Protocol {
     end_label: "its done line",
     after_end: AfterEnd::NoContent,
     reading: Reading::AS_ASSEMBLED,
+    // Ollama ends a turn of calls with `done_reason: "stop"`, like one of text.
+    calls_finish: &[],
 };
 
 /// The lines keep no state of their own: every call comes whole.
@@ -154,7 +179,8 @@ fn apply(s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
             line.load_duration,
             line.prompt_eval_duration,
             line.eval_duration,
-        ];
+        ]
+        .map(|c| c.map(|Count(n)| n));
         let usage: Map<String, Value> = COUNTS
             .iter()
             .zip(counts)

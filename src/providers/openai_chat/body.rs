@@ -66,12 +66,13 @@ fn chat(body: ChatBody<'_>) -> Result<Vec<Made>, Fail> {
             head.insert(k.to_owned(), v);
         }
     }
-    // A chunk of the choice with `delta` (JSON text of its members) as its delta.
-    let chunk = |index: &Value, delta: &str| {
+    // A chunk of the choice with `delta` (JSON text of its members) as its
+    // delta; its `finish_reason` is `""` when the body's is (Q63), else `null`.
+    let chunk = |index: &Value, delta: &str, finish: &str| {
         let mut text = Value::Object(head.clone()).to_string();
         text.pop();
         text.push_str(&format!(
-            r#","choices":[{{"index":{index},"delta":{{{delta}}},"finish_reason":null}}]}}"#
+            r#","choices":[{{"index":{index},"delta":{{{delta}}},"finish_reason":{finish}}}]}}"#
         ));
         Made::Text(text)
     };
@@ -108,13 +109,18 @@ fn chat(body: ChatBody<'_>) -> Result<Vec<Made>, Fail> {
             deltas.push(String::new());
         }
         let role = message.get("role").map_or(r#""assistant""#, |r| r.get());
+        let finish = if choice.finish_reason.as_ref().and_then(Value::as_str) == Some("") {
+            "\"\""
+        } else {
+            "null"
+        };
         for (i, delta) in deltas.into_iter().enumerate() {
             let delta = match (i, delta.is_empty()) {
                 (0, true) => member("role", role),
                 (0, false) => format!("{},{delta}", member("role", role)),
                 _ => delta,
             };
-            out.push(chunk(&index, &delta));
+            out.push(chunk(&index, &delta, finish));
         }
         if let Some(reason) = choice.finish_reason.filter(|r| !r.is_null() && r != "") {
             let mut m = head.clone();

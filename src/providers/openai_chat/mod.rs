@@ -7,6 +7,7 @@
 mod body;
 mod guard;
 mod calls;
+mod done;
 
 use calls::{content_parts, executed_tools, fragment, restated_finish, Args, Piece, EXECUTED};
 
@@ -446,7 +447,10 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
         if choice.index.is_some() {
             s.client_choice_position(c);
         }
-        s.choice(c)?;
+        let ch = s.choice(c)?;
+        ch.empty_finish = ch
+            .empty_finish
+            .after(choice.finish_reason.as_deref() == Some(""));
         if restated_finish(s, c, choice) {
             continue;
         }
@@ -629,6 +633,16 @@ impl Adapter for State {
         fragment_chunk(&mut chunk, facts, Str(piece.into()));
         Some(apply_chunk(s, name, chunk, live))
     }
+
+    /// Q63: see [`done::empty_finish_throughout`].
+    fn ended_whole(&mut self, s: &mut Stream, live: &mut Live<'_>) -> R {
+        done::empty_finish_throughout(s, live)
+    }
+
+    /// Q58: see [`done::content_free`].
+    fn content_free(&self, input: Input<'_>) -> Option<String> {
+        done::content_free(input)
+    }
 }
 
 pub(crate) const SPEC: Spec = Spec {
@@ -685,6 +699,8 @@ pub(crate) const SPEC: Spec = Spec {
             calls_by_position: true,
             ..Reading::AS_ASSEMBLED
         },
+        // `finish_reason: "tool_calls"` (and the legacy `"function_call"`).
+        calls_finish: &["tool_calls", "function_call"],
     },
     state_formats: &[FORMAT],
     client_items: &[CUSTOM],

@@ -40,6 +40,10 @@ pub(crate) struct Protocol {
     /// How the dialect's clients read its events, where that differs from
     /// the assembler's reading.
     pub(crate) reading: Reading,
+    /// The finish values (compared ignoring ASCII case) that say "the client
+    /// has calls to run": a message that ends with one and holds no client
+    /// call lost its calls, and is not complete (Q65).
+    pub(crate) calls_finish: &'static [&'static str],
 }
 
 /// How a dialect's clients (the transport read as its specification defines
@@ -113,6 +117,13 @@ impl Protocol {
         ))
     }
 
+    /// True when `reason` is one of the finishes that say the client has calls to run.
+    pub(crate) fn ends_for_calls(&self, reason: &str) -> bool {
+        self.calls_finish
+            .iter()
+            .any(|f| f.eq_ignore_ascii_case(reason))
+    }
+
     /// True when blocks at this position end with their own stop.
     pub(crate) fn stops(&self, src: Src) -> bool {
         self.stopped_positions.contains(&src.0)
@@ -179,6 +190,26 @@ fn docs_table() -> String {
     out
 }
 
+/// The safety net's table of docs/providers.md (Q65): the finishes each
+/// dialect declares as "the client has calls to run".
+#[cfg(test)]
+fn calls_finish_table() -> String {
+    let mut out =
+        String::from("| dialect | a finish that says the client has calls to run |\n|---|---|\n");
+    for d in crate::providers::Dialect::ALL {
+        let p = &d.spec().protocol;
+        let finishes = if p.calls_finish.is_empty() {
+            "— (no finish value says so)".to_owned()
+        } else {
+            let quoted: Vec<String> = p.calls_finish.iter().map(|f| format!("`{f}`")).collect();
+            quoted.join(", ")
+        };
+        let _ =
+            std::fmt::Write::write_fmt(&mut out, format_args!("| {} | {finishes} |\n", d.name()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,11 +234,21 @@ mod tests {
             end_label: "the end",
             after_end: AfterEnd::Only(&["ping", "*Exception"]),
             reading: Reading::AS_ASSEMBLED,
+            calls_finish: &["tool_use"],
         };
         assert!(p.after_end(true, "ping").is_ok());
         assert!(p.after_end(true, "throttlingException").is_ok());
         assert!(p.after_end(false, "delta").is_ok());
         assert_eq!(rule(p.after_end(true, "delta")), Some(Rule::AfterEnd));
+    }
+
+    #[test]
+    fn a_finish_for_calls_is_one_declared_ignoring_ascii_case() {
+        let p = &crate::providers::Dialect::Cohere.spec().protocol;
+        assert!(p.ends_for_calls("TOOL_CALL") && p.ends_for_calls("tool_call"));
+        assert!(!p.ends_for_calls("COMPLETE") && !p.ends_for_calls(""));
+        let gemini = &crate::providers::Dialect::Gemini.spec().protocol;
+        assert!(!gemini.ends_for_calls("STOP"));
     }
 
     #[test]
@@ -218,6 +259,11 @@ mod tests {
         assert!(
             docs.contains(&table),
             "docs/providers.md must hold the protocol table as declared:\n{table}"
+        );
+        let net = calls_finish_table();
+        assert!(
+            docs.contains(&net),
+            "docs/providers.md must hold the safety net's table as declared:\n{net}"
         );
     }
 }

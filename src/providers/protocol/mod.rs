@@ -400,22 +400,35 @@ impl Stream {
     /// whether it ended normally (Q15) from the recorded reason. No reason
     /// recorded is not a normal end (Q26). A second end changes nothing.
     pub(crate) fn end(&mut self, c: i64, live: &mut Live<'_>) -> R {
-        self.end_with(c, true, live)
+        self.end_with(c, Some(true), live)
+    }
+
+    /// An end a dialect's narrow rule judged normal whatever the recorded
+    /// reason is (Q63: an empty reason throughout, the stream whole).
+    pub(crate) fn end_normal(&mut self, c: i64, live: &mut Live<'_>) -> R {
+        self.end_with(c, None, live)
     }
 
     /// An end that is not normal whatever the reason says (an end event the
     /// dialect declares never normal, a provider error).
     pub(crate) fn end_abnormal(&mut self, c: i64, live: &mut Live<'_>) -> R {
-        self.end_with(c, false, live)
+        self.end_with(c, Some(false), live)
     }
 
-    fn end_with(&mut self, c: i64, may_be_normal: bool, live: &mut Live<'_>) -> R {
+    /// `by_reason`: `Some(true)` normal when the reason is, `Some(false)` never
+    /// normal, `None` normal.
+    fn end_with(&mut self, c: i64, by_reason: Option<bool>, live: &mut Live<'_>) -> R {
         self.not_done()?;
         let stream_problems = self.has_problems(c);
         let protocol = self.protocol();
         let ordinal = self.ordinal;
         let ch = self.choice(c)?;
-        let normal = may_be_normal && ch.finish_reason.as_deref().is_some_and(is_normal_reason);
+        let normal = match by_reason {
+            Some(may_be_normal) => {
+                may_be_normal && ch.finish_reason.as_deref().is_some_and(is_normal_reason)
+            }
+            None => true,
+        };
         let Some(next) = ch.phase.on(MessageEvent::End { normal }, c)? else {
             return Ok(());
         };
@@ -423,6 +436,7 @@ impl Stream {
         if normal {
             if let Some(p) = protocol {
                 ch.unstopped_blocks(c, p, ordinal);
+                ch.calls_missing(c, p, ordinal);
             }
         }
         ch.finish_all(c, live);
@@ -534,6 +548,39 @@ impl Choice {
                 ),
             });
         }
+    }
+
+    /// The safety net (Q65): a message that ended with a finish its dialect
+    /// declares as "the client has calls to run" and holds no client call lost
+    /// its calls (a shape this version does not read, an event dropped): it is
+    /// not complete, with a problem naming the finish.
+    fn calls_missing(&mut self, c: i64, p: &Protocol, ordinal: u64) {
+        let Some(reason) = self.finish_reason.as_deref() else {
+            return;
+        };
+        if !p.ends_for_calls(reason) {
+            return;
+        }
+        let client_call = self
+            .tools
+            .iter()
+            .any(|(key, _)| self.meta(key).is_none_or(|m| !m.server_side));
+        if client_call {
+            return;
+        }
+        self.problems.push(Problem {
+            kind: ProblemKind::MissingCalls,
+            choice: Some(c),
+            call: None,
+            id: String::new(),
+            event: (ordinal > 0).then_some(ordinal),
+            message: format!(
+                "{} ended with {reason:?}, which says the client has calls to run, and holds \
+                 no client call: its calls were lost (a shape this version does not read, or \
+                 a missing event)",
+                p.subject
+            ),
+        });
     }
 
     /// Nothing may change the message's blocks any more (its end, or the

@@ -79,6 +79,8 @@ const PROTOCOL: Protocol = Protocol {
     end_label: "the response's final event",
     after_end: AfterEnd::Only(&[]),
     reading: Reading::AS_ASSEMBLED,
+    // A response with calls ends `completed`, like one of text.
+    calls_finish: &[],
 };
 
 const HANDLED: [&str; 18] = [
