@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString, PyType};
+use pyo3::types::{
+    PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple, PyType,
+};
 
 use super::errors::{from_framing, from_providers};
 use super::event_tree::{self, NotJson};
@@ -311,7 +313,14 @@ fn feed_object(
     }
     // The objects of the SDK classes `sdk.rs` knows are read in place; a class
     // not looked at yet is looked at (outside the lock) and the event read again.
-    for _ in 0..MAX_LEARNED_PER_EVENT {
+    // Only objects and lists: a bare scalar or a tuple is no event (the general
+    // path refuses it with a `TypeError`, as it always did).
+    let in_place = event.is_instance_of::<PyList>()
+        || !(event.is_none()
+            || event.is_instance_of::<PyInt>()
+            || event.is_instance_of::<PyFloat>()
+            || event.is_instance_of::<PyTuple>());
+    for _ in 0..if in_place { MAX_LEARNED_PER_EVENT } else { 0 } {
         let outcome = feed_sdk(
             &mut *state.lock(py)?,
             event,
