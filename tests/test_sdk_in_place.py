@@ -198,7 +198,10 @@ def responses_frame(event: Event) -> bytes:
 @SETTINGS
 @given(
     st.lists(st.text(max_size=6), max_size=6),
-    st.dictionaries(st.sampled_from(["obfuscation", "x_new"]), st.none() | st.integers()),
+    # An int past 64 bits goes the general path (its JSON text keeps it exact, Q42).
+    st.dictionaries(
+        st.sampled_from(["obfuscation", "x_new"]), st.none() | st.integers(-(2**63), 2**64 - 1)
+    ),
 )
 def test_generated_responses_events_read_in_place(arguments: list[str], extra: Event) -> None:
     objects = [responses(e) for e in responses_stream(['{"a": "', *arguments, '"}'], extra)]
@@ -386,3 +389,14 @@ def test_a_dict_holding_an_sdk_object_is_still_refused() -> None:
     event["choices"] = [chat(chat_stream()[0]).choices[0]]
     with pytest.raises(ToolstitchError, match="not JSON data"):
         asm.feed(event)
+
+
+def test_an_int_past_64_bits_takes_the_general_path_and_stays_exact() -> None:
+    objects = [chat(e) for e in chat_stream(x_big=2**70)]
+    with python_calls() as called:
+        got = outcome("openai-chat", objects, feed)
+    assert "to_dict" in called
+    dumps = [o.to_dict(mode="json") for o in objects]
+    assert got == outcome(
+        "openai-chat", [frame("openai-chat", d) for d in dumps], Assembler.feed_bytes
+    )
