@@ -31,6 +31,9 @@ them from ``messages`` and ``streams``; this package re-exports every public nam
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 # The module the message types were first imported from stays loaded (and importable);
 # from the import of toolstitch.streams on, the package's ``assemble`` is the function.
 from toolstitch import assemble as _assemble_module
@@ -119,8 +122,6 @@ from toolstitch.messages import (
     ToolCallStarted,
     ToolInputDelta,
 )
-from toolstitch.render import IdMap, IdRule, render_assistant, render_results, render_turn
-from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
 from toolstitch.streams import (
     Assembler,
     AsyncLiveStream,
@@ -130,9 +131,47 @@ from toolstitch.streams import (
     assemble,
     iter_events,
 )
-from toolstitch.tools import ToolDefinition, Toolset
+
+if TYPE_CHECKING:
+    from toolstitch.render import IdMap, IdRule, render_assistant, render_results, render_turn
+    from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
+    from toolstitch.tools import ToolDefinition, Toolset
 
 del _assemble_module
+
+# The names of the applications that only some programs use (rendering, replay, tool
+# sets) are imported on first use (PEP 562), so that ``import toolstitch`` loads the
+# assembler alone: their modules and what they import (json, re, gzip, base64, ...)
+# load when a name of theirs is first asked for.
+_LAZY = {
+    "IdMap": "toolstitch.render",
+    "IdRule": "toolstitch.render",
+    "render_assistant": "toolstitch.render",
+    "render_results": "toolstitch.render",
+    "render_turn": "toolstitch.render",
+    "RECORD_KEYS": "toolstitch.replay",
+    "CallRecord": "toolstitch.replay",
+    "replay_bytes": "toolstitch.replay",
+    "replay_path": "toolstitch.replay",
+    "ToolDefinition": "toolstitch.tools",
+    "Toolset": "toolstitch.tools",
+}
+
+
+if not TYPE_CHECKING:  # type checkers read the imports above
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'toolstitch' has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        globals()[name] = value
+        return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "RECORD_KEYS",

@@ -11,7 +11,9 @@
 use std::fmt;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType};
+
+use super::sdk::{self, Lookup};
 
 use crate::providers::{Node, Tree, TreeBuilder};
 
@@ -32,6 +34,10 @@ pub(crate) struct NotJson {
     /// An int past the 64-bit range: JSON data, but not a tree's (whose numbers
     /// are 64-bit); its JSON text keeps it exact (Q42).
     pub(crate) big_int: bool,
+    /// Reading SDK objects: an object this reading leaves to the general path
+    /// (`sdk.rs`); with the class to look at first when it was not known.
+    pub(crate) general: bool,
+    pub(crate) learn: Option<Py<PyType>>,
 }
 
 impl NotJson {
@@ -40,6 +46,8 @@ impl NotJson {
             what: what.into(),
             path: Vec::new(),
             big_int: false,
+            general: false,
+            learn: None,
         }
     }
 
@@ -79,7 +87,18 @@ pub(crate) fn build<'py>(
     b: &mut TreeBuilder,
     strs: &mut Vec<Py<PyString>>,
 ) -> Result<(), NotJson> {
-    walk(obj, b, strs, 0)
+    walk(obj, b, strs, 0, false)
+}
+
+/// Reads `obj`, which may be or hold objects of the SDK classes `sdk.rs`
+/// reads in place, into `b`. An error is [`NotJson::general`] (the event
+/// takes the general path) unless it is about the event's plain data.
+pub(crate) fn build_sdk<'py>(
+    obj: &Bound<'py, PyAny>,
+    b: &mut TreeBuilder,
+    strs: &mut Vec<Py<PyString>>,
+) -> Result<(), NotJson> {
+    walk(obj, b, strs, 0, true)
 }
 
 fn walk<'py>(
@@ -87,6 +106,7 @@ fn walk<'py>(
     b: &mut TreeBuilder,
     strs: &mut Vec<Py<PyString>>,
     depth: usize,
+    models: bool,
 ) -> Result<(), NotJson> {
     // Type checks that cannot fail are used throughout: a failed `cast` builds
     // an error object, which would cost more than the whole node. The exact
@@ -97,7 +117,7 @@ fn walk<'py>(
         return Ok(());
     }
     if obj.is_exact_instance_of::<PyDict>() || obj.is_instance_of::<PyDict>() {
-        return walk_dict(obj, b, strs, depth);
+        return walk_dict(obj, b, strs, depth, models);
     }
     if obj.is_none() {
         b.push(Node::Null);
@@ -133,7 +153,7 @@ fn walk<'py>(
         }
         b.open_array(l.len());
         for (n, item) in l.iter().enumerate() {
-            walk(&item, b, strs, depth + 1).map_err(|e| e.at(Step::Index(n)))?;
+            walk(&item, b, strs, depth + 1, models).map_err(|e| e.at(Step::Index(n)))?;
         }
         return close(b);
     }
@@ -152,9 +172,12 @@ fn walk<'py>(
         }
         b.open_array(t.len());
         for (n, item) in t.iter().enumerate() {
-            walk(&item, b, strs, depth + 1).map_err(|e| e.at(Step::Index(n)))?;
+            walk(&item, b, strs, depth + 1, models).map_err(|e| e.at(Step::Index(n)))?;
         }
         return close(b);
+    }
+    if models {
+        return walk_model(obj, b, strs, depth);
     }
     Err(NotJson::new(format!(
         "a value of type {} (not JSON data)",
@@ -162,11 +185,90 @@ fn walk<'py>(
     )))
 }
 
+/// The general path, for an object this reading is not sure of.
+#[cold]
+fn general() -> NotJson {
+    let mut e = NotJson::new("an object read by the general path");
+    e.general = true;
+    e
+}
+
+/// An error inside an SDK object: the general path (with the class to learn, if any).
+fn to_general(e: NotJson) -> NotJson {
+    if e.general {
+        e
+    } else {
+        general()
+    }
+}
+
+/// An SDK object of a known class, as its `to_dict(mode="json")` (`sdk.rs`).
+fn walk_model<'py>(
+    obj: &Bound<'py, PyAny>,
+    b: &mut TreeBuilder,
+    strs: &mut Vec<Py<PyString>>,
+    depth: usize,
+) -> Result<(), NotJson> {
+    let ty = obj.get_type();
+    let recipe = match sdk::recipe(&ty) {
+        Lookup::Read(r) => r,
+        Lookup::General => return Err(general()),
+        Lookup::Unknown => {
+            let mut e = general();
+            e.learn = Some(ty.unbind());
+            return Err(e);
+        }
+    };
+    if depth >= MAX_DEPTH {
+        return Err(general());
+    }
+    let (dict, set, extra) = sdk::parts(obj).ok_or_else(general)?;
+    let mut len = 0;
+    for k in dict.keys() {
+        let k = k.cast_into_exact::<PyString>().map_err(|_| general())?;
+        if !recipe.declares(&k) {
+            return Err(general());
+        }
+        len += usize::from(set.contains(&k).map_err(|_| general())?);
+    }
+    let first = strs.len();
+    b.open_object(len + extra.as_ref().map_or(0, |e| e.len()));
+    for (k, v) in &dict {
+        let k = k.cast_into_exact::<PyString>().map_err(|_| general())?;
+        if !set.contains(&k).map_err(|_| general())? {
+            continue;
+        }
+        b.push(Node::Str(strs.len()));
+        strs.push(recipe.key(&k).ok_or_else(general)?.unbind());
+        walk(&v, b, strs, depth + 1, true).map_err(to_general)?;
+    }
+    if let Some(extra) = extra {
+        let py = obj.py();
+        for (k, v) in &extra {
+            let k = k.cast_into_exact::<PyString>().map_err(|_| general())?;
+            // An extra field named like a field would be a key twice.
+            let text = k.to_str().map_err(|_| general())?;
+            let keys = strs.get(first..).unwrap_or_default();
+            if keys
+                .iter()
+                .any(|s| s.bind(py).to_str().is_ok_and(|t| t == text))
+            {
+                return Err(general());
+            }
+            b.push(Node::Str(strs.len()));
+            strs.push(k.unbind());
+            walk(&v, b, strs, depth + 1, true).map_err(to_general)?;
+        }
+    }
+    close(b)
+}
+
 fn walk_dict<'py>(
     obj: &Bound<'py, PyAny>,
     b: &mut TreeBuilder,
     strs: &mut Vec<Py<PyString>>,
     depth: usize,
+    models: bool,
 ) -> Result<(), NotJson> {
     let d = obj.cast::<PyDict>().map_err(|_| unreadable())?;
     if depth >= MAX_DEPTH {
@@ -187,7 +289,7 @@ fn walk_dict<'py>(
                 .map_err(|_| unreadable())?
                 .unbind(),
         );
-        if let Err(e) = walk(&v, b, strs, depth + 1) {
+        if let Err(e) = walk(&v, b, strs, depth + 1, models) {
             let name = strs.get(at).map_or_else(String::new, |k| {
                 k.bind(v.py()).to_string_lossy().into_owned()
             });

@@ -6,13 +6,16 @@
 use std::collections::BTreeMap;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyMemoryView, PyString};
+use pyo3::types::{
+    PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple, PyType,
+};
 
 use super::errors::{from_framing, from_providers};
 use super::event_tree::{self, NotJson};
 use super::live::LiveValue;
 use super::memo::{first, Memo, Of, Template};
 use super::output::{class, Class};
+use super::sdk;
 use super::{Locked, Reentered};
 use crate::partial::{self, PartialOptions};
 use crate::providers::{
@@ -192,6 +195,59 @@ fn feed_tree(
     result
 }
 
+/// How many SDK classes one event may have looked at before it takes the
+/// general path (each class is looked at once per process).
+const MAX_LEARNED_PER_EVENT: usize = 16;
+
+/// What reading an event as SDK objects in place came to.
+enum Sdk {
+    /// Read and fed: what the core said (and the common event it was).
+    Fed(Result<Option<Common>, providers::Error>),
+    /// A class not looked at yet.
+    Learn(Py<PyType>),
+    /// Not read here: the general path.
+    General,
+}
+
+/// Reads `event` (SDK objects of the classes `sdk.rs` knows, lists and plain
+/// data) in place as a tree and feeds it; the core is not touched unless the
+/// whole event was read.
+fn feed_sdk(
+    st: &mut State,
+    event: &Bound<'_, PyAny>,
+    event_type: Option<&str>,
+    sink: Sink<'_>,
+) -> Sdk {
+    if st.asm.core.is_closed() {
+        return Sdk::Fed(Err(st.asm.core.refuse_after_close()));
+    }
+    let py = event.py();
+    let State {
+        asm,
+        tree,
+        strs,
+        texts: spare,
+        ..
+    } = st;
+    tree.clear();
+    strs.clear();
+    if let Err(e) = event_tree::build_sdk(event, tree, strs) {
+        strs.clear();
+        return e.learn.map_or(Sdk::General, Sdk::Learn);
+    }
+    let mut texts: Vec<&str> = std::mem::take(spare);
+    let outcome = match event_tree::texts_into(py, strs, &mut texts)
+        .and_then(|()| event_tree::tree(tree, &texts))
+    {
+        Ok(t) => Sdk::Fed(asm.core.feed_tree_learning(event_type, t, sink)),
+        Err(_) => Sdk::General,
+    };
+    texts.clear();
+    *spare = texts.into_iter().map(|_| "").collect();
+    strs.clear();
+    outcome
+}
+
 /// `json.dumps(value)`, or `None` when it fails.
 fn json_text(value: &Bound<'_, PyAny>) -> Option<String> {
     let py = value.py();
@@ -253,6 +309,38 @@ fn feed_object(
         st.memo.objects.tried(served.is_some());
         if let Some(r) = served {
             return Ok(r);
+        }
+    }
+    // The objects of the SDK classes `sdk.rs` knows are read in place; a class
+    // not looked at yet is looked at (outside the lock) and the event read again.
+    // Only objects and lists: a bare scalar or a tuple is no event (the general
+    // path refuses it with a `TypeError`, as it always did).
+    let in_place = event.is_instance_of::<PyList>()
+        || !(event.is_none()
+            || event.is_instance_of::<PyInt>()
+            || event.is_instance_of::<PyFloat>()
+            || event.is_instance_of::<PyTuple>());
+    for _ in 0..if in_place { MAX_LEARNED_PER_EVENT } else { 0 } {
+        let outcome = feed_sdk(
+            &mut *state.lock(py)?,
+            event,
+            event_type,
+            sink.as_deref_mut(),
+        );
+        match outcome {
+            Sdk::Fed(Err(e)) => return Ok(Err(e)),
+            Sdk::Fed(Ok(learned)) => {
+                if let Some(common) = learned {
+                    if state.lock(py)?.memo.objects.learning() {
+                        if let Some(t) = Template::learn(event, event_type, common, Of::Objects) {
+                            state.lock(py)?.memo.objects.keep(t);
+                        }
+                    }
+                }
+                return Ok(Ok(()));
+            }
+            Sdk::Learn(ty) => sdk::learn(ty.bind(py)),
+            Sdk::General => break,
         }
     }
     // Kept until the template is learned: its string is found by address.

@@ -18,6 +18,7 @@ mod live;
 mod memo;
 mod output;
 mod registry;
+mod sdk;
 mod tools;
 mod wire;
 
