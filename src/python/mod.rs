@@ -19,6 +19,7 @@ mod memo;
 mod output;
 mod registry;
 mod tools;
+mod trace;
 mod wire;
 
 use std::cell::Cell;
@@ -132,6 +133,7 @@ fn _toolstitch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tools::register(m)?;
     guard::register(m)?;
     registry::register(m)?;
+    trace::register(m)?;
     #[cfg(feature = "bench-baseline")]
     baseline::register(m)?;
     Ok(())
