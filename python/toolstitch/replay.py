@@ -1,7 +1,9 @@
 """Replay captured provider streams into plain call records.
 
 ``replay_bytes(data)`` and ``replay_path(path)`` read one captured response (or a VCR
-cassette holding several) and return one record per tool call: a plain ``dict`` with
+cassette holding several; ``replay_path`` and ``replay`` also a directory, a glob, or
+several paths, under the rules of ``toolstitch replay``) and return one record per
+tool call: a plain ``dict`` with
 exactly the keys of ``RECORD_KEYS``, picklable, JSON-ready, the same on every machine.
 A stream with no call, or one that could not be replayed, still gives one record (its
 ``id``, ``name``, ``kind`` and ``arguments`` are ``None``), so every stream shows up.
@@ -32,6 +34,7 @@ import os
 import re
 import stat
 import typing
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, NamedTuple, TypedDict, cast
@@ -51,11 +54,14 @@ __all__ = [
     "VALIDATION_SCHEMA",
     "CallRecord",
     "FieldType",
+    "PassedOverWarning",
+    "Replayed",
     "TextFields",
     "ValidationFields",
     "as_toolset",
     "check_record",
     "is_stream_file",
+    "replay",
     "replay_bytes",
     "replay_file",
     "replay_path",
@@ -80,6 +86,7 @@ class CallRecord(TypedDict):
     server_side: bool
     error: str | None
     notes: str | None
+    arguments_json: bool | None
 
 
 class TextFields(TypedDict):
@@ -209,6 +216,59 @@ def replay_bytes(
     return _checked(_replay_content(bytes(data), provider, name, text), toolset)
 
 
+class PassedOverWarning(UserWarning):
+    """A directory walk or a glob of ``replay`` / ``replay_path`` passed over entries
+    that are not captures (named in the message, and in ``Replayed.passed_over``)."""
+
+
+class Replayed(list[CallRecord]):
+    """The records of ``replay`` / ``replay_path``: a list, and ``passed_over``, what a
+    directory walk or a glob met and did not read, as ``(name, reason)`` pairs."""
+
+    passed_over: tuple[tuple[str, str], ...] = ()
+
+
+def replay(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    provider: Provider = "auto",
+    *,
+    text: bool = False,
+    tools: Any = None,
+) -> Replayed:
+    """The call records of every capture the paths name, in order: files (read
+    whatever their names), directories (walked recursively; a file is a capture when
+    it is named like one or its content is one), globs and fsspec URLs, under the
+    rules of ``toolstitch replay`` (docs/replay.md). Nothing is skipped silently: a
+    path that matches nothing is an error record, and what a walk passes over (a file
+    that is no capture, a named pipe, a hidden file) is listed in ``passed_over`` and
+    said once in a ``PassedOverWarning``. ``provider``, ``text`` and ``tools`` as for
+    ``replay_bytes``."""
+    from toolstitch._sources import expand, replay_source
+
+    _check_provider(provider)
+    toolset = as_toolset(tools)
+    names = (
+        [os.fspath(paths)]
+        if isinstance(paths, (str, os.PathLike))
+        else [os.fspath(p) for p in paths]
+    )
+    skipped: list[Any] = []
+    out = Replayed()
+    for source in expand(names, skipped):
+        out.extend(replay_source(source, provider, text=text, tools=toolset))
+    out.passed_over = tuple((p.name, p.reason) for p in skipped)
+    if skipped:
+        shown = "; ".join(f"{p.name}: {p.reason}" for p in skipped[:3])
+        more = f"; and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        warnings.warn(
+            f"passed over {len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} "
+            f"that {'is' if len(skipped) == 1 else 'are'} not captures: {shown}{more}",
+            PassedOverWarning,
+            stacklevel=2,
+        )
+    return out
+
+
 def replay_path(
     path: str | os.PathLike[str],
     provider: Provider = "auto",
@@ -218,11 +278,19 @@ def replay_path(
 ) -> list[CallRecord]:
     """The call records of one capture file; ``stream`` is ``str(path)``.
 
-    A file that cannot be opened or read gives one record whose ``error`` says why;
-    only an unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as
-    for ``replay_bytes``.
+    A directory or a glob is read as ``replay`` reads it (every capture under it, in
+    sorted order, and a ``Replayed`` list naming what was passed over). A file that
+    cannot be opened or read gives one record whose ``error`` says why; only an
+    unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as for
+    ``replay_bytes``.
     """
-    return _replay_path(os.fspath(path), provider, text, tools, None)
+    from toolstitch._sources import is_url
+
+    name = os.fspath(path)
+    glob = not os.path.lexists(name) and any(c in name for c in "*?[")
+    if glob or is_url(name) or os.path.isdir(name):
+        return replay(name, provider, text=text, tools=tools)
+    return _replay_path(name, provider, text, tools, None)
 
 
 def _replay_path(
@@ -484,6 +552,14 @@ def _os_reason(e: OSError) -> str:
 
 
 def _read_reason(e: BaseException) -> str:
+    if isinstance(e, gzip.BadGzipFile) and str(e).startswith("Not a gzipped file"):
+        # gzip is only ever opened on data that starts with its magic bytes: this is
+        # what follows a whole member, which is neither another member nor padding.
+        start = str(e)[len("Not a gzipped file") :].strip(" ()")
+        return (
+            "not valid gzip: the gzip data ends, and the bytes after it are neither "
+            f"another gzip member nor zero padding (they start {start})"
+        )
     if isinstance(e, (gzip.BadGzipFile, zlib.error)):
         return f"not valid gzip: {e}"
     if isinstance(e, EOFError):
@@ -548,6 +624,7 @@ def _records(
                 "server_side": False,
                 "error": why,
                 "notes": _call_notes(notes, None) if notes else None,
+                "arguments_json": None,
             }
             if extra is not None:
                 cast(dict[str, Any], record).update(extra)
@@ -566,11 +643,25 @@ def _records(
                 "server_side": block.server_side,
                 "error": why,
                 "notes": _call_notes(notes, block.id) if notes else None,
+                "arguments_json": _arguments_json(block.kind, block.input),
             }
             if extra is not None:
                 cast(dict[str, Any], record).update(extra)
             records.append(record)
     return records
+
+
+def _arguments_json(kind: str, arguments: str) -> bool | None:
+    """Whether a function call's arguments are exactly one JSON value, read as the tool
+    loop reads them (``Toolset``: strictly, empty as ``{}``); ``None`` for a call whose
+    input is free text by design (a custom tool's, a shell command)."""
+    if kind != "function":
+        return None
+    try:
+        _toolstitch._parse_strict(arguments)
+    except ToolstitchError:
+        return False
+    return True
 
 
 def _notes(message: AssembledMessage, block: ToolUseBlock | None) -> str | None:
@@ -611,6 +702,7 @@ def _record(
         "server_side": block.server_side if block else False,
         "error": error,
         "notes": notes,
+        "arguments_json": _arguments_json(block.kind, block.input) if block else None,
     }
 
 
