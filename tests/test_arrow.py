@@ -29,7 +29,7 @@ from toolstitch.arrow import (
     replay_batch,
     replay_batches,
 )
-from toolstitch.replay import RECORD_SCHEMA, replay
+from toolstitch.replay import RECORD_SCHEMA, replay_paths
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 ANTHROPIC = (REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes()
@@ -107,7 +107,7 @@ def test_paths_in_a_string_column_are_read_like_replay(tmp_path: Path) -> None:
         (tmp_path / name).write_bytes(data)
     paths = [str(tmp_path / n) for n, _ in CAPTURES] + [str(SAMPLES / "*.sse")]
     table = replay_batch(pa.table({"path": paths}))
-    want = [dict(r) for r in replay(paths)]
+    want = [dict(r) for r in replay_paths(paths)]
     assert table.to_pylist() == want
     assert len(want) > len(CAPTURES)
 
@@ -162,7 +162,9 @@ def test_duckdb_hands_a_relation_and_queries_the_records(tmp_path: Path) -> None
     listed = pa.table({"path": [str(p) for p in sorted(SAMPLES.glob("*.sse"))]})
     db.register("from_paths", replay_batch(db.sql("select path from listed")))
     got = db.sql("select name from from_paths where id is not null order by name").fetchall()
-    want = sorted(str(r["name"]) for r in replay(listed.column("path").to_pylist()) if r["id"])
+    want = sorted(
+        str(r["name"]) for r in replay_paths(listed.column("path").to_pylist()) if r["id"]
+    )
     assert [n for (n,) in got] == want and want
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from toolstitch import replay_path
 from toolstitch._sources import PassedOver, capture_content, expand
-from toolstitch.replay import PassedOverWarning, Replayed, replay
+from toolstitch.replay import PassedOverWarning, Replayed, replay_paths
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 ANTHROPIC = (REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes()
@@ -100,7 +100,7 @@ def _named(path: Path, records: list[Any]) -> list[Any]:
 def test_replay_takes_several_paths_and_globs_like_the_command(corpus: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nothing passed over: no warning
-        records = replay([corpus / "a.sse", str(corpus / "sub" / "*.body*")])
+        records = replay_paths([corpus / "a.sse", str(corpus / "sub" / "*.body*")])
     assert names(records) == ["a.sse", "b.body.gz", "b.body.gz", "c.body"]
     assert records.passed_over == ()
     # A glob that matches nothing, and a missing path, are error records.
@@ -191,7 +191,7 @@ def test_urls_are_walked_under_the_same_rules(tmp_path: Path) -> None:
     fs.pipe(f"{root}/README", b"not a capture")
     try:
         with pytest.warns(PassedOverWarning):
-            records = replay(f"memory://{root}")
+            records = replay_paths(f"memory://{root}")
         assert [r["id"] for r in records] == [ANTHROPIC_ID, *OPENAI_IDS]
         assert [Path(p).name for p, _ in records.passed_over] == ["README"]
     finally:
@@ -208,6 +208,6 @@ def test_a_copy_of_the_samples_directory_reports_its_notices(tmp_path: Path) -> 
     samples = Path(__file__).resolve().parent.parent / "python" / "toolstitch" / "samples"
     shutil.copytree(samples, tmp_path / "samples")
     with pytest.warns(PassedOverWarning):
-        records = replay(tmp_path / "samples")
+        records = replay_paths(tmp_path / "samples")
     assert "PROVENANCE.md" in {Path(p).name for p, _ in records.passed_over}
     assert all(r["complete"] for r in records)

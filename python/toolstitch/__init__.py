@@ -118,7 +118,13 @@ from toolstitch.messages import (
     ToolInputDelta,
 )
 from toolstitch.render import IdMap, IdRule, render_assistant, render_results, render_turn
-from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
+from toolstitch.replay import (
+    RECORD_KEYS,
+    CallRecord,
+    replay_bytes,
+    replay_path,
+    replay_paths,
+)
 from toolstitch.streams import (
     Assembler,
     AsyncLiveStream,
@@ -225,6 +231,7 @@ __all__ = [
     "render_turn",
     "replay_bytes",
     "replay_path",
+    "replay_paths",
     "unmarshal_block",
     "unmarshal_blocks",
     "unmarshal_message",

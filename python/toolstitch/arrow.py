@@ -17,7 +17,7 @@ Which column holds what (``content`` / ``path`` name them explicitly):
   its bytes replayed as ``replay_bytes`` does (gzip, cassettes, every transport);
   a null is one error record;
 - or, when there is no binary column, a string column ``path``: each row's file is
-  read as ``replay_path`` reads it (directories and globs expand to their files);
+  read as ``replay_paths`` reads it (directories and globs expand to their files);
 - the name of each capture (the records' ``stream``): a string column ``stream``,
   else ``name``, else the path, else ``row N`` (N the row's position in the batch).
 
@@ -26,10 +26,13 @@ Needs ``pip install 'toolstitch[arrow]'`` (pyarrow).
 
 from __future__ import annotations
 
+import io
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.json as pa_json
 import pyarrow.parquet as pq
 
 from toolstitch.messages import Provider
@@ -43,12 +46,13 @@ from toolstitch.replay import (
     _checked,
     _failure_with_text,
     as_toolset,
-    replay,
     replay_bytes,
+    replay_paths,
 )
 
 __all__ = [
     "ParquetWriter",
+    "jsonl_table",
     "records_schema",
     "records_table",
     "replay_batch",
@@ -78,15 +82,28 @@ def records_schema(*, text: bool = False, tools: bool = False) -> pa.Schema:
 def records_table(
     records: Sequence[CallRecord], *, text: bool = False, tools: bool = False
 ) -> pa.Table:
-    """``records`` as a table of ``records_schema(text=..., tools=...)``, column by
-    column (a column the records lack is all null)."""
+    """``records`` as a table of ``records_schema(text=..., tools=...)`` (a column the
+    records lack is all null; a key the schema lacks is an error)."""
+    lines = "".join([json.dumps(record, ensure_ascii=False) + "\n" for record in records])
+    return jsonl_table(lines.encode(), text=text, tools=tools)
+
+
+def jsonl_table(data: bytes, *, text: bool = False, tools: bool = False) -> pa.Table:
+    """The records written as JSON lines (what ``--jsonl`` prints) as a table of
+    ``records_schema``: read by Arrow's JSON reader against the schema, so a table is
+    exactly the records as ``--jsonl`` gives them. (Building it column by column with
+    ``pyarrow.array`` would import pandas, half a second of every run.)"""
     schema = records_schema(text=text, tools=tools)
-    rows: Sequence[Any] = records
-    columns = [
-        pa.array([row.get(name) for row in rows], type=field.type)
-        for name, field in zip(schema.names, schema, strict=True)
-    ]
-    return pa.Table.from_arrays(columns, schema=schema)
+    if not data:
+        return schema.empty_table()
+    table = pa_json.read_json(
+        io.BytesIO(data),
+        read_options=pa_json.ReadOptions(use_threads=False, block_size=max(len(data), 1 << 20)),
+        parse_options=pa_json.ParseOptions(
+            explicit_schema=schema, unexpected_field_behavior="error"
+        ),
+    )
+    return table.cast(schema)
 
 
 def replay_batch(
@@ -117,7 +134,7 @@ def replay_batch(
         elif captures.kind == "content":
             records.extend(replay_bytes(value, provider, name=name, text=text, tools=toolset))
         else:
-            records.extend(replay(value, provider, text=text, tools=toolset))
+            records.extend(replay_paths(value, provider, text=text, tools=toolset))
     return records_table(records, text=text, tools=toolset is not None)
 
 
@@ -150,20 +167,29 @@ class ParquetWriter:
         self.text = text
         self.tools = tools
         self.rows = rows
-        self.pending: list[CallRecord] = []
+        self.pending: list[bytes] = []
+        self.count = 0  # records pending
         self.written = 0
         self._writer = pq.ParquetWriter(where, records_schema(text=text, tools=tools))
 
     def add(self, records: Iterable[CallRecord]) -> None:
-        self.pending.extend(records)
-        if len(self.pending) >= self.rows:
+        """Appends records."""
+        lines = [json.dumps(record, ensure_ascii=False) + "\n" for record in records]
+        self.add_jsonl("".join(lines), len(lines))
+
+    def add_jsonl(self, text: str, count: int) -> None:
+        """Appends ``count`` records written as JSON lines (``--jsonl``'s text)."""
+        self.pending.append(text.encode())
+        self.count += count
+        if self.count >= self.rows:
             self._flush()
 
     def _flush(self) -> None:
-        if self.pending:
-            self._writer.write_table(records_table(self.pending, text=self.text, tools=self.tools))
-            self.written += len(self.pending)
-            self.pending = []
+        if self.count:
+            data = b"".join(self.pending)
+            self._writer.write_table(jsonl_table(data, text=self.text, tools=self.tools))
+            self.written += self.count
+            self.pending, self.count = [], 0
 
     def close(self) -> None:
         self._flush()

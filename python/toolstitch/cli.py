@@ -287,7 +287,7 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 f"--out writes Parquet with pyarrow: pip install 'toolstitch[arrow]' ({e})"
             )
     output = _Output(
-        "parquet" if args.out else args.format or "table",
+        args.format or "table",
         text=args.text,
         checked=toolset is not None,
         out=args.out,
@@ -412,7 +412,7 @@ def _render(records: list[CallRecord], form: str) -> _Rendered:
         text = ""
     return _Rendered(
         text,
-        records if form in ("table", "parquet") else [],
+        records if form == "table" else [],
         len(records),
         len({record["stream"] for record in records}),
         list(_failure_lines(records)),
@@ -868,7 +868,10 @@ class _Output:
         out: str | None = None,
         passed_over: int = 0,
     ) -> None:
-        self.form = form
+        # With ``out``, the records are written as --jsonl writes them, and that text
+        # is read into Arrow against the records' schema: the Parquet file holds exactly
+        # the --jsonl records, and workers send text, as for --jsonl.
+        self.form = "jsonl" if out is not None else form
         self.text = text
         self.checked = checked
         self.status = 0
@@ -879,9 +882,9 @@ class _Output:
         self.out: IO[str] = sys.stdout
         self.parquet: Any = None
         self.where = out
-        if form == "table":
+        if self.form == "table":
             _require_rich()
-        if form == "parquet" and out is not None:
+        if out is not None:
             from toolstitch.arrow import ParquetWriter
 
             self.parquet = ParquetWriter(out, text=text, tools=checked)
@@ -891,7 +894,7 @@ class _Output:
             self.status = 1
         self.streams += done.streams
         if self.parquet is not None:
-            self.parquet.add(done.records)
+            self.parquet.add_jsonl(done.text, done.written)
         elif self.form == "jsonl":
             self.out.write(done.text)
         elif self.form == "json":
@@ -919,7 +922,7 @@ class _Output:
                 self.rows, text=self.text, checked=self.checked, title=title, skipped=skipped
             )
         self.out.flush()
-        if skipped and self.form in ("jsonl", "json"):
+        if skipped and self.parquet is None and self.form in ("jsonl", "json"):
             print(f"toolstitch: {skipped}", file=sys.stderr)
 
 

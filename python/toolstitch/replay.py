@@ -1,7 +1,7 @@
 """Replay captured provider streams into plain call records.
 
 ``replay_bytes(data)`` and ``replay_path(path)`` read one captured response (or a VCR
-cassette holding several; ``replay_path`` and ``replay`` also a directory, a glob, or
+cassette holding several; ``replay_path`` and ``replay_paths`` also a directory, a glob, or
 several paths, under the rules of ``toolstitch replay``) and return one record per
 tool call: a plain ``dict`` with
 exactly the keys of ``RECORD_KEYS``, picklable, JSON-ready, the same on every machine.
@@ -61,10 +61,10 @@ __all__ = [
     "as_toolset",
     "check_record",
     "is_stream_file",
-    "replay",
     "replay_bytes",
     "replay_file",
     "replay_path",
+    "replay_paths",
 ]
 
 
@@ -217,18 +217,18 @@ def replay_bytes(
 
 
 class PassedOverWarning(UserWarning):
-    """A directory walk or a glob of ``replay`` / ``replay_path`` passed over entries
+    """A directory walk or a glob of ``replay_paths`` / ``replay_path`` passed over entries
     that are not captures (named in the message, and in ``Replayed.passed_over``)."""
 
 
 class Replayed(list[CallRecord]):
-    """The records of ``replay`` / ``replay_path``: a list, and ``passed_over``, what a
+    """The records of ``replay_paths`` / ``replay_path``: a list, and ``passed_over``, what a
     directory walk or a glob met and did not read, as ``(name, reason)`` pairs."""
 
     passed_over: tuple[tuple[str, str], ...] = ()
 
 
-def replay(
+def replay_paths(
     paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     provider: Provider = "auto",
     *,
@@ -238,7 +238,7 @@ def replay(
     """The call records of every capture the paths name, in order: files (read
     whatever their names), directories (walked recursively; a file is a capture when
     it is named like one or its content is one), globs and fsspec URLs, under the
-    rules of ``toolstitch replay`` (docs/replay.md). Nothing is skipped silently: a
+    rules of ``toolstitch replay``. Nothing is skipped silently: a
     path that matches nothing is an error record, and what a walk passes over (a file
     that is no capture, a named pipe, a hidden file) is listed in ``passed_over`` and
     said once in a ``PassedOverWarning``. ``provider``, ``text`` and ``tools`` as for
@@ -278,7 +278,7 @@ def replay_path(
 ) -> list[CallRecord]:
     """The call records of one capture file; ``stream`` is ``str(path)``.
 
-    A directory or a glob is read as ``replay`` reads it (every capture under it, in
+    A directory or a glob is read as ``replay_paths`` reads it (every capture under it, in
     sorted order, and a ``Replayed`` list naming what was passed over). A file that
     cannot be opened or read gives one record whose ``error`` says why; only an
     unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as for
@@ -289,7 +289,7 @@ def replay_path(
     name = os.fspath(path)
     glob = not os.path.lexists(name) and any(c in name for c in "*?[")
     if glob or is_url(name) or os.path.isdir(name):
-        return replay(name, provider, text=text, tools=tools)
+        return replay_paths(name, provider, text=text, tools=tools)
     return _replay_path(name, provider, text, tools, None)
 
 
