@@ -22,7 +22,8 @@ import pytest
 from distributed import Client, LocalCluster
 from toolstitch import RECORD_KEYS, UnknownProviderError
 from toolstitch import dask as toolstitch_dask
-from toolstitch._sources import Source, expand, replay_source
+from toolstitch._sources import Source, expand
+from toolstitch.replay import replay_source
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 SAMPLES = Path(__file__).resolve().parent.parent / "python" / "toolstitch" / "samples"

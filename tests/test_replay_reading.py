@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from toolstitch import replay_bytes, replay_path
-from toolstitch._sources import Source, replay_source
-from toolstitch.replay import _CHUNK, _MAX_GZIP_LAYERS, _WHOLE, replay_file
+from toolstitch._sources import _MAX_GZIP_LAYERS, Source
+from toolstitch.replay import _CHUNK, _WHOLE, replay_file, replay_source
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 ANTHROPIC = (REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes()

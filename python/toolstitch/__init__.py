@@ -21,6 +21,8 @@ too):
 - the applications built on it: ``streams`` (the ``Assembler`` and one call from any
   source), ``tools`` (``Toolset``), ``render`` (messages back to each provider's
   format), ``replay`` with ``_sources`` and ``_capture`` (recordings to call records),
+  ``_events`` (a stream's events and what each did, for ``replay --events``), ``arrow``
+  (replay as an Arrow kernel; Parquet),
   ``guard`` (the core's guard: a response's bytes released only once the calls they
   complete pass), ``otel``, ``watch``, ``proxy`` (a package: the checking gateway),
   ``cli`` and ``dask``.

@@ -25,13 +25,10 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 from toolstitch import _toolstitch
-from toolstitch._sources import PassedOver, expand
+from toolstitch._sources import _CASSETTE, _GZIP_MAGIC, _MAX_GZIP_LAYERS, PassedOver, expand
 from toolstitch.errors import ToolstitchError
 from toolstitch.messages import AssembledMessage, Provider
 from toolstitch.replay import (
-    _CASSETTE,
-    _GZIP_MAGIC,
-    _MAX_GZIP_LAYERS,
     _gunzip,
     _read_reason,
     _streamed_body,

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import glob
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterable, Iterator
@@ -36,21 +37,45 @@ from dataclasses import dataclass
 from typing import IO, Any
 
 from toolstitch import _toolstitch
-from toolstitch.messages import Provider
-from toolstitch.replay import (
-    _CASSETTE,
-    _GZIP_MAGIC,
-    _MAX_GZIP_LAYERS,
-    CallRecord,
-    _checked,
-    _failure_with_text,
-    _replay_path,
-    is_stream_file,
-    replay_file,
-)
-from toolstitch.tools import Toolset
 
-__all__ = ["PassedOver", "Source", "capture_content", "expand", "is_url", "replay_source"]
+__all__ = [
+    "STREAM_SUFFIXES",
+    "PassedOver",
+    "Source",
+    "capture_content",
+    "expand",
+    "is_stream_file",
+    "is_url",
+]
+
+STREAM_SUFFIXES = frozenset(
+    {".sse", ".jsonl", ".ndjson", ".json", ".txt", ".yaml", ".yml", ".bin", ".eventstream"}
+)
+"""The names a directory walk picks up (each also with ``.gz`` after it). A file named
+on its own is read whatever its name."""
+
+_GZIP_MAGIC = b"\x1f\x8b"
+# gzip inside gzip is legitimate (a compressed capture, compressed again by a store);
+# deeper nesting is refused rather than followed without end.
+_MAX_GZIP_LAYERS = 3
+# A cassette is YAML whose first key names its interactions (VCR.py writes
+# ``interactions:``, Ruby's VCR ``http_interactions:``), after any comments, blank
+# lines and a ``---`` document start.
+_CASSETTE = re.compile(
+    rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*(?:#[^\n]*)?\r?\n|---[ \t]*\r?\n)*(?:http_)?interactions:"
+)
+
+
+def is_stream_file(name: str) -> bool:
+    """Whether a directory walk replays the file ``name``: not hidden, and named like a
+    capture (``STREAM_SUFFIXES``, optionally followed by ``.gz``)."""
+    base = os.path.basename(name).lower()
+    if not base or base.startswith("."):
+        return False
+    if base.endswith(".gz"):
+        base = base[:-3]
+    return os.path.splitext(base)[1] in STREAM_SUFFIXES
+
 
 _GLOB_MAGIC = frozenset("*?[")
 # How much of a file not named like a capture is read to tell whether it is one: its
@@ -127,24 +152,6 @@ def _prelude_crc_holds(head: bytes) -> bool:
     """Whether the first 12 bytes are an AWS event-stream prelude: two lengths and the
     CRC-32 of those 8 bytes."""
     return len(head) >= 12 and zlib.crc32(head[:8]) == int.from_bytes(head[8:12], "big")
-
-
-def replay_source(
-    source: Source, provider: Provider = "auto", *, text: bool = False, tools: Toolset | None = None
-) -> list[CallRecord]:
-    """The records of one source: its error record, or its replayed streams."""
-    if source.error is not None:
-        return _checked([_failure_with_text(source.name, source.error, text)], tools)
-    if not is_url(source.name):
-        return _replay_path(source.name, provider, text, tools, source.size)
-    try:
-        f = _open_url(source.name)
-    except ImportError as e:
-        return _checked([_failure_with_text(source.name, str(e), text)], tools)
-    except OSError as e:
-        return _checked([_failure_with_text(source.name, f"cannot read: {e}", text)], tools)
-    with f:
-        return replay_file(f, provider, name=source.name, text=text, tools=tools)
 
 
 # ------------------------------------------------------------------ local

@@ -26,11 +26,11 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
-from toolstitch._sources import PassedOver, Source, expand, replay_source
+from toolstitch._sources import PassedOver, Source, expand
 from toolstitch._toolstitch import AUTO, DIALECTS, __version__
 from toolstitch.errors import ToolDefinitionError, UnknownProviderError
 from toolstitch.messages import Provider
-from toolstitch.replay import CallRecord, replay_file
+from toolstitch.replay import CallRecord, replay_file, replay_source
 from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
@@ -352,7 +352,7 @@ def _sample_paths() -> list[str]:
     not its licence notices and provenance."""
     from importlib import resources  # only here: its imports cost every run otherwise
 
-    from toolstitch.replay import is_stream_file
+    from toolstitch._sources import is_stream_file
 
     root = str(resources.files("toolstitch") / "samples")
     return sorted(os.path.join(root, n) for n in os.listdir(root) if is_stream_file(n))

@@ -29,7 +29,7 @@ import pyarrow as pa
 from dask.utils import parse_bytes
 from distributed import LocalCluster
 
-from toolstitch._sources import PassedOver, Source, expand, replay_source
+from toolstitch._sources import PassedOver, Source, expand
 from toolstitch.arrow import records_table
 from toolstitch.messages import Provider
 from toolstitch.replay import (
@@ -40,6 +40,7 @@ from toolstitch.replay import (
     FieldType,
     PassedOverWarning,
     as_toolset,
+    replay_source,
 )
 from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset

@@ -31,7 +31,6 @@ import errno
 import gzip
 import io
 import os
-import re
 import stat
 import typing
 import warnings
@@ -40,6 +39,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, NamedTuple, TypedDict, cast
 
 from toolstitch import _toolstitch
+from toolstitch._sources import (
+    _CASSETTE,
+    _GZIP_MAGIC,
+    _MAX_GZIP_LAYERS,
+    STREAM_SUFFIXES,
+    Source,
+    _open_url,
+    expand,
+    is_stream_file,
+    is_url,
+)
 from toolstitch.blocks import ThinkingBlock, ToolUseBlock
 from toolstitch.errors import ToolstitchError
 from toolstitch.messages import AssembledMessage, Note, Provider
@@ -65,6 +75,7 @@ __all__ = [
     "replay_file",
     "replay_path",
     "replay_paths",
+    "replay_source",
 ]
 
 
@@ -134,12 +145,6 @@ VALIDATION_SCHEMA: dict[str, FieldType] = _field_types(ValidationFields)
 """The keys and types a toolset adds (``ValidationFields``)."""
 
 
-STREAM_SUFFIXES = frozenset(
-    {".sse", ".jsonl", ".ndjson", ".json", ".txt", ".yaml", ".yml", ".bin", ".eventstream"}
-)
-"""The names a directory walk picks up (each also with ``.gz`` after it). A file named
-on its own is read whatever its name."""
-
 # Bytes fed to the Assembler at a time: large enough that the per-call cost vanishes,
 # small enough that a big stream never needs a second copy of itself in memory. It is
 # also what a cassette is told by (its first key within the first ``_CHUNK`` bytes).
@@ -151,16 +156,6 @@ _CHUNK = 1 << 20
 # files, and gzip that is not one member inflating within it, are streamed ``_CHUNK``
 # bytes at a time.
 _WHOLE = 8 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
-# gzip inside gzip is legitimate (a compressed capture, compressed again by a store);
-# deeper nesting is refused rather than followed without end.
-_MAX_GZIP_LAYERS = 3
-# A cassette is YAML whose first key names its interactions (VCR.py writes
-# ``interactions:``, Ruby's VCR ``http_interactions:``), after any comments, blank
-# lines and a ``---`` document start.
-_CASSETTE = re.compile(
-    rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*(?:#[^\n]*)?\r?\n|---[ \t]*\r?\n)*(?:http_)?interactions:"
-)
 # The bytes a cassette can start with (``_CASSETTE``'s first): anything else is told
 # without the pattern (a stream starts ``data:``, ``event:``, ``{``, a frame's length).
 _CASSETTE_STARTS = frozenset(bytes([b]) for b in b"\xef \t#\r\n-hi")
@@ -177,17 +172,6 @@ _STREAMED_TYPES = frozenset(
         "application/stream+json",
     }
 )
-
-
-def is_stream_file(name: str) -> bool:
-    """Whether a directory walk replays the file ``name``: not hidden, and named like a
-    capture (``STREAM_SUFFIXES``, optionally followed by ``.gz``)."""
-    base = os.path.basename(name).lower()
-    if not base or base.startswith("."):
-        return False
-    if base.endswith(".gz"):
-        base = base[:-3]
-    return os.path.splitext(base)[1] in STREAM_SUFFIXES
 
 
 def replay_bytes(
@@ -243,8 +227,6 @@ def replay_paths(
     that is no capture, a named pipe, a hidden file) is listed in ``passed_over`` and
     said once in a ``PassedOverWarning``. ``provider``, ``text`` and ``tools`` as for
     ``replay_bytes``."""
-    from toolstitch._sources import expand, replay_source
-
     _check_provider(provider)
     toolset = as_toolset(tools)
     names = (
@@ -284,13 +266,29 @@ def replay_path(
     unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as for
     ``replay_bytes``.
     """
-    from toolstitch._sources import is_url
-
     name = os.fspath(path)
     glob = not os.path.lexists(name) and any(c in name for c in "*?[")
     if glob or is_url(name) or os.path.isdir(name):
         return replay_paths(name, provider, text=text, tools=tools)
     return _replay_path(name, provider, text, tools, None)
+
+
+def replay_source(
+    source: Source, provider: Provider = "auto", *, text: bool = False, tools: Toolset | None = None
+) -> list[CallRecord]:
+    """The records of one source: its error record, or its replayed streams."""
+    if source.error is not None:
+        return _checked([_failure_with_text(source.name, source.error, text)], tools)
+    if not is_url(source.name):
+        return _replay_path(source.name, provider, text, tools, source.size)
+    try:
+        f = _open_url(source.name)
+    except ImportError as e:
+        return _checked([_failure_with_text(source.name, str(e), text)], tools)
+    except OSError as e:
+        return _checked([_failure_with_text(source.name, f"cannot read: {e}", text)], tools)
+    with f:
+        return replay_file(f, provider, name=source.name, text=text, tools=tools)
 
 
 def _replay_path(
