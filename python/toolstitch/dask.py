@@ -100,7 +100,11 @@ def _columns(text: bool, tools: bool) -> dict[str, Any]:
 def _frame(records: list[CallRecord], columns: Mapping[str, Any]) -> pd.DataFrame:
     """The records as a frame of ``columns``: the Arrow table ``toolstitch.arrow``
     builds for every engine (``records_table``), converted to pandas."""
-    table = records_table(records, text="text" in columns, tools="valid" in columns)
+    table = records_table(
+        records,
+        text=any(name in columns for name in TEXT_SCHEMA),
+        tools=any(name in columns for name in VALIDATION_SCHEMA),
+    )
     frame: pd.DataFrame = table.to_pandas(types_mapper={pa.string(): _STRING}.get)
     typed: pd.DataFrame = frame.astype(dict(columns))
     return typed
