@@ -28,9 +28,9 @@ extension: $(TOOLS)
 		--no-build-isolation --editable ".[cli]"
 
 # The extension (debug), the extras the tests run for real (the command line, Dask,
-# OpenTelemetry and the proxy) and the development tools: pyproject.toml's dependency
+# OpenTelemetry, the proxy and Arrow) and the development tools: pyproject.toml's dependency
 # group `dev` (the groups test, lint and bench).
-EXTRAS := cli,dask,otel,proxy
+EXTRAS := cli,dask,otel,proxy,arrow
 
 develop: $(TOOLS)
 	$(MATURIN) develop --quiet --group dev --extras $(EXTRAS)

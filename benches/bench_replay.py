@@ -43,7 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolstitch._sources import expand, replay_source
+from toolstitch._sources import expand
+from toolstitch.replay import replay_source
 
 # ------------------------------------------------------------------ the corpus
 

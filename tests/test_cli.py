@@ -307,7 +307,8 @@ def test_exit_status_two_for_usage_errors() -> None:
         ("--provider", "nope", ANTHROPIC),
         ("--bogus",),
         ("--progress", "sometimes"),
-        ("--out", "x.parquet", ANTHROPIC),
+        ("--out", "x.parquet", "--jsonl", ANTHROPIC),
+        ("--events", "--jsonl", ANTHROPIC),
         ("--scheduler", "local:2", "-"),
         ("--scheduler", "local:zero", ANTHROPIC),
     ):

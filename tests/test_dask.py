@@ -22,7 +22,8 @@ import pytest
 from distributed import Client, LocalCluster
 from toolstitch import RECORD_KEYS, UnknownProviderError
 from toolstitch import dask as toolstitch_dask
-from toolstitch._sources import Source, expand, replay_source
+from toolstitch._sources import Source, expand
+from toolstitch.replay import replay_source
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 SAMPLES = Path(__file__).resolve().parent.parent / "python" / "toolstitch" / "samples"
@@ -99,6 +100,7 @@ def test_the_columns_come_from_the_records_one_schema() -> None:
         "choice": "int64",
         "complete": "bool",
         "server_side": "bool",
+        "arguments_json": "boolean",
     }
     for name, dtype in toolstitch_dask.COLUMNS.items():
         assert str(dtype) == expected.get(name, "string"), name
@@ -229,7 +231,17 @@ def test_cli_on_a_scheduler_address_writes_parquet(
     done = cli("--scheduler", address, "--out", str(out), "--blocksize", "16KiB", str(corpus))
     assert done.returncode == 1  # the two bad files
     assert "Traceback" not in done.stderr
-    lines = sorted(done.stderr.splitlines())
+    passed_over = [line for line in done.stderr.splitlines() if ": passed over: " in line]
+    # The samples' licence notices and provenance, the generated corpus's hidden files:
+    # named, counted, not replayed.
+    assert sum(f"{corpus}/samples/" in line for line in passed_over) == 5
+    assert all(
+        f"{corpus}/samples/" in line or line.endswith(": passed over: a hidden file")
+        for line in passed_over
+    )
+    count = len(passed_over)
+    assert f"; {count} entries passed over (not captures; see above)" in done.stdout
+    lines = sorted(line for line in done.stderr.splitlines() if line not in passed_over)
     assert len(lines) == 2
     assert lines[0].startswith(f"toolstitch: {corpus}/bad/cut.sse: ")
     assert lines[1].startswith(f"toolstitch: {corpus}/bad/garbage.jsonl: cannot tell")

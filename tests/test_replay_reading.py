@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 from toolstitch import replay_bytes, replay_path
-from toolstitch._sources import Source, replay_source
-from toolstitch.replay import _CHUNK, _MAX_GZIP_LAYERS, _WHOLE, replay_file
+from toolstitch._sources import _MAX_GZIP_LAYERS, Source
+from toolstitch.replay import _CHUNK, _WHOLE, replay_file, replay_source
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real"
 ANTHROPIC = (REAL / "anthropic_messages-text-then-tool-use.sse").read_bytes()
@@ -79,7 +79,10 @@ def broken_early(size: int) -> bytes:
 
 def test_gzip_with_trailing_garbage_is_the_streaming_readers_error(tmp_path: Path) -> None:
     [record] = same_every_way(tmp_path, gz(OPENAI_CHAT) + b"garbage!")
-    assert record["error"] == "not valid gzip: Not a gzipped file (b'ga')"
+    assert record["error"] == (
+        "not valid gzip: the gzip data ends, and the bytes after it are neither another "
+        "gzip member nor zero padding (they start b'ga')"
+    )
     # Zeros after the member are padding gzip allows: the calls are all there.
     assert ids(same_every_way(tmp_path, gz(OPENAI_CHAT) + b"\0" * 16)) == OPENAI_IDS
     # The start of another member, cut: cut short.
@@ -198,7 +201,7 @@ def test_files_that_cannot_be_read_are_one_error_record_each(tmp_path: Path) -> 
     assert record["error"] == "cannot read: No such file or directory"
     (tmp_path / "dir.sse").mkdir()
     [record] = replay_path(tmp_path / "dir.sse", text=True)
-    assert record["error"] == "cannot read: Is a directory"
+    assert record["error"] == "the directory holds no file"
     extra: dict[str, Any] = dict(record)
     assert (extra["text"], extra["reasoning"]) == ("", "")
 

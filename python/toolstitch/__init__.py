@@ -21,6 +21,8 @@ too):
 - the applications built on it: ``streams`` (the ``Assembler`` and one call from any
   source), ``tools`` (``Toolset``), ``render`` (messages back to each provider's
   format), ``replay`` with ``_sources`` and ``_capture`` (recordings to call records),
+  ``_events`` (a stream's events and what each did, for ``replay --events``), ``arrow``
+  (replay as an Arrow kernel; Parquet),
   ``guard`` (the core's guard: a response's bytes released only once the calls they
   complete pass), ``otel``, ``watch``, ``proxy`` (a package: the checking gateway),
   ``cli`` and ``dask``.
@@ -134,7 +136,13 @@ from toolstitch.streams import (
 
 if TYPE_CHECKING:
     from toolstitch.render import IdMap, IdRule, render_assistant, render_results, render_turn
-    from toolstitch.replay import RECORD_KEYS, CallRecord, replay_bytes, replay_path
+    from toolstitch.replay import (
+        RECORD_KEYS,
+        CallRecord,
+        replay_bytes,
+        replay_path,
+        replay_paths,
+    )
     from toolstitch.tools import ToolDefinition, Toolset
 
 del _assemble_module
@@ -153,6 +161,7 @@ _LAZY = {
     "CallRecord": "toolstitch.replay",
     "replay_bytes": "toolstitch.replay",
     "replay_path": "toolstitch.replay",
+    "replay_paths": "toolstitch.replay",
     "ToolDefinition": "toolstitch.tools",
     "Toolset": "toolstitch.tools",
 }
@@ -268,6 +277,7 @@ __all__ = [
     "render_turn",
     "replay_bytes",
     "replay_path",
+    "replay_paths",
     "unmarshal_block",
     "unmarshal_blocks",
     "unmarshal_message",

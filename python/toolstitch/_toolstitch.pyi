@@ -51,10 +51,12 @@ __all__ = [
     "__version__",
     "_dialect_for_path",
     "_error_response",
+    "_frames",
     "_json_depth",
     "_parse_strict",
     "_provider_name",
     "_response_facts",
+    "_transport_of",
     "marshal_block",
     "marshal_blocks",
     "marshal_message",
@@ -432,3 +434,9 @@ def _error_response(
 ) -> tuple[int, list[tuple[str, str]], bytes]: ...
 def _dialect_for_path(path: str) -> str | None: ...
 def _provider_name(dialect: str) -> str: ...
+
+# The replay tooling's view of the framing (src/python/trace.rs).
+def _transport_of(head: bytes) -> str | None: ...
+def _frames(
+    data: bytes, *, max_event_bytes: int, max_line_bytes: int
+) -> tuple[list[tuple[int, str | None, str]], str | None, str | None]: ...

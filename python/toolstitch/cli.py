@@ -26,11 +26,11 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import IO, TYPE_CHECKING, Any, NamedTuple, cast
 
-from toolstitch._sources import Source, expand, replay_source
+from toolstitch._sources import PassedOver, Source, expand
 from toolstitch._toolstitch import AUTO, DIALECTS, __version__
 from toolstitch.errors import ToolDefinitionError, UnknownProviderError
 from toolstitch.messages import Provider
-from toolstitch.replay import CallRecord, replay_file
+from toolstitch.replay import CallRecord, replay_file, replay_source
 from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
 
@@ -57,8 +57,10 @@ AWS event-stream, a whole response body, or a VCR cassette (one stream per
 interaction with a streamed response body). With no PATH, the recordings bundled
 with toolstitch are replayed.
 
-Exit status: 0 when every stream completed (and, with --tools, every call
-validated), 1 when any did not, 2 for a usage error."""
+Exit status: 0 when every stream completed with its function calls' arguments
+JSON (and, with --tools, every call validated), 1 when any did not, 2 for a usage
+error. Entries a walk passes over (files that are not captures, named pipes,
+hidden files) are each named on standard error and counted in the summary."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -161,8 +163,15 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument(
         "--out",
         metavar="PATH",
-        help="with --scheduler: write the records as a Parquet dataset (a directory of "
-        "part files; local path or fsspec URL) instead of printing them",
+        help="write the records as Parquet instead of printing them: one file here "
+        "(needs toolstitch[arrow]); with --scheduler, a dataset (a directory of part "
+        "files; local path or fsspec URL)",
+    )
+    replay.add_argument(
+        "--events",
+        action="store_true",
+        help="for each stream, list its events: number, byte offset, dialect, type, and "
+        "what it did (applied, skipped and why, refused and why, notes)",
     )
     replay.add_argument(
         "--blocksize",
@@ -287,8 +296,17 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         parser.error(f"--provider: {e}")
     definitions, toolset = _load_tools(args.tools, parser) if args.tools else (None, None)
     paths: list[str] = list(args.paths)
-    if args.out and not args.scheduler:
-        parser.error("--out writes what a cluster computed: give --scheduler too (local runs here)")
+    if args.out and args.format is not None:
+        parser.error(f"--out writes Parquet: leave out --{args.format}")
+    if args.events:
+        if args.scheduler or args.out or args.format not in (None, "table"):
+            parser.error(
+                "--events prints each stream's events here: leave out "
+                "--scheduler, --out and the output format"
+            )
+        from toolstitch._events import print_events
+
+        return print_events(paths or _sample_paths(), args.provider, sys.stdout, sys.stderr)
     if args.scheduler:
         if args.jobs is not None:
             parser.error(
@@ -304,16 +322,30 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not paths:
         paths = _sample_paths()
         title = "the recordings bundled with toolstitch (give PATHs to replay your own)"
-    sources = [source for path in paths for source in _expand_one(path)]
+    passed_over: list[PassedOver] = []
+    sources = [source for path in paths for source in _expand_one(path, passed_over)]
+    for skipped in passed_over:
+        print(f"toolstitch: {skipped.name}: passed over: {skipped.reason}", file=sys.stderr)
     if args.format == "otel":
         if toolset is not None:
             parser.error("--tools checks call records: it does not apply to --format otel")
         from toolstitch.otel import replay_sources
 
         return replay_sources(sources, args.provider, sys.stdout)
-    output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
-    if args.jobs not in (None, 1) and args.format == "otel":
-        parser.error("--format otel replays in this process: leave out --jobs")
+    if args.out:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError as e:
+            parser.error(
+                f"--out writes Parquet with pyarrow: pip install 'toolstitch[arrow]' ({e})"
+            )
+    output = _Output(
+        args.format or "table",
+        text=args.text,
+        checked=toolset is not None,
+        out=args.out,
+        passed_over=len(passed_over),
+    )
     work = _Work(args.provider, args.text, definitions, toolset, output.form)
     # The workers start first: on Linux a worker is a fork of this process, taken while
     # it has no other thread (the progress display's starts after).
@@ -331,8 +363,8 @@ def _replay(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return output.status
 
 
-def _expand_one(path: str) -> list[Source]:
-    return [Source("-")] if path == "-" else expand([path])
+def _expand_one(path: str, passed_over: list[PassedOver]) -> list[Source]:
+    return [Source("-")] if path == "-" else expand([path], passed_over)
 
 
 def _replay_one(
@@ -369,11 +401,14 @@ class _Counting(io.RawIOBase):
 
 
 def _sample_paths() -> list[str]:
-    """The recordings bundled in the package (``toolstitch/samples``)."""
+    """The recordings bundled in the package (``toolstitch/samples``): its captures,
+    not its licence notices and provenance."""
     from importlib import resources  # only here: its imports cost every run otherwise
 
-    root = resources.files("toolstitch") / "samples"
-    return [str(root)]
+    from toolstitch._sources import is_stream_file
+
+    root = str(resources.files("toolstitch") / "samples")
+    return sorted(os.path.join(root, n) for n in os.listdir(root) if is_stream_file(n))
 
 
 def _load_tools(path: str, parser: argparse.ArgumentParser) -> tuple[Any, Toolset]:
@@ -434,7 +469,7 @@ def _render(records: list[CallRecord], form: str) -> _Rendered:
         len(records),
         len({record["stream"] for record in records}),
         list(_failure_lines(records)),
-        any(not record["complete"] or record.get("valid") is False for record in records),
+        any(not _ok(record) for record in records),
     )
 
 
@@ -877,21 +912,43 @@ class _Output:
     """Writes records as they come (JSON lines, a JSON array) or at the end (the table),
     and keeps the exit status."""
 
-    def __init__(self, form: str, *, text: bool, checked: bool) -> None:
-        self.form = form
+    def __init__(
+        self,
+        form: str,
+        *,
+        text: bool,
+        checked: bool,
+        out: str | None = None,
+        passed_over: int = 0,
+    ) -> None:
+        # With ``out``, the records are written as --jsonl writes them, and that text
+        # is read into Arrow against the records' schema: the Parquet file holds exactly
+        # the --jsonl records, and workers send text, as for --jsonl.
+        self.form = "jsonl" if out is not None else form
         self.text = text
         self.checked = checked
         self.status = 0
         self.rows: list[CallRecord] = []
         self.written = 0
+        self.streams = 0
+        self.passed_over = passed_over
         self.out: IO[str] = sys.stdout
-        if form == "table":
+        self.parquet: Any = None
+        self.where = out
+        if self.form == "table":
             _require_rich()
+        if out is not None:
+            from toolstitch.arrow import ParquetWriter
+
+            self.parquet = ParquetWriter(out, text=text, tools=checked)
 
     def add(self, done: _Rendered) -> None:
         if done.failed:
             self.status = 1
-        if self.form == "jsonl":
+        self.streams += done.streams
+        if self.parquet is not None:
+            self.parquet.add_jsonl(done.text, done.written)
+        elif self.form == "jsonl":
             self.out.write(done.text)
         elif self.form == "json":
             if done.written:
@@ -903,11 +960,30 @@ class _Output:
             self.out.flush()
 
     def finish(self, title: str | None) -> None:
-        if self.form == "json":
+        skipped = _passed_over_summary(self.passed_over)
+        if self.parquet is not None:
+            self.parquet.close()
+            print(
+                f"wrote {self.written} records of {self.streams} streams to {self.where}"
+                + (f"; {skipped}" if skipped else ""),
+                file=self.out,
+            )
+        elif self.form == "json":
             self.out.write("[]\n" if self.written == 0 else "\n]\n")
         elif self.form == "table":
-            _print_table(self.rows, text=self.text, checked=self.checked, title=title)
+            _print_table(
+                self.rows, text=self.text, checked=self.checked, title=title, skipped=skipped
+            )
         self.out.flush()
+        if skipped and self.parquet is None and self.form in ("jsonl", "json"):
+            print(f"toolstitch: {skipped}", file=sys.stderr)
+
+
+def _passed_over_summary(count: int) -> str:
+    """What the summary says of the entries a walk passed over (each had its line)."""
+    if not count:
+        return ""
+    return f"{count} entr{'y' if count == 1 else 'ies'} passed over (not captures; see above)"
 
 
 def _json(record: CallRecord) -> str:
@@ -932,6 +1008,8 @@ def _status(record: CallRecord) -> Text:
     if record["error"] is not None:
         return Text(f"error: {record['error']}", style="red")
     if record["complete"]:
+        if record["arguments_json"] is False:
+            return Text("complete, but the arguments are not one JSON value", style="yellow")
         return Text("complete", style="green")
     finish = record["finish"]
     if finish is not None:
@@ -982,7 +1060,9 @@ def _shown_directory(directory: str) -> str:
     return directory if relative.startswith("..") else relative
 
 
-def _print_table(rows: list[CallRecord], *, text: bool, checked: bool, title: str | None) -> None:
+def _print_table(
+    rows: list[CallRecord], *, text: bool, checked: bool, title: str | None, skipped: str = ""
+) -> None:
     from rich import box
     from rich.console import Console
     from rich.table import Table
@@ -1005,6 +1085,11 @@ def _print_table(rows: list[CallRecord], *, text: bool, checked: bool, title: st
     if checked:
         invalid = sum(1 for r in rows if dict(r).get("valid") is False)
         caption += f"; {invalid} call{'s' * (invalid != 1)} not valid"
+    not_json = sum(1 for r in rows if r["arguments_json"] is False)
+    if not_json:
+        caption += f"; {not_json} call{'s' * (not_json != 1)} whose arguments are not JSON"
+    if skipped:
+        caption += f"; {skipped}"
     if heading and common and title:
         heading += f"\nin {where}"
     table = Table(title=heading, caption=caption, box=box.SIMPLE_HEAD, title_justify="left")
@@ -1215,13 +1300,17 @@ def _replay_on_cluster(
             )
             return 2
         with client:
+            passed_over: list[PassedOver] = []
             frame = toolstitch_dask.read_calls(
                 paths,
                 args.provider,
                 blocksize=blocksize,
                 text=args.text,
                 tools=toolstitch_dask.definitions_of(toolset),
+                passed_over=passed_over,
             )
+            for skipped in passed_over:
+                print(f"toolstitch: {skipped.name}: passed over: {skipped.reason}", file=sys.stderr)
             frame = client.persist(frame)
             if args.progress == "always" or (args.progress == "auto" and _is_terminal(sys.stderr)):
                 with contextlib.redirect_stdout(sys.stderr):
@@ -1229,7 +1318,9 @@ def _replay_on_cluster(
             wait(frame)
             if args.out:
                 toolstitch_dask.to_parquet(frame, args.out)
-                summary = frame[["stream", "complete", "error", *_valid(toolset)]].compute()
+                summary = frame[
+                    ["stream", "complete", "error", "arguments_json", *_valid(toolset)]
+                ].compute()
                 records = cast(list[CallRecord], toolstitch_dask.to_records(summary))
             else:
                 records = cast(list[CallRecord], toolstitch_dask.to_records(frame.compute()))
@@ -1246,9 +1337,18 @@ def _replay_on_cluster(
     if args.out:
         status = 0 if all(_ok(r) for r in records) else 1
         streams = len({r["stream"] for r in records})
-        print(f"wrote {len(records)} records of {streams} streams to {args.out}")
+        summary = _passed_over_summary(len(passed_over))
+        print(
+            f"wrote {len(records)} records of {streams} streams to {args.out}"
+            + (f"; {summary}" if summary else "")
+        )
         return status
-    output = _Output(args.format or "table", text=args.text, checked=toolset is not None)
+    output = _Output(
+        args.format or "table",
+        text=args.text,
+        checked=toolset is not None,
+        passed_over=len(passed_over),
+    )
     output.add(_render(records, output.form))
     output.finish(None)
     return output.status
@@ -1259,4 +1359,10 @@ def _valid(toolset: Toolset | None) -> list[str]:
 
 
 def _ok(record: CallRecord) -> bool:
-    return bool(record["complete"]) and dict(record).get("valid") is not False
+    """A record that leaves the exit status at 0: its stream completed, its arguments
+    (when JSON is meant) are one JSON value, and (with --tools) the call is valid."""
+    return (
+        bool(record["complete"])
+        and record.get("arguments_json") is not False
+        and cast(dict[str, Any], record).get("valid") is not False
+    )

@@ -18,6 +18,7 @@ Columns have explicit dtypes (``COLUMNS``): strings are pandas' nullable
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -28,7 +29,8 @@ import pyarrow as pa
 from dask.utils import parse_bytes
 from distributed import LocalCluster
 
-from toolstitch._sources import Source, expand, replay_source
+from toolstitch._sources import PassedOver, Source, expand
+from toolstitch.arrow import records_table
 from toolstitch.messages import Provider
 from toolstitch.replay import (
     RECORD_SCHEMA,
@@ -36,7 +38,9 @@ from toolstitch.replay import (
     VALIDATION_SCHEMA,
     CallRecord,
     FieldType,
+    PassedOverWarning,
     as_toolset,
+    replay_source,
 )
 from toolstitch.streams import Assembler
 from toolstitch.tools import Toolset
@@ -94,14 +98,16 @@ def _columns(text: bool, tools: bool) -> dict[str, Any]:
 
 
 def _frame(records: list[CallRecord], columns: Mapping[str, Any]) -> pd.DataFrame:
-    rows: list[dict[str, Any]] = [dict(r) for r in records]
-    frame: pd.DataFrame = pd.DataFrame(
-        {
-            name: pd.array([row.get(name) for row in rows], dtype=dtype)
-            for name, dtype in columns.items()
-        }
+    """The records as a frame of ``columns``: the Arrow table ``toolstitch.arrow``
+    builds for every engine (``records_table``), converted to pandas."""
+    table = records_table(
+        records,
+        text=any(name in columns for name in TEXT_SCHEMA),
+        tools=any(name in columns for name in VALIDATION_SCHEMA),
     )
-    return frame
+    frame: pd.DataFrame = table.to_pandas(types_mapper={pa.string(): _STRING}.get)
+    typed: pd.DataFrame = frame.astype(dict(columns))
+    return typed
 
 
 def partition_sources(sources: Sequence[Source], blocksize: int) -> list[list[Source]]:
@@ -154,6 +160,7 @@ def read_calls(
     blocksize: int | str = "64MiB",
     text: bool = False,
     tools: Any = None,
+    passed_over: list[PassedOver] | None = None,
 ) -> dd.DataFrame:
     """A Dask DataFrame of the call records of every capture the paths name.
 
@@ -163,7 +170,9 @@ def read_calls(
     a worker). ``blocksize``: bytes per partition, an int or a string like ``"64MiB"``.
     ``text=True`` adds ``text`` and ``reasoning`` columns; ``tools`` (definitions in any
     form ``Toolset`` reads, or a ``Toolset``) adds ``valid`` (nullable boolean) and
-    ``validation_error``.
+    ``validation_error``. What the listing passes over (files that are no capture, named
+    pipes, hidden entries) is appended to ``passed_over`` when it is given, else said
+    in one ``PassedOverWarning``.
     """
     names = [paths] if isinstance(paths, str) else list(paths)
     if not names:
@@ -172,7 +181,16 @@ def read_calls(
     definitions = definitions_of(tools)
     toolset = as_toolset(definitions)  # bad definitions fail here, not on every worker
     size = parse_bytes(blocksize) if isinstance(blocksize, str) else int(blocksize)
-    groups = partition_sources(expand(names), size)
+    skipped: list[PassedOver] = [] if passed_over is None else passed_over
+    groups = partition_sources(expand(names, skipped), size)
+    if skipped and passed_over is None:
+        warnings.warn(
+            f"passed over {len(skipped)} entries that are not captures: "
+            + "; ".join(f"{p.name}: {p.reason}" for p in skipped[:3])
+            + (f"; and {len(skipped) - 3} more" if len(skipped) > 3 else ""),
+            PassedOverWarning,
+            stacklevel=2,
+        )
     meta = _frame([], _columns(text, toolset is not None))
     frame: dd.DataFrame = dd.from_map(
         _replay_partition,

@@ -340,6 +340,25 @@ class ApprovalResponse:
     reason: str | None = None
 
 
+def incomplete_reason(finish: str | None, finish_reason: str | None) -> str:
+    """Why a message with no problem is still not complete, from how it ended."""
+    raw = f" (the provider said {finish_reason!r})" if finish_reason else ""
+    if finish is None and finish_reason:
+        return f"it ended with finish reason {finish_reason!r}, which is not a normal end"
+    if finish is None:
+        return (
+            "the stream ended before the provider's final event: no finish reason came "
+            "(cut short, or read before it finished)"
+        )
+    if finish == "length":
+        return f"the provider stopped it at its output-token limit{raw}"
+    if finish == "content-filter":
+        return f"the provider's content filter stopped it{raw}"
+    if finish == "error":
+        return f"the provider ended it with an error{raw}"
+    return f"it ended with finish {finish!r}{raw}, which is not a normal end"
+
+
 @dataclass(frozen=True, slots=True)
 class AssembledMessage:
     """One choice of a streamed response, as assembled so far.
@@ -436,9 +455,9 @@ class AssembledMessage:
             why = "; ".join(p.message for p in self.problems)
             raise IncompleteMessageError(f"choice {self.choice} cannot be executed: {why}")
         if not self.complete:
-            why = f" (finish reason {self.finish_reason!r})" if self.finish_reason else ""
             raise IncompleteMessageError(
-                f"choice {self.choice} did not complete normally{why}: its tool calls "
+                f"choice {self.choice} did not complete normally: "
+                f"{incomplete_reason(self.finish, self.finish_reason)}; its tool calls "
                 f"may be truncated and must not be executed"
             )
         calls = [b for b in self.tool_uses if not b.server_side]

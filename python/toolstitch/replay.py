@@ -1,7 +1,9 @@
 """Replay captured provider streams into plain call records.
 
 ``replay_bytes(data)`` and ``replay_path(path)`` read one captured response (or a VCR
-cassette holding several) and return one record per tool call: a plain ``dict`` with
+cassette holding several; ``replay_path`` and ``replay_paths`` also a directory, a glob, or
+several paths, under the rules of ``toolstitch replay``) and return one record per
+tool call: a plain ``dict`` with
 exactly the keys of ``RECORD_KEYS``, picklable, JSON-ready, the same on every machine.
 A stream with no call, or one that could not be replayed, still gives one record (its
 ``id``, ``name``, ``kind`` and ``arguments`` are ``None``), so every stream shows up.
@@ -29,14 +31,25 @@ import errno
 import gzip
 import io
 import os
-import re
 import stat
 import typing
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any, NamedTuple, TypedDict, cast
 
 from toolstitch import _toolstitch
+from toolstitch._sources import (
+    _CASSETTE,
+    _GZIP_MAGIC,
+    _MAX_GZIP_LAYERS,
+    STREAM_SUFFIXES,
+    Source,
+    _open_url,
+    expand,
+    is_stream_file,
+    is_url,
+)
 from toolstitch.blocks import ThinkingBlock, ToolUseBlock
 from toolstitch.errors import ToolstitchError
 from toolstitch.messages import AssembledMessage, Note, Provider
@@ -51,6 +64,8 @@ __all__ = [
     "VALIDATION_SCHEMA",
     "CallRecord",
     "FieldType",
+    "PassedOverWarning",
+    "Replayed",
     "TextFields",
     "ValidationFields",
     "as_toolset",
@@ -59,6 +74,8 @@ __all__ = [
     "replay_bytes",
     "replay_file",
     "replay_path",
+    "replay_paths",
+    "replay_source",
 ]
 
 
@@ -80,6 +97,7 @@ class CallRecord(TypedDict):
     server_side: bool
     error: str | None
     notes: str | None
+    arguments_json: bool | None
 
 
 class TextFields(TypedDict):
@@ -127,12 +145,6 @@ VALIDATION_SCHEMA: dict[str, FieldType] = _field_types(ValidationFields)
 """The keys and types a toolset adds (``ValidationFields``)."""
 
 
-STREAM_SUFFIXES = frozenset(
-    {".sse", ".jsonl", ".ndjson", ".json", ".txt", ".yaml", ".yml", ".bin", ".eventstream"}
-)
-"""The names a directory walk picks up (each also with ``.gz`` after it). A file named
-on its own is read whatever its name."""
-
 # Bytes fed to the Assembler at a time: large enough that the per-call cost vanishes,
 # small enough that a big stream never needs a second copy of itself in memory. It is
 # also what a cassette is told by (its first key within the first ``_CHUNK`` bytes).
@@ -144,16 +156,6 @@ _CHUNK = 1 << 20
 # files, and gzip that is not one member inflating within it, are streamed ``_CHUNK``
 # bytes at a time.
 _WHOLE = 8 << 20
-_GZIP_MAGIC = b"\x1f\x8b"
-# gzip inside gzip is legitimate (a compressed capture, compressed again by a store);
-# deeper nesting is refused rather than followed without end.
-_MAX_GZIP_LAYERS = 3
-# A cassette is YAML whose first key names its interactions (VCR.py writes
-# ``interactions:``, Ruby's VCR ``http_interactions:``), after any comments, blank
-# lines and a ``---`` document start.
-_CASSETTE = re.compile(
-    rb"\A(?:\xef\xbb\xbf)?(?:[ \t]*(?:#[^\n]*)?\r?\n|---[ \t]*\r?\n)*(?:http_)?interactions:"
-)
 # The bytes a cassette can start with (``_CASSETTE``'s first): anything else is told
 # without the pattern (a stream starts ``data:``, ``event:``, ``{``, a frame's length).
 _CASSETTE_STARTS = frozenset(bytes([b]) for b in b"\xef \t#\r\n-hi")
@@ -170,17 +172,6 @@ _STREAMED_TYPES = frozenset(
         "application/stream+json",
     }
 )
-
-
-def is_stream_file(name: str) -> bool:
-    """Whether a directory walk replays the file ``name``: not hidden, and named like a
-    capture (``STREAM_SUFFIXES``, optionally followed by ``.gz``)."""
-    base = os.path.basename(name).lower()
-    if not base or base.startswith("."):
-        return False
-    if base.endswith(".gz"):
-        base = base[:-3]
-    return os.path.splitext(base)[1] in STREAM_SUFFIXES
 
 
 def replay_bytes(
@@ -209,6 +200,57 @@ def replay_bytes(
     return _checked(_replay_content(bytes(data), provider, name, text), toolset)
 
 
+class PassedOverWarning(UserWarning):
+    """A directory walk or a glob of ``replay_paths`` / ``replay_path`` passed over entries
+    that are not captures (named in the message, and in ``Replayed.passed_over``)."""
+
+
+class Replayed(list[CallRecord]):
+    """The records of ``replay_paths`` / ``replay_path``: a list, and ``passed_over``, what a
+    directory walk or a glob met and did not read, as ``(name, reason)`` pairs."""
+
+    passed_over: tuple[tuple[str, str], ...] = ()
+
+
+def replay_paths(
+    paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    provider: Provider = "auto",
+    *,
+    text: bool = False,
+    tools: Any = None,
+) -> Replayed:
+    """The call records of every capture the paths name, in order: files (read
+    whatever their names), directories (walked recursively; a file is a capture when
+    it is named like one or its content is one), globs and fsspec URLs, under the
+    rules of ``toolstitch replay``. Nothing is skipped silently: a
+    path that matches nothing is an error record, and what a walk passes over (a file
+    that is no capture, a named pipe, a hidden file) is listed in ``passed_over`` and
+    said once in a ``PassedOverWarning``. ``provider``, ``text`` and ``tools`` as for
+    ``replay_bytes``."""
+    _check_provider(provider)
+    toolset = as_toolset(tools)
+    names = (
+        [os.fspath(paths)]
+        if isinstance(paths, (str, os.PathLike))
+        else [os.fspath(p) for p in paths]
+    )
+    skipped: list[Any] = []
+    out = Replayed()
+    for source in expand(names, skipped):
+        out.extend(replay_source(source, provider, text=text, tools=toolset))
+    out.passed_over = tuple((p.name, p.reason) for p in skipped)
+    if skipped:
+        shown = "; ".join(f"{p.name}: {p.reason}" for p in skipped[:3])
+        more = f"; and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+        warnings.warn(
+            f"passed over {len(skipped)} entr{'y' if len(skipped) == 1 else 'ies'} "
+            f"that {'is' if len(skipped) == 1 else 'are'} not captures: {shown}{more}",
+            PassedOverWarning,
+            stacklevel=2,
+        )
+    return out
+
+
 def replay_path(
     path: str | os.PathLike[str],
     provider: Provider = "auto",
@@ -218,11 +260,35 @@ def replay_path(
 ) -> list[CallRecord]:
     """The call records of one capture file; ``stream`` is ``str(path)``.
 
-    A file that cannot be opened or read gives one record whose ``error`` says why;
-    only an unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as
-    for ``replay_bytes``.
+    A directory or a glob is read as ``replay_paths`` reads it (every capture under it, in
+    sorted order, and a ``Replayed`` list naming what was passed over). A file that
+    cannot be opened or read gives one record whose ``error`` says why; only an
+    unknown ``provider`` (or bad ``tools``) raises. ``text`` and ``tools`` as for
+    ``replay_bytes``.
     """
-    return _replay_path(os.fspath(path), provider, text, tools, None)
+    name = os.fspath(path)
+    glob = not os.path.lexists(name) and any(c in name for c in "*?[")
+    if glob or is_url(name) or os.path.isdir(name):
+        return replay_paths(name, provider, text=text, tools=tools)
+    return _replay_path(name, provider, text, tools, None)
+
+
+def replay_source(
+    source: Source, provider: Provider = "auto", *, text: bool = False, tools: Toolset | None = None
+) -> list[CallRecord]:
+    """The records of one source: its error record, or its replayed streams."""
+    if source.error is not None:
+        return _checked([_failure_with_text(source.name, source.error, text)], tools)
+    if not is_url(source.name):
+        return _replay_path(source.name, provider, text, tools, source.size)
+    try:
+        f = _open_url(source.name)
+    except ImportError as e:
+        return _checked([_failure_with_text(source.name, str(e), text)], tools)
+    except OSError as e:
+        return _checked([_failure_with_text(source.name, f"cannot read: {e}", text)], tools)
+    with f:
+        return replay_file(f, provider, name=source.name, text=text, tools=tools)
 
 
 def _replay_path(
@@ -484,6 +550,14 @@ def _os_reason(e: OSError) -> str:
 
 
 def _read_reason(e: BaseException) -> str:
+    if isinstance(e, gzip.BadGzipFile) and str(e).startswith("Not a gzipped file"):
+        # gzip is only ever opened on data that starts with its magic bytes: this is
+        # what follows a whole member, which is neither another member nor padding.
+        start = str(e)[len("Not a gzipped file") :].strip(" ()")
+        return (
+            "not valid gzip: the gzip data ends, and the bytes after it are neither "
+            f"another gzip member nor zero padding (they start {start})"
+        )
     if isinstance(e, (gzip.BadGzipFile, zlib.error)):
         return f"not valid gzip: {e}"
     if isinstance(e, EOFError):
@@ -557,6 +631,7 @@ def _records(
                 "server_side": False,
                 "error": why,
                 "notes": _call_notes(notes, None) if notes else None,
+                "arguments_json": None,
             }
             if extra is not None:
                 cast(dict[str, Any], record).update(extra)
@@ -575,11 +650,25 @@ def _records(
                 "server_side": block.server_side,
                 "error": why,
                 "notes": _call_notes(notes, block.id) if notes else None,
+                "arguments_json": _arguments_json(block.kind, block.input),
             }
             if extra is not None:
                 cast(dict[str, Any], record).update(extra)
             records.append(record)
     return records
+
+
+def _arguments_json(kind: str, arguments: str) -> bool | None:
+    """Whether a function call's arguments are exactly one JSON value, read as the tool
+    loop reads them (``Toolset``: strictly, empty as ``{}``); ``None`` for a call whose
+    input is free text by design (a custom tool's, a shell command)."""
+    if kind != "function":
+        return None
+    try:
+        _toolstitch._parse_strict(arguments)
+    except ToolstitchError:
+        return False
+    return True
 
 
 def _notes(message: AssembledMessage, block: ToolUseBlock | None) -> str | None:
@@ -620,6 +709,7 @@ def _record(
         "server_side": block.server_side if block else False,
         "error": error,
         "notes": notes,
+        "arguments_json": _arguments_json(block.kind, block.input) if block else None,
     }
 
 

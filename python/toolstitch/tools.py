@@ -261,10 +261,18 @@ class Toolset:
                 f"you know to be complete"
             )
         if complete is not True:
-            reason = getattr(message, "finish_reason", None)
-            why = f" (finish reason {reason!r})" if reason else ""
+            from toolstitch.messages import incomplete_reason
+
+            problems = getattr(message, "problems", ())
+            why = (
+                "; ".join(str(p) for p in problems)
+                if problems
+                else incomplete_reason(
+                    getattr(message, "finish", None), getattr(message, "finish_reason", None)
+                )
+            )
             raise IncompleteMessageError(
-                f"the message did not complete normally{why}: its tool calls may be "
+                f"the message did not complete normally: {why}; its tool calls may be "
                 f"truncated and must not be executed"
             )
         blocks: Iterable[Any] | None = getattr(message, "tool_uses", None)

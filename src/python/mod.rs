@@ -20,6 +20,7 @@ mod output;
 mod registry;
 mod sdk;
 mod tools;
+mod trace;
 mod wire;
 
 use std::cell::Cell;
@@ -133,6 +134,7 @@ fn _toolstitch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tools::register(m)?;
     guard::register(m)?;
     registry::register(m)?;
+    trace::register(m)?;
     #[cfg(feature = "bench-baseline")]
     baseline::register(m)?;
     Ok(())
