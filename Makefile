@@ -53,7 +53,7 @@ lint: develop
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --features python
 	$(VENV)/bin/ruff check python tests benches examples .ci fuzz conformance
 	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz conformance
-	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py fuzz
+	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py .ci/import_test.py fuzz
 	$(PY) -m mypy.stubtest toolstitch._toolstitch --mypy-config-file pyproject.toml
 
 bench: release

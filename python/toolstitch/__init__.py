@@ -22,7 +22,8 @@ too):
   source), ``tools`` (``Toolset``), ``render`` (messages back to each provider's
   format), ``replay`` with ``_sources`` and ``_capture`` (recordings to call records),
   ``guard`` (the core's guard: a response's bytes released only once the calls they
-  complete pass), ``otel``, ``watch``, ``proxy`` (a package: the checking gateway),
+  complete pass), ``otel``, ``watch``, ``transport`` (the guard on an SDK client's
+  own transport: ``enforce``), ``proxy`` (a package: the checking gateway),
   ``cli`` and ``dask``.
 
 ``assemble`` (the old home of the message types and the ``Assembler``) re-exports
@@ -129,6 +130,7 @@ from toolstitch.streams import (
     iter_events,
 )
 from toolstitch.tools import ToolDefinition, Toolset
+from toolstitch.transport import enforce
 
 del _assemble_module
 
@@ -215,6 +217,7 @@ __all__ = [
     "aassemble",
     "aiter_events",
     "assemble",
+    "enforce",
     "iter_events",
     "marshal_block",
     "marshal_blocks",
