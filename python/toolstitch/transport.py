@@ -74,6 +74,10 @@ def enforce(client: _C, tools: Any = None, **limits: int) -> _C:
 
 
 def _wrap(transport: Any, tools: Any, limits: dict[str, int]) -> Any:
+    # Enforcing again replaces the guard (a client shared by several models is not
+    # guarded twice over).
+    if isinstance(transport, (GuardTransport, AsyncGuardTransport)):
+        transport = transport.transport
     if _is_async(transport):
         return AsyncGuardTransport(transport, tools, **limits)
     return GuardTransport(transport, tools, **limits)
