@@ -58,7 +58,7 @@ lint: develop
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --features python
 	$(VENV)/bin/ruff check python tests benches examples .ci fuzz conformance
 	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz conformance
-	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py .ci/import_test.py .ci/build_progress.py fuzz
+	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py .ci/import_test.py .ci/build_progress.py .ci/check_links.py fuzz
 	$(PY) -m mypy.stubtest toolstitch._toolstitch --mypy-config-file pyproject.toml
 
 bench: release
@@ -109,6 +109,20 @@ wheel-check: develop
 	rm -rf target/wheel-check
 	$(MATURIN) build --quiet --profile dev --out target/wheel-check
 	$(PY) .ci/wheel_contents.py target/wheel-check/*.whl
+
+# The API reference, generated from the docstrings and the stubs (pdoc, dependency
+# group `docs`) into target/docs; then every link in it and in the Markdown docs is
+# checked (.ci/check_links.py).
+DOC_MODULES := toolstitch toolstitch.streams toolstitch.messages toolstitch.blocks \
+	toolstitch.calls toolstitch.errors toolstitch.tools toolstitch.render toolstitch.replay \
+	toolstitch.transport toolstitch.watch toolstitch.guard toolstitch.otel toolstitch.dask \
+	toolstitch.proxy toolstitch._toolstitch
+
+docs: develop
+	rm -rf target/docs
+	$(PY) -m pdoc --docformat markdown -o target/docs $(DOC_MODULES)
+	$(PY) .ci/check_links.py target/docs
+	@echo "the API reference: target/docs/index.html"
 
 # The sdist alone builds a working wheel from scratch (see .ci/dist-check).
 dist-check: $(TOOLS)
