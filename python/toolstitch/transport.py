@@ -180,7 +180,8 @@ class GuardTransport:
     def __init__(self, transport: Any, tools: Any = None, **limits: int) -> None:
         self.transport = transport
         self._given = _checker(tools)
-        Guard(_checker([]) or _no_check, **limits)  # a limit it does not know is refused now
+        options: dict[str, Any] = dict(limits)
+        Guard(_no_check, **options)  # a limit it does not know is refused now
         self._limits = limits
 
     def handle_request(self, request: Any) -> Any:
@@ -284,7 +285,8 @@ class AsyncGuardTransport:
     def __init__(self, transport: Any, tools: Any = None, **limits: int) -> None:
         self.transport = transport
         self._given = _checker(tools)
-        Guard(_checker([]) or _no_check, **limits)  # a limit it does not know is refused now
+        options: dict[str, Any] = dict(limits)
+        Guard(_no_check, **options)  # a limit it does not know is refused now
         self._limits = limits
 
     async def handle_async_request(self, request: Any) -> Any:
