@@ -24,10 +24,10 @@ import random
 import re
 import sys
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
-from collections.abc import Callable, Mapping
 from typing import Any
 
 

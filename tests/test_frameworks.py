@@ -22,9 +22,9 @@ from agent_server import ANSWER, routes
 from http_server import RecordingServer
 from langchain_anthropic import ChatAnthropic
 from langchain_core.messages import AIMessageChunk
-from pydantic import SecretStr
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
 from pydantic_ai import Agent
 from pydantic_ai.exceptions import ModelAPIError
 from pydantic_ai.messages import ToolCallPart
