@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
-import anyio
 import httpx
 import openai
 import pytest
@@ -301,7 +300,8 @@ async def test_async_clients_are_guarded_too(server: RecordingServer) -> None:
             model="claude", max_tokens=100, messages=MESSAGES, tools=strict(WEATHER_TOOL)
         ) as astream:
             await astream.get_final_message()
-    await anyio.sleep(0)
+    for opened in (client, whole, aclaude):
+        await opened.close()  # in this test's event loop, not a later one's
 
 
 def test_enforce_refuses_what_is_not_an_http_client_or_a_limit(server: RecordingServer) -> None:

@@ -104,18 +104,21 @@ async def test_pydantic_ai_observe_enforce_and_assemble(server: RecordingServer)
     # Observed and assembled: every response's calls, the answers without any.
     assert calls_of(reports) == [RECORDED, [], RECORDED, []]
     assert all(r.complete for r in reports)
+    await client.close()  # in this test's event loop, not a later one's
 
 
 @pytest.mark.anyio
 async def test_pydantic_ai_an_invalid_call_never_runs(server: RecordingServer) -> None:
     ran: list[str] = []
-    agent = pydantic_agent(toolstitch.enforce(async_openai(server)), ran, strict=True)
+    client = toolstitch.enforce(async_openai(server))
+    agent = pydantic_agent(client, ran, strict=True)
     with pytest.raises(ModelAPIError, match="get_stock_price"):
         await agent.run("weather?")
     with pytest.raises(ModelAPIError, match="get_stock_price"):
         async with agent.run_stream("weather?") as result:
             await result.get_output()
     assert ran == []
+    await client.close()
 
 
 @pytest.mark.anyio
@@ -123,12 +126,14 @@ async def test_twin_pydantic_ai_unguarded_gets_the_same_call(server: RecordingSe
     # Without enforce the same call reaches pydantic-ai as finished (its own validation
     # then answers the model with the failure): the guard, not the recording, stopped it above.
     ran: list[str] = []
-    agent = pydantic_agent(async_openai(server), ran, strict=True)
+    client = async_openai(server)
+    agent = pydantic_agent(client, ran, strict=True)
     result = await agent.run("weather?")
     parts = [p for m in result.all_messages() for p in m.parts]
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
     assert [(c.tool_name, c.args_as_dict()) for c in calls] == RECORDED
     assert ran == ["weather Edinburgh"]
+    await client.close()
 
 
 # ------------------------------------------------------------ LangChain
@@ -292,12 +297,14 @@ async def test_openai_agents_observe_enforce_and_assemble(server: RecordingServe
     assert streamed.final_output == ANSWER
     assert sorted(ran) == ["stock AAPL", "stock AAPL", "weather Edinburgh", "weather Edinburgh"]
     assert calls_of(reports) == [RECORDED, [], RECORDED, []]
+    await client.close()  # in this test's event loop, not a later one's
 
 
 @pytest.mark.anyio
 async def test_openai_agents_an_invalid_call_never_runs(server: RecordingServer) -> None:
     ran: list[str] = []
-    agent = agents_agent(toolstitch.enforce(async_openai(server)), ran, strict=True)
+    client = toolstitch.enforce(async_openai(server))
+    agent = agents_agent(client, ran, strict=True)
     with pytest.raises(openai.APIStatusError, match="get_stock_price"):
         await agents.Runner.run(agent, "weather?")
     streamed = agents.Runner.run_streamed(agent, "weather?")
@@ -305,3 +312,4 @@ async def test_openai_agents_an_invalid_call_never_runs(server: RecordingServer)
         async for _ in streamed.stream_events():
             pass
     assert ran == []
+    await client.close()
