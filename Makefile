@@ -9,7 +9,7 @@ PY := $(VENV)/bin/python
 MATURIN := $(VENV)/bin/maturin
 TOOLS := $(VENV)/.tools-installed
 
-.PHONY: run test lint bench extension develop release dist dist-check clean fuzz fuzz-build conformance
+.PHONY: run test lint bench extension develop release dist dist-check wheel-check docs clean fuzz fuzz-build conformance
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -24,8 +24,12 @@ $(TOOLS): Makefile | $(PY)
 # rather than `maturin develop`, which also installs pyproject.toml's `dev`
 # dependency group by default.)
 extension: $(TOOLS)
-	MATURIN_PEP517_ARGS="--profile dev" $(PY) -m pip install --quiet \
-		--no-build-isolation --editable ".[cli]"
+	@echo "== building the Rust extension (debug) and installing it into $(VENV)"
+	@echo "   (the first build compiles every crate: minutes on a small machine; cargo's"
+	@echo "    progress follows, then pip's)"
+	MATURIN_PEP517_ARGS="--profile dev" $(PY) -m pip install --verbose --progress-bar off \
+		--no-build-isolation --editable ".[cli]" 2>&1 \
+		| $(PY) .ci/build_progress.py
 
 # The extension (debug), the extras the tests run for real (the command line, Dask,
 # OpenTelemetry, the proxy and Arrow) and the development tools: pyproject.toml's dependency
@@ -41,6 +45,7 @@ release: $(TOOLS)
 
 # The main job: replays the recordings bundled with the package.
 run: extension
+	@echo "== toolstitch replay: the recordings bundled with the package"
 	$(VENV)/bin/toolstitch replay
 
 test: develop
@@ -53,7 +58,7 @@ lint: develop
 	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --features python
 	$(VENV)/bin/ruff check python tests benches examples .ci fuzz conformance
 	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz conformance
-	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py fuzz
+	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py .ci/import_test.py .ci/build_progress.py .ci/check_links.py fuzz
 	$(PY) -m mypy.stubtest toolstitch._toolstitch --mypy-config-file pyproject.toml
 
 bench: release
@@ -97,6 +102,27 @@ dist: $(VENV)/.dist-tools-installed
 		--zig --compatibility manylinux2014 --out dist
 	$(VENV)/bin/auditwheel show dist/*.whl
 	$(PY) .ci/wheel_contents.py dist/*.whl
+
+# CI's cheap packaging check: a debug-profile wheel (seconds, from the test build's
+# artefacts) through the release's content check.
+wheel-check: develop
+	rm -rf target/wheel-check
+	$(MATURIN) build --quiet --profile dev --out target/wheel-check
+	$(PY) .ci/wheel_contents.py target/wheel-check/*.whl
+
+# The API reference, generated from the docstrings and the stubs (pdoc, dependency
+# group `docs`) into target/docs; then every link in it and in the Markdown docs is
+# checked (.ci/check_links.py).
+DOC_MODULES := toolstitch toolstitch.streams toolstitch.messages toolstitch.blocks \
+	toolstitch.calls toolstitch.errors toolstitch.tools toolstitch.render toolstitch.replay \
+	toolstitch.transport toolstitch.watch toolstitch.guard toolstitch.otel toolstitch.dask \
+	toolstitch.proxy toolstitch._toolstitch
+
+docs: develop
+	rm -rf target/docs
+	$(PY) -m pdoc --docformat markdown -o target/docs $(DOC_MODULES)
+	$(PY) .ci/check_links.py target/docs
+	@echo "the API reference: target/docs/index.html"
 
 # The sdist alone builds a working wheel from scratch (see .ci/dist-check).
 dist-check: $(TOOLS)

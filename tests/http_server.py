@@ -10,6 +10,9 @@ Paths pick a recording (``routes``); a prefix changes how it is sent:
 - ``/gzip/<path>``: the body gzip-compressed, with ``Content-Encoding: gzip``;
 - ``/status/<code>/<path>``: that HTTP status, with the recording as the body.
 
+A route may be a function of the request's JSON body that returns the recording (an
+agent loop's second request, carrying the tool results, gets the final answer).
+
 Every request (method, path, JSON body) is kept in ``requests``.
 """
 
@@ -21,6 +24,7 @@ import random
 import re
 import sys
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
@@ -42,9 +46,12 @@ class Request:
     json: Any
 
 
+Route = Recording | Callable[[Any], Recording]
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
-    routes: dict[str, Recording]
+    routes: dict[str, Route]
     requests: list[Request]
     lock: threading.Lock
 
@@ -75,10 +82,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        body_json = json.loads(raw) if raw else None
         with self.server.lock:
-            self.server.requests.append(
-                Request(self.command, self.path, json.loads(raw) if raw else None)
-            )
+            self.server.requests.append(Request(self.command, self.path, body_json))
         path = self.path.split("?", 1)[0]
         compress = path.startswith("/gzip/")
         if compress:
@@ -87,7 +93,8 @@ class _Handler(BaseHTTPRequestHandler):
         m = _STATUS.fullmatch(path)
         if m:
             status, path = int(m.group(1)), m.group(2)
-        recording = self.server.routes.get(path)
+        route = self.server.routes.get(path)
+        recording = route(body_json) if callable(route) else route
         if recording is None:
             status = 404
             recording = Recording(
@@ -116,7 +123,7 @@ class _Handler(BaseHTTPRequestHandler):
 class RecordingServer:
     """``with RecordingServer(routes) as server:`` serves ``routes`` at ``server.url``."""
 
-    def __init__(self, routes: dict[str, Recording]) -> None:
+    def __init__(self, routes: Mapping[str, Route]) -> None:
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.routes = dict(routes)
         self._server.requests = []

@@ -215,10 +215,10 @@ def test_q8_no_id_mints_a_stable_flagged_id() -> None:
 
 
 def _readme_id_claims() -> dict[str, str]:
-    """The ids column of README.md's provider table, by dialect."""
+    """The ids column of the guide's provider table (docs/guide.md), by dialect."""
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    readme = (Path(__file__).resolve().parent.parent / "docs" / "guide.md").read_text()
     head = "| dialect | calls keyed by | ids |"
     table = readme[readme.index(head) :].split("\n\n")[0].splitlines()[2:]
     return {row.split("|")[1].strip(): row.split("|")[3].strip() for row in table}

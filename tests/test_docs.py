@@ -12,6 +12,8 @@ Conventions (for whoever writes docs):
       -->
 
   It runs first, in the snippet's namespace.
+- Every run snippet, with its setup, must pass ``mypy --strict`` (the project's
+  configuration), as a user's type checker would read the code they copy.
 - An illustrative snippet that cannot run is fenced ``python no-run``; keep
   them rare. Any other spelling of a Python fence (``py``, ``python3``,
   ``pycon``, ...) is refused so that no snippet is skipped by accident.
@@ -111,3 +113,33 @@ def test_snippet_runs(snippet: Snippet, monkeypatch: pytest.MonkeyPatch) -> None
         if snippet.setup:
             exec(compile(snippet.setup, f"{snippet.id} (setup)", "exec"), namespace)
         exec(compile(snippet.code, snippet.id, "exec"), namespace)
+
+
+def test_snippets_pass_mypy_strict(tmp_path: Path) -> None:
+    """Every run snippet, with its setup, type-checks under the project's ``mypy
+    --strict`` configuration, against the installed packages' own types (the SDKs'
+    param types included): what a user's type checker says of the code they copy."""
+    from mypy import api
+
+    names = {}
+    for snippet in RUN:
+        name = re.sub(r"\W", "_", snippet.id)
+        names[name] = snippet
+        source = f"{snippet.setup}\n# --- the snippet\n{snippet.code}"
+        (tmp_path / f"{name}.py").write_text(source, encoding="utf-8")
+    out, err, status = api.run(
+        [
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            # The project's cache: the third-party packages' types are read once.
+            "--cache-dir",
+            str(ROOT / ".mypy_cache" / "docs-snippets"),
+            str(tmp_path),
+        ]
+    )
+    errors = [line for line in out.splitlines() if ": error:" in line]
+    readable = []
+    for line in errors:
+        file = Path(line.split(":", 1)[0]).stem
+        readable.append(f"{names[file].id if file in names else file}: {line.split(':', 2)[2]}")
+    assert status == 0 and not errors, "\n".join(readable) or out + err

@@ -1,4 +1,4 @@
-"""The README's "Layout" is written from the tree: every dialect folder and Rust file of
+"""The guide's "Layout" (docs/guide.md) is written from the tree: every dialect folder and Rust file of
 ``src/providers/``, every Python module and every docs page is named in it."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def layout() -> str:
-    readme = (ROOT / "README.md").read_text()
-    match = re.search(r"## Layout\n\n```\n(.*?)```", readme, re.S)
-    assert match, "README.md has no Layout block"
+    guide = (ROOT / "docs" / "guide.md").read_text()
+    match = re.search(r"## Layout\n\n```\n(.*?)```", guide, re.S)
+    assert match, "docs/guide.md has no Layout block"
     return match.group(1)
 
 

@@ -24,7 +24,8 @@ too):
   ``_events`` (a stream's events and what each did, for ``replay --events``), ``arrow``
   (replay as an Arrow kernel; Parquet),
   ``guard`` (the core's guard: a response's bytes released only once the calls they
-  complete pass), ``otel``, ``watch``, ``proxy`` (a package: the checking gateway),
+  complete pass), ``otel``, ``watch``, ``transport`` (the guard on an SDK client's
+  own transport: ``enforce``), ``proxy`` (a package: the checking gateway),
   ``cli`` and ``dask``.
 
 ``assemble`` (the old home of the message types and the ``Assembler``) re-exports
@@ -144,6 +145,7 @@ if TYPE_CHECKING:
         replay_paths,
     )
     from toolstitch.tools import ToolDefinition, Toolset
+    from toolstitch.transport import enforce
 
 del _assemble_module
 
@@ -164,6 +166,7 @@ _LAZY = {
     "replay_paths": "toolstitch.replay",
     "ToolDefinition": "toolstitch.tools",
     "Toolset": "toolstitch.tools",
+    "enforce": "toolstitch.transport",
 }
 
 
@@ -267,6 +270,7 @@ __all__ = [
     "aassemble",
     "aiter_events",
     "assemble",
+    "enforce",
     "iter_events",
     "marshal_block",
     "marshal_blocks",

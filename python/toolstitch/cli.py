@@ -89,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolstitch",
         description="Reassemble the tool calls LLM providers stream in fragments.",
+        epilog="Documentation that comes with the package: python -m pydoc toolstitch (the "
+        "API; each module too: toolstitch.replay, toolstitch.transport, toolstitch.proxy, "
+        "...).",
     )
     parser.add_argument("--version", action="version", version=f"toolstitch {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -112,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
         dest="format",
         action="store_const",
         const="jsonl",
-        help="one JSON record per call and line (schema in docs/replay.md)",
+        help="one JSON record per call and line (schema: python -m pydoc toolstitch.replay)",
     )
     output.add_argument(
         "--json",
@@ -126,7 +129,8 @@ def _parser() -> argparse.ArgumentParser:
         dest="format",
         choices=("table", "jsonl", "json", "otel"),
         help="the output: table (default), jsonl, json, or otel: one JSON line per choice, "
-        "an OpenTelemetry GenAI output message with its stream's name (docs/integrations.md)",
+        "an OpenTelemetry GenAI output message with its stream's name "
+        "(python -m pydoc toolstitch.otel)",
     )
     replay.add_argument(
         "--text", action="store_true", help="also show the text and reasoning of each choice"
@@ -190,7 +194,8 @@ def _add_proxy(commands: Any) -> None:
         help="a pass-through gateway that reassembles and checks every call",
         description="Forward every request to UPSTREAM and stream every response back "
         "unchanged; reassemble each response, validate its calls against the tools the "
-        "request declared, and write one JSON record per response (docs/integrations.md). "
+        "request declared, and write one JSON record per response (python -m pydoc "
+        "toolstitch.proxy). "
         "Needs toolstitch[proxy].",
     )
     proxy.set_defaults(proxy_parser=proxy)

@@ -26,7 +26,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypedDict
 
 from toolstitch.blocks import Block, Message, ToolUseBlock
 from toolstitch.calls import ValidatedCall
-from toolstitch.errors import IncompleteMessageError
+from toolstitch.errors import IncompleteMessageError, StreamDecodeError
 
 __all__ = [
     "ApprovalRequest",
@@ -488,6 +488,8 @@ def _event_plain(event: object) -> Any:
         ]
     if isinstance(event, Mapping):
         return dict(event)
+    if type(event).__module__.startswith("langchain"):
+        raise StreamDecodeError(_framework_object(event))
     to_dict = getattr(event, "to_dict", None)
     if callable(to_dict):
         try:
@@ -512,6 +514,21 @@ def _event_plain(event: object) -> Any:
                 )
             plain = to_json_dict()
     return dict(plain) if isinstance(plain, Mapping) else plain
+
+
+def _framework_object(event: object) -> str:
+    """Why a LangChain object is not an event, and what to do instead."""
+    return (
+        f"a LangChain {type(event).__name__} is not a provider's event: LangChain has "
+        "already parsed the provider's stream into its own messages, and toolstitch reads "
+        "the provider's own events or bytes. To get toolstitch's messages (and checked "
+        "calls) from a LangChain chat model, watch or enforce the SDK client under it: "
+        "toolstitch.watch(llm.root_client, on_response) or "
+        "ChatOpenAI(http_client=toolstitch.enforce(httpx2.Client())); to reassemble its "
+        "tool_call_chunks yourself, feed them to toolstitch.ToolUses as "
+        "ToolUseChunk(index=c['index'], id=c['id'], name=c['name'], input_json=c['args']). "
+        "The recipes: python -m pydoc toolstitch.transport"
+    )
 
 
 def _is_sdk_object(obj: object) -> bool:

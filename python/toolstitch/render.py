@@ -53,7 +53,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, Literal, TypeGuard, overload
 
 from toolstitch._toolstitch import _WIRE_MAX_DEPTH, _json_depth, _parse_strict
 from toolstitch.blocks import (
@@ -97,7 +97,50 @@ PROVIDERS = (
 )
 
 Item = dict[str, Any]
+
+if TYPE_CHECKING:
+    # The SDKs' own request types (TypedDicts), for type checkers only: rendered for
+    # "openai-chat" or "anthropic", a turn is what the SDK's ``messages=`` parameter
+    # takes, with no cast. Without the SDK installed they read as ``Any``.
+    from anthropic.types import MessageParam as AnthropicMessage
+    from openai.types.chat import ChatCompletionMessageParam as OpenAIChatMessage
 Result = ToolResultBlock | ToolResultMessage
+
+
+@overload
+def render_assistant(
+    provider: Literal["openai-chat"],
+    message: Any,
+    *,
+    ids: IdMap | IdRule | str | None = None,
+    notes: list[str] | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[OpenAIChatMessage]: ...
+
+
+@overload
+def render_assistant(
+    provider: Literal["anthropic"],
+    message: Any,
+    *,
+    ids: IdMap | IdRule | str | None = None,
+    notes: list[str] | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[AnthropicMessage]: ...
+
+
+@overload
+def render_assistant(
+    provider: str,
+    message: Any,
+    *,
+    ids: IdMap | IdRule | str | None = None,
+    notes: list[str] | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[Item]: ...
 
 
 def render_assistant(
@@ -108,7 +151,7 @@ def render_assistant(
     notes: list[str] | None = None,
     model: str | None = None,
     source: str | None = None,
-) -> list[Item]:
+) -> list[Any]:
     """The assistant turn being answered, in ``provider``'s request format.
 
     ``message`` is an ``AssembledMessage``, a ``Message``, or an iterable of blocks,
@@ -155,6 +198,31 @@ def render_assistant(
     return [{"role": "model", "parts": _gemini_assistant(blocks)}]
 
 
+@overload
+def render_results(  # type: ignore[overload-overlap]
+    provider: Literal["openai-chat"],
+    results: Iterable[Any] | Result | Message,
+    *,
+    calls: Any = None,
+    ids: IdMap | IdRule | str | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[OpenAIChatMessage]: ...
+
+
+@overload
+def render_results(  # type: ignore[overload-overlap]
+    provider: Literal["anthropic"],
+    results: Iterable[Any] | Result | Message,
+    *,
+    calls: Any = None,
+    ids: IdMap | IdRule | str | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[AnthropicMessage]: ...
+
+
+@overload
 def render_results(
     provider: str,
     results: Iterable[Any] | Result | Message | ApprovalResponse,
@@ -163,7 +231,18 @@ def render_results(
     ids: IdMap | IdRule | str | None = None,
     model: str | None = None,
     source: str | None = None,
-) -> list[Item]:
+) -> list[Item]: ...
+
+
+def render_results(
+    provider: str,
+    results: Iterable[Any] | Result | Message,
+    *,
+    calls: Any = None,
+    ids: IdMap | IdRule | str | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[Any]:
     """The tool results, in ``provider``'s request format.
 
     ``results`` holds ``ToolResultBlock``s and ``ToolResultMessage``s (a ``Message``
@@ -242,6 +321,33 @@ def render_results(
     return [{"role": "user", "parts": [_gemini_result(r, names) for r in answers]}]
 
 
+@overload
+def render_turn(
+    provider: Literal["openai-chat"],
+    message: Any,
+    results: Iterable[Any] | Result | Message,
+    *,
+    ids: IdMap | IdRule | str | None = None,
+    notes: list[str] | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[OpenAIChatMessage]: ...
+
+
+@overload
+def render_turn(
+    provider: Literal["anthropic"],
+    message: Any,
+    results: Iterable[Any] | Result | Message,
+    *,
+    ids: IdMap | IdRule | str | None = None,
+    notes: list[str] | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[AnthropicMessage]: ...
+
+
+@overload
 def render_turn(
     provider: str,
     message: Any,
@@ -251,7 +357,19 @@ def render_turn(
     notes: list[str] | None = None,
     model: str | None = None,
     source: str | None = None,
-) -> list[Item]:
+) -> list[Item]: ...
+
+
+def render_turn(
+    provider: str,
+    message: Any,
+    results: Iterable[Any] | Result | Message,
+    *,
+    ids: IdMap | IdRule | str | None = None,
+    notes: list[str] | None = None,
+    model: str | None = None,
+    source: str | None = None,
+) -> list[Any]:
     """The assistant turn followed by its results, correlation checked.
 
     The same as ``render_assistant(provider, message, ids=ids, notes=notes, model=model,
