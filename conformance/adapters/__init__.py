@@ -7,6 +7,7 @@ from types import ModuleType
 
 # NAME -> module under conformance/adapters/.
 ADAPTERS = {
+    "null": "null_adapter",
     "toolstitch": "toolstitch_adapter",
     "openai-python": "openai_python",
     "anthropic-sdk-python": "anthropic_python",

@@ -29,6 +29,7 @@ class Traced:
         """Stream the case through the instrumented client; the span's attributes."""
         self.exporter.clear()
         messages = [{"role": "user", "content": "hi"}]
+        stream = case.transport != "json"
         if case.dialect == "anthropic":
             if self.anthropic is None:
                 import anthropic
@@ -36,17 +37,18 @@ class Traced:
                 self.anthropic = anthropic.Anthropic(
                     base_url=self.server.url, api_key="conformance", max_retries=0
                 )
-            self.server.serve(as_sse(case, named=True))
+            self.server.serve(*body(case, as_sse(case, named=True)))
             events = self.anthropic.messages.create(
-                model="conformance", max_tokens=1024, messages=messages, stream=True
+                model="conformance", max_tokens=1024, messages=messages, stream=stream
             )
         else:
-            self.server.serve(as_sse(case, done=True))
+            self.server.serve(*body(case, as_sse(case, done=True)))
             events = self.client.chat.completions.create(
-                model="conformance", messages=messages, stream=True
+                model="conformance", messages=messages, stream=stream
             )
-        for _ in events:
-            pass
+        if stream:
+            for _ in events:
+                pass
         spans = self.exporter.get_finished_spans()
         merged: dict[str, Any] = {}
         for span in spans:
@@ -55,3 +57,10 @@ class Traced:
 
     def close(self) -> None:
         self.server.close()
+
+
+def body(case: Case, streamed: bytes) -> tuple[bytes, str]:
+    """What the server answers: the stream, or a whole body as JSON."""
+    if case.transport == "json":
+        return case.data, "application/json"
+    return streamed, "text/event-stream"
