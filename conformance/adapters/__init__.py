@@ -12,9 +12,13 @@ ADAPTERS = {
     "openai-python": "openai_python",
     "anthropic-sdk-python": "anthropic_python",
     "litellm": "litellm_adapter",
-    "langchain-core": "langchain_core_adapter",
+    "pydantic-ai": "pydantic_ai_adapter",
+    "google-genai": "google_genai_adapter",
+    "llamaindex": "llamaindex_adapter",
+    "langchain": "langchain_adapter",
     "openllmetry": "openllmetry",
     "openinference": "openinference",
+    "logfire": "logfire_adapter",
 }
 
 
