@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import struct
-import zlib
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 

@@ -53,11 +53,10 @@ def reassemble(case: Case) -> Outcome:
         stop_reason = (response.raw or {}).get("stop_reason")
     else:
         _server.serve(as_sse(case, named=True))
-        response = None
-        for response in _llm.stream_chat(messages):
-            pass
-        if response is None:
+        responses = list(_llm.stream_chat(messages))
+        if not responses:
             return Outcome(refused="no response")
+        response = responses[-1]
         stop_reason = response.message.additional_kwargs.get("stop_reason")
     if stop_reason not in FINISHED:
         return Outcome(refused=f"stop_reason {stop_reason!r}")

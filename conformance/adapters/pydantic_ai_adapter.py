@@ -1,16 +1,16 @@
 """pydantic-ai: its model classes' own stream handling, against a local server.
 
 ``OpenAIChatModel``, ``OpenAIResponsesModel``, ``AnthropicModel``, ``GoogleModel``
-(Gemini), ``BedrockConverseModel`` (AWS event-stream frames through boto3, fake
-credentials) and ``GroqModel`` (Groq's OpenAI-shaped chat streams: used for every
-openai-chat case as well, to show the model class) are each given their provider's
-real client pointed at 127.0.0.1. A stream goes through
-``pydantic_ai.direct.model_request_stream_sync`` (every event read, then the stream's
-``response``), a whole body through ``model_request_sync``. The calls are the
-response's ``ToolCallPart``s (never ``BuiltinToolCallPart``s: the provider ran
-those; the arguments as the part holds them), gated by ``ModelResponse.state`` as pydantic-ai documents it: only a
+(Gemini), ``CohereModel`` (v2) and ``BedrockConverseModel`` (AWS event-stream frames
+through boto3, fake credentials) are each given their provider's real client pointed
+at 127.0.0.1. A stream goes through ``pydantic_ai.direct.model_request_stream_sync``
+(every event read, then the stream's ``response``), a whole body through
+``model_request_sync``. The calls are the response's ``ToolCallPart``s (never
+``BuiltinToolCallPart``s: the provider ran those; the arguments as the part holds
+them), gated by ``ModelResponse.state`` as pydantic-ai documents it: only a
 ``complete`` response is acted on (``incomplete``, ``suspended`` and ``interrupted``
-are not).
+are not). ``GroqModel`` is not run: Groq's streams are OpenAI chat streams, read
+here by ``OpenAIChatModel``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from suite import Call, Case, Outcome
 from adapters._server import StreamServer, as_eventstream, as_sse
 
 NAME = "pydantic-ai"
-DIALECTS = {"openai-chat", "openai-responses", "anthropic", "gemini", "bedrock"}
+DIALECTS = {"openai-chat", "openai-responses", "anthropic", "gemini", "bedrock", "cohere"}
 TRANSPORTS = {"sse", "jsonl", "json", "eventstream"}
 
 _server: StreamServer | None = None
@@ -33,13 +33,16 @@ def start() -> None:
     global _server
     import boto3
     from anthropic import AsyncAnthropic
+    from cohere import AsyncClientV2
     from openai import AsyncOpenAI
     from pydantic_ai.models.anthropic import AnthropicModel
     from pydantic_ai.models.bedrock import BedrockConverseModel
+    from pydantic_ai.models.cohere import CohereModel
     from pydantic_ai.models.google import GoogleModel
     from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
     from pydantic_ai.providers.anthropic import AnthropicProvider
     from pydantic_ai.providers.bedrock import BedrockProvider
+    from pydantic_ai.providers.cohere import CohereProvider
     from pydantic_ai.providers.google import GoogleProvider
     from pydantic_ai.providers.openai import OpenAIProvider
 
@@ -54,6 +57,12 @@ def start() -> None:
         "claude-sonnet-4-5",
         provider=AnthropicProvider(
             anthropic_client=AsyncAnthropic(base_url=url, api_key="conformance", max_retries=0)
+        ),
+    )
+    _models["cohere"] = CohereModel(
+        "command-a-03-2025",
+        provider=CohereProvider(
+            cohere_client=AsyncClientV2(api_key="conformance", base_url=url),
         ),
     )
     _models["gemini"] = GoogleModel(
