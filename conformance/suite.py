@@ -221,8 +221,9 @@ def verdict(case: Case, outcome: Outcome) -> str:
         return "pass"
     if outcome.error is not None:
         return "error"
-    if outcome.refused is not None and not expected:
-        # A refusal of a message the model completed with no client call: told apart
-        # from a refuse case (README.md, "Verdicts").
+    if not expected and (outcome.refused is not None or outcome.calls):
+        # A refusal of a message the model completed with no client call, or a call
+        # handed on that cannot run: told apart from a refuse case (README.md,
+        # "Verdicts").
         return "error"
     return "missed" if remaining else "pass"
