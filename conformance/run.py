@@ -1,12 +1,15 @@
 """Run reassemblers over every case and write the verdicts.
 
-    python conformance/run.py [--impl NAME ...] [--json FILE] [--results-md] [--chart PNG] [-v]
+    python conformance/run.py [--impl NAME ...] [--json FILE] [--results-md] [--chart PNG]
+                              [--merge JSON ...] [-v]
 
 ``--json`` writes ``{"suite", "cases": [{"id", "dialect", "category", "source"}],
 "results": {IMPL: {CASE_ID: VERDICT}}}``; ``--results-md`` regenerates
 ``conformance/RESULTS.md`` and ``--chart`` a PNG of the same table (matplotlib).
 Every adapter named in ``adapters.ADAPTERS`` runs unless ``--impl`` picks some; one
 whose library is not installed is reported and left out of the scoreboard.
+``--merge`` adds the verdicts of adapters run in another environment (LlamaIndex's,
+whose SDK pins cannot be installed beside the others) from that run's ``--json``.
 """
 
 from __future__ import annotations
@@ -63,7 +66,11 @@ def run(names: list[str], cases: list[Case], verbose: bool = False) -> dict[str,
         start = getattr(adapter, "start", None)
         stop = getattr(adapter, "stop", None)
         if start is not None:
-            start()
+            try:
+                start()
+            except ImportError as exc:
+                print(f"{name}: not installed ({exc}); left out", file=sys.stderr)
+                continue
         try:
             verdicts = {}
             for case in cases:
@@ -240,6 +247,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--results-md", action="store_true")
     parser.add_argument("--chart", type=Path)
     parser.add_argument("--verbose", "-v", action="store_true")
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="JSON",
+        help="verdicts of adapters run in another environment (a --json of the same cases)",
+    )
     args = parser.parse_args(argv)
     # The libraries' own warnings (pydantic serialisers, deprecations) are not verdicts.
     warnings.simplefilter("ignore")
@@ -247,6 +262,16 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("opentelemetry").setLevel(logging.ERROR)
     cases = load_cases()
     results = run(args.impl or list(adapters.ADAPTERS), cases, args.verbose)
+    for other in args.merge:
+        merged = json.loads(other.read_text())
+        if merged["suite"] != SUITE_VERSION or {c["id"] for c in merged["cases"]} != {
+            c.id for c in cases
+        }:
+            raise SystemExit(f"{other}: not a run of these cases")
+        for name, verdicts in merged["results"].items():
+            results.setdefault(name, verdicts)
+    order = list(adapters.ADAPTERS)
+    results = dict(sorted(results.items(), key=lambda item: order.index(item[0])))
     document = {
         "suite": SUITE_VERSION,
         "cases": [
