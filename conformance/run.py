@@ -177,7 +177,7 @@ def results_md(results: dict[str, dict[str, str]], cases: list[Case]) -> str:
             lines += ["", f"#### {category} ({len(chosen)})", ""]
             lines += table(results, names, chosen)
     lines += ["", "## Per dialect: cases that carry calls (pass / read; altered)", ""]
-    dialects = sorted({c.dialect for c in cases})
+    dialects = sorted({c.dialect for c in by_expect["calls"]})
     lines.append("| | " + " | ".join(dialects) + " |")
     lines.append("|---|" + "---|" * len(dialects))
     for name, verdicts in results.items():
