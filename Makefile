@@ -79,11 +79,22 @@ $(CONFORMANCE_VENV)/.installed: pyproject.toml Makefile
 	$(CONFORMANCE_VENV)/bin/python -m pip install --quiet --group conformance
 	touch $@
 
-conformance: $(CONFORMANCE_VENV)/.installed
+# LlamaIndex's LLMs pin older SDKs: their own environment, merged into the same results.
+CONFORMANCE_LI_VENV := .venv-conformance-llamaindex
+$(CONFORMANCE_LI_VENV)/.installed: pyproject.toml Makefile
+	python3 -m venv $(CONFORMANCE_LI_VENV)
+	$(CONFORMANCE_LI_VENV)/bin/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(CONFORMANCE_LI_VENV)/bin/python -m pip install --quiet --group conformance-llamaindex
+	touch $@
+
+conformance: $(CONFORMANCE_VENV)/.installed $(CONFORMANCE_LI_VENV)/.installed
 	MATURIN_PEP517_ARGS="--profile dev" $(CONFORMANCE_VENV)/bin/python -m pip install --quiet \
 		--no-build-isolation --editable .
+	$(CONFORMANCE_LI_VENV)/bin/python conformance/run.py --impl llamaindex \
+		--json $(CONFORMANCE_LI_VENV)/results.json
 	$(CONFORMANCE_VENV)/bin/python conformance/run.py --results-md \
-		--chart conformance/results.png --json conformance/results.json
+		--chart conformance/results.png --json conformance/results.json \
+		--merge $(CONFORMANCE_LI_VENV)/results.json
 
 # Release tooling for `make dist`: the dependency group `dist` (ziglang, auditwheel).
 $(VENV)/.dist-tools-installed: pyproject.toml $(TOOLS)

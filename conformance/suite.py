@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SUITE_VERSION = "1.0.0"
+SUITE_VERSION = "2.0.0"
 ROOT = Path(__file__).resolve().parent
 CASES = ROOT / "cases"
 CATEGORIES = ("real", "quirk", "violation", "hostile")
@@ -31,7 +31,11 @@ DIALECTS = (
     "bedrock-invoke",
     "gemini-interactions",
 )
-VERDICTS = ("wrong", "pass", "missed", "error", "skip")
+# The two kinds of wrong come first: each is a call run that should not have been.
+VERDICTS = ("altered", "unchecked", "pass", "missed", "error", "skip")
+WRONG = ("altered", "unchecked")
+# How a case's expectation reads: at least one call, a stream with no client call, refuse.
+EXPECTS = ("calls", "no-call", "refuse")
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ class Case:
     source: dict[str, Any]
     expect: dict[str, Any]
     request: dict[str, Any] = field(default_factory=dict)
+    truth: list[dict[str, Any]] | None = None
+    conventions: tuple[str, ...] = ()
 
     @property
     def data(self) -> bytes:
@@ -52,6 +58,24 @@ class Case:
     @property
     def refuse(self) -> bool:
         return bool(self.expect["outcome"] == "refuse")
+
+    @property
+    def expects(self) -> str:
+        """``calls``, ``no-call`` (``calls: []``) or ``refuse``."""
+        if self.refuse:
+            return "refuse"
+        return "calls" if self.expect["calls"] else "no-call"
+
+    @property
+    def true_calls(self) -> list[dict[str, Any]]:
+        """The calls the model sent: those an untampered stream of this case holds.
+
+        ``truth`` when the case states it (a cut or tampered stream names its base's
+        calls); else the expected calls (none for a refuse case).
+        """
+        if self.truth is not None:
+            return self.truth
+        return [] if self.refuse else list(self.expect["calls"])
 
     @property
     def source_label(self) -> str:
@@ -83,9 +107,20 @@ class Skip:
 
 @dataclass
 class Outcome:
+    """What the library told its application.
+
+    ``refused``: the library's own signal that the message is not to be acted on,
+    read the way its documentation tells users to (toolstitch's ``complete`` and
+    ``problems``; a peer's finish field: ``finish_reason``, ``status``,
+    ``stop_reason``), with the reason. A refusal is as loud as an exception: on a
+    case that expects ``calls: []`` it is ``error``; on a case that expects calls, the
+    calls decide (a refused second choice does not undo the first's calls).
+    """
+
     calls: list[Call] = field(default_factory=list)
     error: BaseException | None = None
     skip: Skip | None = None
+    refused: str | None = None
 
 
 def load_case(meta_path: Path) -> Case:
@@ -99,6 +134,8 @@ def load_case(meta_path: Path) -> Case:
         source=meta["source"],
         expect=meta["expect"],
         request=meta.get("request", {}),
+        truth=meta.get("truth"),
+        conventions=tuple(meta.get("conventions", ())),
     )
 
 
@@ -147,23 +184,46 @@ def matches(call: Call, expected: dict[str, Any]) -> bool:
     return arguments_object(call) == expected["arguments"]
 
 
-def verdict(case: Case, outcome: Outcome) -> str:
-    if outcome.skip is not None:
-        return "skip"
-    if outcome.error is not None:
-        return "pass" if case.refuse else "error"
-    runnable = [c for c in outcome.calls if executable(c)]
-    if case.refuse:
-        return "wrong" if runnable else "pass"
-    remaining = list(case.expect["calls"])
-    wrong = False
-    for call in runnable:
-        for n, expected in enumerate(remaining):
-            if matches(call, expected):
+def _unmatched(calls: list[Call], expected: list[dict[str, Any]]) -> tuple[list[Call], list[Any]]:
+    """Match calls against expected calls one to one: (calls left over, expected left over)."""
+    remaining = list(expected)
+    extra = []
+    for call in calls:
+        for n, want in enumerate(remaining):
+            if matches(call, want):
                 del remaining[n]
                 break
         else:
-            wrong = True
-    if wrong:
-        return "wrong"
+            extra.append(call)
+    return extra, remaining
+
+
+def verdict(case: Case, outcome: Outcome) -> str:
+    """The case's verdict (README.md, "Verdicts")."""
+    if outcome.skip is not None:
+        return "skip"
+    runnable = [c for c in outcome.calls if executable(c)]
+    expected = [] if case.refuse else list(case.expect["calls"])
+    extra, remaining = _unmatched(runnable, expected)
+    if extra:
+        # A call run that should not have been: the model's own call (out of a stream
+        # that broke protocol or was cut), or one no untampered stream holds.
+        matched = list(expected)
+        for want in remaining:
+            matched.remove(want)
+        truth = list(case.true_calls)
+        for want in matched:
+            if want in truth:
+                truth.remove(want)
+        beyond, _ = _unmatched(extra, truth)
+        return "altered" if beyond else "unchecked"
+    if case.refuse:
+        return "pass"
+    if outcome.error is not None:
+        return "error"
+    if not expected and (outcome.refused is not None or outcome.calls):
+        # A refusal of a message the model completed with no client call, or a call
+        # handed on that cannot run: told apart from a refuse case (README.md,
+        # "Verdicts").
+        return "error"
     return "missed" if remaining else "pass"

@@ -1,14 +1,17 @@
 """The conformance suite (conformance/README.md) through toolstitch's own adapter.
 
-Every case must pass except those listed, with their reason, in conformance/README.md
-("Cases toolstitch does not pass"); a listed case that starts passing fails too, so
-the list stays true. No peer library is needed.
+Every case must pass except those listed, with their verdict and reason, in
+conformance/README.md ("Cases toolstitch does not pass"); a listed case that starts
+passing, or changes verdict, fails too, so the list stays true. The verdicts
+themselves (altered, unchecked, a refusal told from ``calls: []``, the null row) are
+checked here on built outcomes. No peer library is needed.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import re
 import sys
 from pathlib import Path
@@ -22,7 +25,7 @@ suite: Any = importlib.import_module("suite")
 adapter: Any = importlib.import_module("adapters.toolstitch_adapter")
 run: Any = importlib.import_module("run")
 
-KNOWN_ROW = re.compile(r"^\| `([^`]+)` \| (wrong|missed|error) \| (.+) \|$")
+KNOWN_ROW = re.compile(r"^\| `([^`]+)` \| (altered|unchecked|missed|error) \| (.+) \|$")
 
 
 def known_failures() -> dict[str, str]:
@@ -60,6 +63,7 @@ def test_no_listed_case_passes_now(verdicts: dict[str, str]) -> None:
 def test_the_floor_is_met() -> None:
     assert len(CASES) >= 400
     assert sum(1 for c in CASES if c.category == "real") >= 100
+    assert sum(1 for c in CASES if c.category == "real" and c.expects == "calls") >= 45
     assert {c.dialect for c in CASES} == set(suite.DIALECTS)
     assert {c.category for c in CASES} == set(suite.CATEGORIES)
     rows = {(c.source["quirk"], c.source["shape"]) for c in CASES if c.category == "quirk"}
@@ -112,3 +116,96 @@ def test_a_call_case_whose_stream_is_cut_does_not_pass(tmp_path: Path) -> None:
     cut.write_bytes(case.data[: len(case.data) // 2])
     shortened = dataclasses.replace(case, path=cut)
     assert suite.verdict(shortened, run.outcome_of(adapter, shortened)) in ("missed", "error")
+
+
+# The one refuse case toolstitch passes by saying nothing (conformance/README.md).
+SILENT_REFUSALS = {"hostile/nul-bytes"}
+
+
+def test_a_refuse_case_turned_into_no_call_does_not_pass() -> None:
+    silent = set()
+    for case in CASES:
+        if not case.refuse:
+            continue
+        outcome = run.outcome_of(adapter, case)
+        no_call = dataclasses.replace(case, expect={"outcome": "calls", "calls": []})
+        if suite.verdict(no_call, outcome) == "pass":
+            silent.add(case.id)
+    assert silent == SILENT_REFUSALS
+
+
+def test_toolstitch_runs_no_altered_call_but_the_mcp_approval_requests() -> None:
+    known = known_failures()
+    altered = sorted(cid for cid, v in known.items() if v == "altered")
+    # toolstitch runs no altered call but the MCP approval requests (issue 36 item 6).
+    assert all("mcp-tool-approval" in cid for cid in altered)
+
+
+def _case(expect: dict[str, Any], truth: list[dict[str, Any]] | None = None) -> Any:
+    return suite.Case(
+        id="t",
+        dialect="openai-chat",
+        category="violation",
+        transport="sse",
+        path=Path("/nonexistent"),
+        source={},
+        expect=expect,
+        truth=truth,
+    )
+
+
+W = {"name": "weather", "id": "call_a", "arguments": {"city": "Paris"}}
+T = {"name": "time", "id": "call_b", "arguments": {"tz": "CET"}}
+
+
+def _call(spec: dict[str, Any], arguments: str | None = None) -> Any:
+    return suite.Call(spec["name"], arguments or json.dumps(spec["arguments"]), spec["id"])
+
+
+def test_verdicts_tell_altered_from_unchecked() -> None:
+    refuse = _case({"outcome": "refuse"}, truth=[W, T])
+    verdict = suite.verdict
+    assert verdict(refuse, suite.Outcome()) == "pass"
+    assert verdict(refuse, suite.Outcome(error=ValueError("cut"))) == "pass"
+    assert verdict(refuse, suite.Outcome(refused="finish_reason None")) == "pass"
+    # The model's own calls out of a broken stream: unchecked.
+    assert verdict(refuse, suite.Outcome(calls=[_call(W), _call(T)])) == "unchecked"
+    # Arguments the model never sent, or a call run twice: altered.
+    assert verdict(refuse, suite.Outcome(calls=[_call(W, '{"city": "Rome"}')])) == "altered"
+    assert verdict(refuse, suite.Outcome(calls=[_call(W), _call(W)])) == "altered"
+    # Text that cannot be executed runs nothing.
+    assert verdict(refuse, suite.Outcome(calls=[_call(W, '{"city": ')])) == "pass"
+    # Without a stated truth a refuse case holds no true call.
+    assert verdict(_case({"outcome": "refuse"}), suite.Outcome(calls=[_call(W)])) == "altered"
+    calls = _case({"outcome": "calls", "calls": [W]})
+    assert verdict(calls, suite.Outcome(calls=[_call(W)])) == "pass"
+    assert verdict(calls, suite.Outcome()) == "missed"
+    assert verdict(calls, suite.Outcome(error=ValueError("x"))) == "error"
+    assert verdict(calls, suite.Outcome(calls=[_call(W), _call(W)])) == "altered"
+    assert verdict(calls, suite.Outcome(calls=[_call(T)])) == "altered"
+    assert verdict(calls, suite.Outcome(skip=suite.Skip("no"))) == "skip"
+
+
+def test_a_refusal_of_a_completed_message_is_an_error() -> None:
+    no_call = _case({"outcome": "calls", "calls": []})
+    assert suite.verdict(no_call, suite.Outcome()) == "pass"
+    assert suite.verdict(no_call, suite.Outcome(refused="finish_reason None")) == "error"
+    assert suite.verdict(no_call, suite.Outcome(calls=[_call(W, "{")])) == "error"
+    # On a case that carries calls, the calls decide.
+    calls = _case({"outcome": "calls", "calls": [W]})
+    assert suite.verdict(calls, suite.Outcome(calls=[_call(W)], refused="choice 1")) == "pass"
+
+
+def test_the_null_row_is_the_floor() -> None:
+    null: Any = importlib.import_module("adapters.null_adapter")
+    for case in CASES[::7]:
+        expected = "missed" if case.expects == "calls" else "pass"
+        assert suite.verdict(case, run.outcome_of(null, case)) == expected, case.id
+
+
+def test_a_case_needing_a_convention_is_skipped_by_a_library_without_it() -> None:
+    case = next(c for c in CASES if c.id == "quirk/q47.quirk")
+    assert case.conventions == ("xai-server-tools",)
+    null: Any = importlib.import_module("adapters.null_adapter")
+    assert run.outcome_of(null, case).skip is not None
+    assert run.outcome_of(adapter, case).skip is None

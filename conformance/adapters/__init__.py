@@ -7,13 +7,18 @@ from types import ModuleType
 
 # NAME -> module under conformance/adapters/.
 ADAPTERS = {
+    "null": "null_adapter",
     "toolstitch": "toolstitch_adapter",
     "openai-python": "openai_python",
     "anthropic-sdk-python": "anthropic_python",
     "litellm": "litellm_adapter",
-    "langchain-core": "langchain_core_adapter",
+    "pydantic-ai": "pydantic_ai_adapter",
+    "google-genai": "google_genai_adapter",
+    "llamaindex": "llamaindex_adapter",
+    "langchain": "langchain_adapter",
     "openllmetry": "openllmetry",
     "openinference": "openinference",
+    "logfire": "logfire_adapter",
 }
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from suite import Case
+from suite import Call, Case
 
 from adapters._server import StreamServer, as_sse
 
@@ -25,28 +26,33 @@ class Traced:
         )
         self.anthropic: Any = None
 
+    def anthropic_client(self) -> Any:
+        if self.anthropic is None:
+            import anthropic
+
+            self.anthropic = anthropic.Anthropic(
+                base_url=self.server.url, api_key="conformance", max_retries=0
+            )
+        return self.anthropic
+
     def attributes(self, case: Case) -> dict[str, Any]:
         """Stream the case through the instrumented client; the span's attributes."""
         self.exporter.clear()
         messages = [{"role": "user", "content": "hi"}]
+        stream = case.transport != "json"
         if case.dialect == "anthropic":
-            if self.anthropic is None:
-                import anthropic
-
-                self.anthropic = anthropic.Anthropic(
-                    base_url=self.server.url, api_key="conformance", max_retries=0
-                )
-            self.server.serve(as_sse(case, named=True))
-            events = self.anthropic.messages.create(
-                model="conformance", max_tokens=1024, messages=messages, stream=True
+            self.server.serve(*body(case, as_sse(case, named=True)))
+            events = self.anthropic_client().messages.create(
+                model="conformance", max_tokens=1024, messages=messages, stream=stream
             )
         else:
-            self.server.serve(as_sse(case, done=True))
+            self.server.serve(*body(case, as_sse(case, done=True)))
             events = self.client.chat.completions.create(
-                model="conformance", messages=messages, stream=True
+                model="conformance", messages=messages, stream=stream
             )
-        for _ in events:
-            pass
+        if stream:
+            for _ in events:
+                pass
         spans = self.exporter.get_finished_spans()
         merged: dict[str, Any] = {}
         for span in spans:
@@ -55,3 +61,23 @@ class Traced:
 
     def close(self) -> None:
         self.server.close()
+
+
+def body(case: Case, streamed: bytes) -> tuple[bytes, str]:
+    """What the server answers: the stream, or a whole body as JSON."""
+    if case.transport == "json":
+        return case.data, "application/json"
+    return streamed, "text/event-stream"
+
+
+def genai_output_calls(attributes: dict[str, Any]) -> list[Call]:
+    """The ``tool_call`` parts of ``gen_ai.output.messages`` (the GenAI convention's JSON)."""
+    calls = []
+    for message in json.loads(attributes.get("gen_ai.output.messages") or "[]"):
+        for part in message.get("parts", []):
+            if part.get("type") == "tool_call":
+                arguments = part.get("arguments")
+                if not isinstance(arguments, str):
+                    arguments = json.dumps(arguments) if arguments is not None else ""
+                calls.append(Call(part.get("name") or "", arguments, part.get("id")))
+    return calls

@@ -7,7 +7,9 @@ through its own HTTP and SSE code, as its users' applications do.
 from __future__ import annotations
 
 import json
+import struct
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -40,6 +42,41 @@ def as_sse(case: Case, *, named: bool = False, done: bool = False) -> bytes:
     if done:
         out.append(b"data: [DONE]\n\n")
     return b"".join(out)
+
+
+def as_eventstream(case: Case) -> bytes:
+    """A Bedrock ConverseStream recording kept as JSON lines, in AWS event-stream frames.
+
+    vercel/ai keeps each event as one line ``{"<eventType>": {...}}``; Bedrock sends
+    it as one frame whose ``:event-type`` header is the key and whose payload is the
+    value (the frames' CRCs computed as the transport's spec says).
+    """
+    if case.transport == "eventstream":
+        return case.data
+    out = b""
+    for line in case.data.splitlines():
+        if not line.strip():
+            continue
+        ((kind, value),) = json.loads(line).items()
+        out += _frame(kind, json.dumps(value, separators=(",", ":")).encode())
+    return out
+
+
+def _header(name: str, value: str) -> bytes:
+    n, v = name.encode(), value.encode()
+    return bytes([len(n)]) + n + b"\x07" + struct.pack(">H", len(v)) + v
+
+
+def _frame(event_type: str, payload: bytes) -> bytes:
+    headers = (
+        _header(":event-type", event_type)
+        + _header(":content-type", "application/json")
+        + _header(":message-type", "event")
+    )
+    prelude = struct.pack(">II", 12 + len(headers) + len(payload) + 4, len(headers))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    body = prelude + headers + payload
+    return body + struct.pack(">I", zlib.crc32(body))
 
 
 class StreamServer:

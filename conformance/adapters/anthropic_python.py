@@ -2,14 +2,18 @@
 
 ``Anthropic`` for the Messages API; ``AnthropicBedrock`` (botocore signing, fake static
 credentials) for Bedrock's InvokeModelWithResponseStream, whose AWS event-stream frames
-the SDK decodes itself. The calls are the ``tool_use`` blocks of
-``get_final_message()`` (the SDK parses their input itself); server tools
-(``server_tool_use``) are not client calls.
+the SDK decodes itself; a whole body through ``messages.create()``. The calls are the
+``tool_use`` blocks of ``get_final_message()`` (the SDK parses their input itself);
+server tools (``server_tool_use``) are not client calls. Gated as the tool-use guide
+tells users: a message's calls run when its ``stop_reason`` says it ended
+(``tool_use``, ``end_turn``, ``stop_sequence``), not on ``max_tokens``,
+``pause_turn``, ``refusal`` or none.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from suite import Call, Case, Outcome
 
@@ -17,7 +21,8 @@ from adapters._server import StreamServer, as_sse
 
 NAME = "anthropic-sdk-python"
 DIALECTS = {"anthropic", "bedrock-invoke"}
-TRANSPORTS = {"sse", "jsonl", "eventstream"}
+TRANSPORTS = {"sse", "jsonl", "eventstream", "json"}
+FINISHED = {"tool_use", "end_turn", "stop_sequence"}
 
 _server: StreamServer | None = None
 _client = None
@@ -57,6 +62,12 @@ def reassemble(case: Case) -> Outcome:
             raise RuntimeError("AnthropicBedrock needs botocore")
         _server.serve(case.data, "application/vnd.amazon.eventstream")
         client, model = _bedrock, "anthropic.claude-sonnet-4-20250514-v1:0"
+    elif case.transport == "json":
+        _server.serve(case.data, "application/json")
+        message = client.messages.create(
+            model=model, max_tokens=1024, messages=[{"role": "user", "content": "hi"}]
+        )
+        return calls_of(message)
     else:
         _server.serve(as_sse(case, named=True))
     with client.messages.stream(
@@ -65,6 +76,12 @@ def reassemble(case: Case) -> Outcome:
         for _ in stream:
             pass
         message = stream.get_final_message()
+    return calls_of(message)
+
+
+def calls_of(message: Any) -> Outcome:
+    if message.stop_reason not in FINISHED:
+        return Outcome(refused=f"stop_reason {message.stop_reason!r}")
     calls = [
         Call(block.name, json.dumps(block.input), block.id)
         for block in message.content

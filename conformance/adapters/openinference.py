@@ -15,8 +15,9 @@ from suite import Call, Case, Outcome
 from adapters._otel import Traced
 
 NAME = "openinference"
+KIND = "tracer"  # records calls in spans; runs none
 DIALECTS = {"openai-chat", "anthropic"}
-TRANSPORTS = {"sse", "jsonl"}
+TRANSPORTS = {"sse", "jsonl", "json"}
 
 _traced: Traced | None = None
 _instrumentors: list[Any] = []

@@ -7,16 +7,16 @@ local server under the instrumentation; the calls are the ``tool_call`` parts of
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from suite import Call, Case, Outcome
+from suite import Case, Outcome
 
-from adapters._otel import Traced
+from adapters._otel import Traced, genai_output_calls
 
 NAME = "openllmetry"
+KIND = "tracer"  # records calls in spans; runs none
 DIALECTS = {"openai-chat", "anthropic"}
-TRANSPORTS = {"sse", "jsonl"}
+TRANSPORTS = {"sse", "jsonl", "json"}
 
 _traced: Traced | None = None
 _instrumentors: list[Any] = []
@@ -42,13 +42,4 @@ def stop() -> None:
 
 def reassemble(case: Case) -> Outcome:
     assert _traced is not None
-    attributes = _traced.attributes(case)
-    calls = []
-    for message in json.loads(attributes.get("gen_ai.output.messages") or "[]"):
-        for part in message.get("parts", []):
-            if part.get("type") == "tool_call":
-                arguments = part.get("arguments")
-                if not isinstance(arguments, str):
-                    arguments = json.dumps(arguments) if arguments is not None else ""
-                calls.append(Call(part.get("name") or "", arguments, part.get("id")))
-    return Outcome(calls=calls)
+    return Outcome(calls=genai_output_calls(_traced.attributes(case)))

@@ -6,8 +6,12 @@ never run):
     python conformance/tools/mine_pydantic_ai.py GIT_DIR [--commit SHA]
 
 A cassette ``tests/models/cassettes/test_X/test_name.yaml`` belongs to the test
-function ``test_name`` of ``tests/models/test_X.py``. Each streamed response body of
-the cassette becomes a case. The expected calls are the ``ToolCallPart``s (never the
+function ``test_name`` of ``tests/models/test_X.py`` (``tests/cassettes/test_X/`` to
+``tests/test_X.py``: the agent, durable-execution and tool-search tests). Each streamed
+response body of the cassette becomes a case, its dialect told by its bytes; a
+cassette's whole (non-streamed) responses are not cases (pydantic-ai keeps them as
+parsed YAML, not as the bytes sent), and a call the test asserts of one of them is
+left to it. The expected calls are the ``ToolCallPart``s (never the
 ``BuiltinToolCallPart``s: the provider ran those) that the test asserts inside
 ``ModelResponse(parts=[...])``, read with ``ast`` (literals only), and given to the
 response whose body holds their ``tool_call_id``. A cassette is left out when a
@@ -35,19 +39,8 @@ OUT = HERE.parent / "cases" / "real" / "pydantic-ai"
 LICENCE = "MIT"
 COPYRIGHT = "Copyright (c) Pydantic Services Inc. 2024 to present"
 MAX_BYTES = 60_000
-# Test module -> dialect of its streamed responses.
-MODULES = {
-    "test_anthropic": "anthropic",
-    "test_bedrock": "bedrock",
-    "test_google": "gemini",
-    "test_openai": "openai-chat",
-    "test_openai_responses": "openai-responses",
-    "test_groq": "openai-chat",
-    "test_mistral": "openai-chat",
-    "test_cohere": "cohere",
-    "test_deepseek": "openai-chat",
-    "test_openrouter": "openai-chat",
-}
+# Cassette folder -> the folder of the test modules it belongs to.
+TEST_DIRS = {"tests/models/cassettes/": "tests/models/", "tests/cassettes/": "tests/"}
 CALL_ID = re.compile(r'"(?:id|toolUseId|call_id)"\s*:\s*"((?:call|toolu|tooluse)_[A-Za-z0-9_-]+)"')
 
 
@@ -57,37 +50,87 @@ def git(gitdir: str, *args: str) -> bytes:
     ).stdout
 
 
+def _literal_part(part: ast.expr) -> dict[str, Any] | bool | None:
+    """A ToolCallPart's literal fields; False when it is not a ToolCallPart; None if not literal."""
+    if not (isinstance(part, ast.Call) and getattr(part.func, "id", None) == "ToolCallPart"):
+        return False
+    fields: dict[str, Any] = {}
+    for arg in part.keywords:
+        try:
+            fields[str(arg.arg)] = ast.literal_eval(arg.value)
+        except ValueError:
+            return None
+    return fields
+
+
 def asserted_calls(func: ast.FunctionDef) -> list[dict[str, Any]] | None:
-    """Literal ToolCallParts inside ModelResponse(parts=[...]) of one test; None if any is not."""
-    calls: list[dict[str, Any]] = []
+    """The finished ToolCallParts one test asserts, literal; None if any is not.
+
+    A part is finished inside ``ModelResponse(parts=[...])``, and as the ``part`` of a
+    ``PartEndEvent`` or a ``FunctionToolCallEvent`` (the call pydantic-ai runs); a
+    ``PartStartEvent`` holds a part still streaming and is not an assertion of its
+    call. One call asserted in several places must be asserted alike.
+    """
+    found: list[ast.expr] = []
     for node in ast.walk(func):
-        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "ModelResponse"):
+        if not isinstance(node, ast.Call):
             continue
-        for kw in node.keywords:
-            if kw.arg != "parts" or not isinstance(kw.value, ast.List):
-                continue
-            for part in kw.value.elts:
-                if not (
-                    isinstance(part, ast.Call) and getattr(part.func, "id", None) == "ToolCallPart"
-                ):
-                    continue
-                fields: dict[str, Any] = {}
-                for arg in part.keywords:
-                    try:
-                        fields[str(arg.arg)] = ast.literal_eval(arg.value)
-                    except ValueError:
-                        return None
-                calls.append(fields)
+        kind = getattr(node.func, "id", None)
+        if kind == "ModelResponse":
+            for kw in node.keywords:
+                if kw.arg == "parts" and isinstance(kw.value, ast.List):
+                    found.extend(kw.value.elts)
+        elif kind in ("PartEndEvent", "FunctionToolCallEvent"):
+            found.extend(kw.value for kw in node.keywords if kw.arg == "part")
+    calls: list[dict[str, Any]] = []
+    for part in found:
+        fields = _literal_part(part)
+        if fields is False:
+            continue
+        if fields is None or fields is True:
+            return None
+        same = [c for c in calls if c.get("tool_call_id") == fields.get("tool_call_id")]
+        if same and "tool_call_id" in fields:
+            if any(
+                _args(c) != _args(fields) or c.get("tool_name") != fields.get("tool_name")
+                for c in same
+            ):
+                return None
+            continue
+        calls.append(fields)
     return calls
 
 
-def dialect_body(dialect: str, body: Any, content_type: str) -> bytes | None:
-    data = body if isinstance(body, bytes) else str(body).encode()
-    if dialect == "bedrock":
-        return data if "eventstream" in content_type else None
-    if "event-stream" in content_type or data.lstrip().startswith((b"data:", b"event:")):
-        return data
-    return None
+def _args(fields: dict[str, Any]) -> Any:
+    raw = fields.get("args")
+    if isinstance(raw, str) and raw:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw or {}
+
+
+def stream_dialect(body: Any, content_type: str) -> tuple[bytes, str | None] | None:
+    """The body's bytes and the dialect its bytes show, when it is a stream; else None."""
+    if not isinstance(body, (str, bytes)) or not body:
+        return None
+    data = body if isinstance(body, bytes) else body.encode()
+    if "eventstream" in content_type:
+        return data, "bedrock"
+    if not ("event-stream" in content_type or data.lstrip().startswith((b"data:", b"event:"))):
+        return None
+    text = data.decode("utf-8", "replace").replace(" ", "")
+    for marker, dialect in (
+        ('"type":"response.', "openai-responses"),
+        ('"type":"message_start"', "anthropic"),
+        ("chat.completion.chunk", "openai-chat"),
+        ('"candidates"', "gemini"),
+        ('"type":"message-start"', "cohere"),
+    ):
+        if marker in text:
+            return data, dialect
+    return data, None
 
 
 def main() -> int:
@@ -102,14 +145,36 @@ def main() -> int:
         old.unlink()
     kept, dropped = 0, []
     trees: dict[str, dict[str, ast.FunctionDef]] = {}
-    for path in sorted(f for f in files if f.startswith("tests/models/cassettes/")):
-        parts = path.split("/")
-        module, stem = parts[3], parts[-1].rsplit(".yaml", 1)[0]
-        if module not in MODULES or "stream" not in stem or not path.endswith(".yaml"):
+    present = set(files)
+    for path in sorted(files):
+        prefix = next((d for d in TEST_DIRS if path.startswith(d)), None)
+        rest = path[len(prefix) :].split("/") if prefix else []
+        if prefix is None or len(rest) != 2 or not path.endswith(".yaml"):
             continue
-        dialect = MODULES[module]
+        module, stem = rest[0], rest[1][: -len(".yaml")]
+        test_path = f"{TEST_DIRS[prefix]}{module}.py"
+        if test_path not in present:
+            continue
+        try:
+            cassette = yaml.safe_load(git(args.gitdir, "show", f"{commit}:{path}"))
+        except (yaml.YAMLError, subprocess.CalledProcessError):
+            dropped.append((path, "unreadable cassette"))
+            continue
+        bodies: list[tuple[bytes, str | None] | None] = []
+        others = []
+        for interaction in (cassette or {}).get("interactions", []):
+            response = interaction.get("response", {})
+            headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+            ctype = " ".join(headers.get("content-type") or [])
+            body = response.get("body") or {}
+            found = stream_dialect(body.get("string"), ctype)
+            bodies.append(found)
+            if found is None:
+                others.append(json.dumps(body, default=str) + json.dumps(response, default=str))
+        if all(b is None for b in bodies):
+            continue  # no streamed response: nothing byte-exact to take
         if module not in trees:
-            source = git(args.gitdir, "show", f"{commit}:tests/models/{module}.py").decode()
+            source = git(args.gitdir, "show", f"{commit}:{test_path}").decode()
             trees[module] = {
                 n.name: n
                 for n in ast.walk(ast.parse(source))
@@ -128,27 +193,18 @@ def main() -> int:
         if calls is None:
             dropped.append((path, "a ToolCallPart that is not a literal"))
             continue
-        try:
-            cassette = yaml.safe_load(git(args.gitdir, "show", f"{commit}:{path}"))
-        except (yaml.YAMLError, subprocess.CalledProcessError):
-            dropped.append((path, "unreadable cassette"))
+        if any(b is not None and b[1] is None for b in bodies):
+            dropped.append((path, "a stream of no dialect the suite reads"))
             continue
-        bodies = []
-        for interaction in cassette.get("interactions", []):
-            response = interaction.get("response", {})
-            headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
-            ctype = " ".join(headers.get("content-type") or [])
-            body = (response.get("body") or {}).get("string", "")
-            bodies.append(dialect_body(dialect, body, ctype))
-        if not bodies or any(b is None for b in bodies):
-            dropped.append((path, "not every response is a stream"))
-            continue
-        texts = [b.decode("utf-8", "replace") for b in bodies if b is not None]
+        streams = [(n, b) for n, b in enumerate(bodies, start=1) if b is not None]
+        texts = [b[0].decode("utf-8", "replace") for _, b in streams]
         per_body: list[list[dict[str, Any]]] = [[] for _ in texts]
         ok = True
         for c in calls:
             cid = c.get("tool_call_id")
             holders = [i for i, t in enumerate(texts) if isinstance(cid, str) and f'"{cid}"' in t]
+            if not holders and isinstance(cid, str) and any(cid in o for o in others):
+                continue  # a call of a whole response: not a case here
             if len(holders) != 1:
                 ok = False
                 break
@@ -168,15 +224,11 @@ def main() -> int:
         ):
             dropped.append((path, "a response holds a call the test does not assert"))
             continue
-        for n, (body, expected) in enumerate(zip(bodies, per_body, strict=True), start=1):
-            assert body is not None
+        for (n, (body, case_dialect)), expected in zip(streams, per_body, strict=True):
             if len(body) > MAX_BYTES:
                 continue
-            transport = "eventstream" if dialect == "bedrock" else "sse"
+            transport = "eventstream" if case_dialect == "bedrock" else "sse"
             text = body.decode("utf-8", "replace")
-            case_dialect = dialect
-            if dialect == "openai-chat" and '"type":"response.' in text.replace(" ", ""):
-                case_dialect = "openai-responses"
             # A response that ends in the provider's error event is one the test's
             # agent treats as failed: no call of it may run.
             failed = re.search(r'^event: error|^data: \{"error"', text, re.MULTILINE)
@@ -197,7 +249,7 @@ def main() -> int:
                     "commit": commit,
                     "licence": LICENCE,
                     "copyright": COPYRIGHT,
-                    "oracle": f"tests/models/{module}.py::{func.name}",
+                    "oracle": f"{test_path}::{func.name}",
                 },
                 "expect": expect,
             }

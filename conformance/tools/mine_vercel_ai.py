@@ -14,7 +14,10 @@ snapshots agree on the calls. Calls vercel/ai marks ``providerExecuted`` (the
 provider ran them) are not expected client calls. An id is expected only when it
 occurs in the recording (vercel/ai mints ids such as ``test-id`` for providers that
 send none). Tests that turn a call into text (JSON response format) are not oracles
-for the calls and are left out.
+for the calls and are left out. A recording the provider ended at its length limit
+(``finish_reason: "length"``, ``stop_reason: "max_tokens"``, ``MAX_TOKENS``, an
+``incomplete`` response) expects refuse, by the suite's rule for a cut (Q15): the
+snapshot shows that finish reason, and nothing of the message may run.
 
 The cases are written under ``conformance/cases/real/vercel-ai/``; the recording is
 copied byte for byte. toolstitch is not imported: the oracle is vercel/ai's.
@@ -50,6 +53,13 @@ OPENAI_CHAT_PACKAGES = {
     "xai",
     "togetherai",
 }
+
+
+# The provider's own word that it stopped at the length limit (Q15).
+LENGTH_CUT = re.compile(
+    r'"(?:finish_reason|finishReason|stop_reason|stopReason)"\s*:\s*"(?:length|max_tokens|MAX_TOKENS)"'
+    r'|"status"\s*:\s*"incomplete"'
+)
 
 
 def git(gitdir: str, *args: str) -> bytes:
@@ -427,7 +437,11 @@ def main() -> int:
                 "copyright": COPYRIGHT,
                 "oracle": f"{snap_path} :: {name}",
             },
-            "expect": {"outcome": "calls", "calls": calls},
+            "expect": (
+                {"outcome": "refuse"}
+                if LENGTH_CUT.search(text)
+                else {"outcome": "calls", "calls": calls}
+            ),
         }
         (OUT / f"{case_id}.case.json").write_text(json.dumps(case, indent=1) + "\n")
         kept += 1
