@@ -236,7 +236,7 @@ def render_results(
 
 def render_results(
     provider: str,
-    results: Iterable[Any] | Result | Message,
+    results: Iterable[Any] | Result | Message | ApprovalResponse,
     *,
     calls: Any = None,
     ids: IdMap | IdRule | str | None = None,
@@ -363,7 +363,7 @@ def render_turn(
 def render_turn(
     provider: str,
     message: Any,
-    results: Iterable[Any] | Result | Message,
+    results: Iterable[Any] | Result | Message | ApprovalResponse,
     *,
     ids: IdMap | IdRule | str | None = None,
     notes: list[str] | None = None,
