@@ -375,6 +375,33 @@ fn q32_an_event_of_another_dialect_names_it() {
 }
 
 #[test]
+fn q32_under_auto_a_second_dialect_says_the_stream_mixes_two() {
+    // `auto` settled openai-chat on the first event: advising "auto" would
+    // mislead, so the message says what is wrong with the stream instead.
+    let mut a = assembler(None);
+    a.feed_json(None, call(0, "c1", "f", "").to_string().as_bytes(), None)
+        .unwrap();
+    let e = a
+        .feed_json(None, anthropic(None)[0].to_string().as_bytes(), None)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::WrongDialect {
+                expected: Dialect::OpenAiChat,
+                looks_like: Dialect::Anthropic,
+                auto: true,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(text.contains("mixes two dialects"), "{text}");
+    assert!(!text.contains("use \"auto\""), "{text}");
+}
+
+#[test]
 fn q33_resent_events_are_skipped_and_gaps_are_problems() {
     let delta = |n: u64| json!({"type": "response.output_text.delta", "sequence_number": n, "output_index": 0, "content_index": 0, "delta": format!("<{n}>")});
     let created = json!({"type": "response.created", "sequence_number": 0, "response": {}});

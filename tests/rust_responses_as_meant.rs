@@ -389,12 +389,12 @@ fn chat_stream(nonces: [Option<&str>; 3]) -> Vec<Value> {
 fn q61_a_chat_event_sent_again_with_its_nonce_is_a_problem_not_applied_twice() {
     let (m, errors) = run(
         &mut support::chat::chat(),
-        &chat_stream([Some("a1"), Some("Xy"), Some("Xy")]),
+        &chat_stream([Some("a1b2c3d4"), Some("Xy7Qp2Lm"), Some("Xy7Qp2Lm")]),
     );
     assert!(
         errors
             .iter()
-            .any(|e| matches!(e, Error::Protocol { .. }) && e.to_string().contains("Xy")),
+            .any(|e| matches!(e, Error::Protocol { .. }) && e.to_string().contains("Xy7Qp2Lm")),
         "{errors:?}"
     );
     assert_eq!(inputs(&m), [r#"{"city":"Edin"#]);
@@ -404,7 +404,14 @@ fn q61_a_chat_event_sent_again_with_its_nonce_is_a_problem_not_applied_twice() {
 
 #[test]
 fn q61_twin_identical_fragments_without_a_nonce_or_with_their_own_are_two_fragments() {
-    for nonces in [[None, None, None], [Some("a1"), Some("b2"), Some("c3")]] {
+    // A short nonce is padding too short to tell a replay: a real recording
+    // sends `"x"` twice in one honest stream.
+    for nonces in [
+        [None, None, None],
+        [Some("a1b2c3d4"), Some("b2c3d4e5"), Some("c3d4e5f6")],
+        [Some("a1b2c3d4"), Some("x"), Some("x")],
+        [Some("a1b2c3d4"), Some("Xy7Qp2L"), Some("Xy7Qp2L")],
+    ] {
         let (m, errors) = run(&mut support::chat::chat(), &chat_stream(nonces));
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(inputs(&m), [r#"{"city":"Edin{"city":"Edin"#]);
@@ -414,7 +421,7 @@ fn q61_twin_identical_fragments_without_a_nonce_or_with_their_own_are_two_fragme
 
 fn responses_with_nonces(second: &str) -> Vec<Value> {
     let mut d1 = delta(0, "fc_1", r#"{"city":"Edin"#);
-    d1["obfuscation"] = json!("n1");
+    d1["obfuscation"] = json!("n1n1n1n1");
     let mut d2 = delta(0, "fc_1", r#"{"city":"Edin"#);
     d2["obfuscation"] = json!(second);
     numbered(vec![
@@ -428,7 +435,7 @@ fn responses_with_nonces(second: &str) -> Vec<Value> {
 
 #[test]
 fn q61_a_responses_delta_renumbered_but_with_its_nonce_is_a_problem() {
-    let (m, errors) = run(&mut responses(), &responses_with_nonces("n1"));
+    let (m, errors) = run(&mut responses(), &responses_with_nonces("n1n1n1n1"));
     assert!(
         errors.iter().any(|e| matches!(e, Error::Protocol { .. })),
         "{errors:?}"
@@ -439,7 +446,7 @@ fn q61_a_responses_delta_renumbered_but_with_its_nonce_is_a_problem() {
 
 #[test]
 fn q61_twin_responses_deltas_with_their_own_nonces_are_two_fragments() {
-    let (m, errors) = run(&mut responses(), &responses_with_nonces("n2"));
+    let (m, errors) = run(&mut responses(), &responses_with_nonces("n2n2n2n2"));
     assert!(
         errors.iter().all(|e| !e.to_string().contains("nonce")),
         "{errors:?}"
@@ -449,7 +456,7 @@ fn q61_twin_responses_deltas_with_their_own_nonces_are_two_fragments() {
 
 #[test]
 fn q61_twin_a_responses_resend_with_its_own_sequence_number_stays_q33s() {
-    let mut events = responses_with_nonces("n2");
+    let mut events = responses_with_nonces("n2n2n2n2");
     let again = events[2].clone(); // the same event, its sequence number again
     events.insert(4, again);
     let (m, errors) = run(&mut responses(), &events);

@@ -118,8 +118,9 @@ def test_a_call_case_whose_stream_is_cut_does_not_pass(tmp_path: Path) -> None:
     assert suite.verdict(shortened, run.outcome_of(adapter, shortened)) in ("missed", "error")
 
 
-# The one refuse case toolstitch passes by saying nothing (conformance/README.md).
-SILENT_REFUSALS = {"hostile/nul-bytes"}
+# No refuse case toolstitch passes by saying nothing (conformance/README.md): the one
+# that did, hostile/nul-bytes, is refused by the safety net (Q65) now.
+SILENT_REFUSALS: set[str] = set()
 
 
 def test_a_refuse_case_turned_into_no_call_does_not_pass() -> None:
@@ -134,11 +135,11 @@ def test_a_refuse_case_turned_into_no_call_does_not_pass() -> None:
     assert silent == SILENT_REFUSALS
 
 
-def test_toolstitch_runs_no_altered_call_but_the_mcp_approval_requests() -> None:
+def test_toolstitch_runs_no_altered_call() -> None:
     known = known_failures()
     altered = sorted(cid for cid, v in known.items() if v == "altered")
-    # toolstitch runs no altered call but the MCP approval requests (issue 36 item 6).
-    assert all("mcp-tool-approval" in cid for cid in altered)
+    # The MCP approval requests, once altered, are approval requests now (Q60).
+    assert altered == []
 
 
 def _case(expect: dict[str, Any], truth: list[dict[str, Any]] | None = None) -> Any:

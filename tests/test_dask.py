@@ -238,7 +238,7 @@ def test_cli_on_a_scheduler_address_writes_parquet(
     assert all(
         f"{corpus}/samples/" in line or line.endswith(": passed over: a hidden file")
         for line in passed_over
-    )
+    ), passed_over
     count = len(passed_over)
     assert f"; {count} entries passed over (not captures; see above)" in done.stdout
     lines = sorted(line for line in done.stderr.splitlines() if line not in passed_over)

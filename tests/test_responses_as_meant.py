@@ -269,7 +269,7 @@ def chat_sse(nonces: list[str | None]) -> bytes:
 def test_q61_a_chat_event_replayed_with_its_nonce_is_never_applied_twice() -> None:
     asm = Assembler("openai-chat")
     with pytest.raises(ProtocolError, match="nonce") as raised:
-        asm.feed_bytes(chat_sse(["a1", "Xy", "Xy"]))
+        asm.feed_bytes(chat_sse(["a1b2c3d4", "Xy7Qp2Lm", "Xy7Qp2Lm"]))
     assert raised.value.rule == "replayed"
     asm.close()
     (m,) = asm.messages()
@@ -277,7 +277,16 @@ def test_q61_a_chat_event_replayed_with_its_nonce_is_never_applied_twice() -> No
     assert not m.complete and any("nonce" in p.message for p in m.problems)
 
 
-@pytest.mark.parametrize("nonces", [[None, None, None], ["a1", "b2", "c3"]])
+@pytest.mark.parametrize(
+    "nonces",
+    [
+        [None, None, None],
+        ["a1b2c3d4", "b2c3d4e5", "c3d4e5f6"],
+        # Padding too short to tell a replay: a real recording repeats "x".
+        ["a1b2c3d4", "x", "x"],
+        ["a1b2c3d4", "Xy7Qp2L", "Xy7Qp2L"],
+    ],
+)
 def test_q61_twin_identical_fragments_without_a_shared_nonce_are_two(
     nonces: list[str | None],
 ) -> None:

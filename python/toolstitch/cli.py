@@ -236,7 +236,7 @@ def _add_proxy(commands: Any) -> None:
         metavar="NAME=N",
         help="a bound of every guard, repeatable: max_event_bytes, max_line_bytes, "
         "max_input_bytes, max_total_bytes, max_calls, max_held_bytes, max_decoded_bytes, "
-        "max_ratio, max_check_bytes (the defaults: docs/integrations.md)",
+        "max_ratio, max_check_bytes (the defaults: python -m pydoc toolstitch.guard)",
     )
     proxy.add_argument("--no-check", action="store_true", help=argparse.SUPPRESS)
 

@@ -100,6 +100,10 @@ class Guard:
     body decoded. The limits are the ``Assembler``'s, plus ``max_held_bytes`` (bytes
     held back at once), ``max_decoded_bytes`` and ``max_ratio`` (a compressed body's
     bounds) and ``max_check_bytes`` (bytes of messages read to check calls, in all).
+    Their defaults: ``max_calls`` 4096, ``max_input_bytes`` 8 MiB, ``max_total_bytes``
+    64 MiB, ``max_event_bytes`` and ``max_line_bytes`` 16 MiB each, ``max_held_bytes``
+    the sum of those two, ``max_decoded_bytes`` 256 MiB, ``max_ratio`` 200,
+    ``max_check_bytes`` 256 MiB.
     """
 
     __slots__ = ("_check", "_core")

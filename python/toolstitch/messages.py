@@ -19,7 +19,6 @@ Execute a call only when its message is ``complete`` and the call validates:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol, TypeAlias, TypedDict
@@ -419,6 +418,8 @@ class AssembledMessage:
         """The provider's requests for approval in this message (Q60), in call order:
         they are not calls for the client (``validated()`` skips them, as it skips the
         provider's own calls); answer each with an ``ApprovalResponse``."""
+        import json  # only here: ``import toolstitch`` loads no JSON module
+
         out = []
         for b in self.tool_uses:
             if b.kind not in _APPROVAL_KINDS:

@@ -612,13 +612,17 @@ fn bedrock_stop(index: usize) -> Vec<u8> {
 
 /// A ConverseStream: the message's start, `body`, its end.
 fn bedrock(body: &[Vec<u8>]) -> Vec<u8> {
+    bedrock_ending(body, "tool_use")
+}
+
+fn bedrock_ending(body: &[Vec<u8>], stop_reason: &str) -> Vec<u8> {
     let mut out = es_event("messageStart", r#"{"role":"assistant","p":"abc"}"#);
     for b in body {
         out.extend_from_slice(b);
     }
     out.extend(es_event(
         "messageStop",
-        r#"{"stopReason":"tool_use","p":"ab"}"#,
+        &format!(r#"{{"stopReason":"{stop_reason}","p":"ab"}}"#),
     ));
     out.extend(es_event(
         "metadata",
@@ -700,17 +704,22 @@ fn bedrock_interleaved_blocks_are_blocked() {
 #[test]
 fn bedrock_server_tool_use_is_checked_like_any_call() {
     // boto3 hands a `toolUse` of type `server_tool_use` to the application.
-    let body = bedrock(&[
+    let blocks = [
         bedrock_tool_start(0, "delete_file", Some("server_tool_use")),
         bedrock_delta(0, "{}"),
         bedrock_stop(0),
-    ]);
+    ];
+    let body = bedrock_ending(&blocks, "end_turn");
     let (_, blocked, _) = run(&body, &[], &mut check(&["delete_file"], &[]));
     let blocked = blocked.expect("blocked");
     assert_eq!(blocked.cause, Cause::InvalidCall);
     assert_eq!(blocked.tool_name.as_deref(), Some("delete_file"));
     // The neighbour: a declared name passes.
     passes(&body);
+    // Ending with `tool_use` while the message, as assembled, holds no client
+    // call is the Q65 safety net's case: the two readings differ, so it blocks.
+    let (_, blocked, _) = run(&bedrock(&blocks), &[], &mut check(&[], &[]));
+    assert_eq!(blocked.expect("blocked").cause, Cause::Incomplete);
 }
 
 #[test]

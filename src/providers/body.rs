@@ -64,6 +64,7 @@ pub(super) fn intercept(
             event: asm.event_ref(event_name, input),
             expected: d,
             looks_like: shape,
+            auto: asm.auto,
         })),
         _ => {
             asm.decide(shape);

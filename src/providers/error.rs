@@ -137,6 +137,9 @@ pub enum Error {
         event: EventRef,
         expected: super::Dialect,
         looks_like: super::Dialect,
+        /// The assembler was `auto` and an earlier event settled `expected`:
+        /// the stream mixes dialects, so naming a provider would not help.
+        auto: bool,
     },
     /// A limit would be crossed; the offending fragment was rejected.
     Limit {
@@ -239,10 +242,23 @@ impl fmt::Display for Error {
                 event,
                 expected,
                 looks_like,
+                auto: false,
             } => write!(
                 f,
                 "{event} is not an event of the {expected} dialect: it looks like \
                  {looks_like}; name that provider, or use \"auto\""
+            ),
+            Error::WrongDialect {
+                event,
+                expected,
+                looks_like,
+                auto: true,
+            } => write!(
+                f,
+                "{event} is not an event of the {expected} dialect, which the stream's \
+                 earlier events settled (provider \"auto\"): it looks like {looks_like}, so \
+                 the stream mixes two dialects (two responses joined in one capture?); \
+                 read each response on its own"
             ),
             Error::Limit {
                 event,

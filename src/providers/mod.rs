@@ -128,6 +128,9 @@ impl Default for AssemblerLimits {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Assembler {
     dialect: Option<Dialect>,
+    /// Made as `auto`: the dialect was settled by the stream, not named.
+    #[serde(default)]
+    auto: bool,
     stream: Stream,
     /// The state of the dialect, once it is known.
     state: Option<DialectState>,
@@ -141,6 +144,7 @@ impl Assembler {
     pub fn new(dialect: Option<Dialect>, limits: AssemblerLimits) -> Self {
         Self {
             dialect,
+            auto: dialect.is_none(),
             stream: Stream::new(limits),
             state: dialect.map(DialectState::new),
             events: 0,
@@ -569,6 +573,7 @@ impl Assembler {
                         event: self.event_ref(event_name, input),
                         expected: dialect,
                         looks_like: other,
+                        auto: self.auto,
                     });
                 }
             }

@@ -7,13 +7,12 @@
 mod body;
 mod guard;
 mod calls;
+mod content;
 mod done;
 
+use content::{Content, Part};
 use calls::{content_parts, executed_tools, fragment, restated_finish, Args, Piece, EXECUTED};
 
-use std::fmt;
-
-use serde::de::{self, value::SeqAccessDeserializer, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -130,51 +129,6 @@ struct Function<'a> {
     /// A string in the documented shape; an object from MiniMax and others (Q42).
     #[serde(borrow, default)]
     arguments: Option<TextOrObject<'a>>,
-}
-
-/// `delta.content`: text, or (Mistral's reasoning models, Q49) an array of
-/// typed parts.
-#[derive(Debug, PartialEq)]
-enum Content<'a> {
-    Text(Str<'a>),
-    Parts(Vec<Part<'a>>),
-}
-
-/// One typed part of an array `content`: `{"type": "text", "text": …}` or
-/// `{"type": "thinking", "thinking": [parts]}`.
-#[derive(Debug, Default, PartialEq, Deserialize)]
-struct Part<'a> {
-    #[serde(borrow, default, rename = "type")]
-    kind: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    text: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    thinking: Option<Vec<Part<'a>>>,
-}
-
-impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Content<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a string or an array of content parts")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Content::Text(Str(v.into())))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Content::Text(Str(v.to_owned().into())))
-            }
-            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Content::Text(Str(v.into())))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-                Vec::deserialize(SeqAccessDeserializer::new(seq)).map(Content::Parts)
-            }
-        }
-        d.deserialize_any(V)
-    }
 }
 
 /// The fast path of a chunk: fills `chunk` (fresh) with exactly the [`Chunk`]
