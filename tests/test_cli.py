@@ -149,8 +149,13 @@ def test_gzip_by_magic_bytes(tmp_path: Path) -> None:
 
 def test_directories_are_walked_recursively_for_captures(
     generated_recordings: tuple[Path, dict[str, list[tuple[str, str, str]]]],
+    tmp_path: Path,
 ) -> None:
-    root, expected = generated_recordings
+    shared, expected_there = generated_recordings
+    # A copy: the recordings are shared by the session's tests, the extra files are not.
+    root = tmp_path / "recordings"
+    shutil.copytree(shared, root)
+    expected = {str(root / Path(p).relative_to(shared)): c for p, c in expected_there.items()}
     (root / "b" / "notes.md").write_text("not a capture\n")
     (root / "b" / ".hidden.sse").write_text("not read either\n")
     done = run("--jsonl", root)
