@@ -242,24 +242,23 @@ impl fmt::Display for Error {
                 event,
                 expected,
                 looks_like,
-                auto: false,
-            } => write!(
-                f,
-                "{event} is not an event of the {expected} dialect: it looks like \
-                 {looks_like}; name that provider, or use \"auto\""
-            ),
-            Error::WrongDialect {
-                event,
-                expected,
-                looks_like,
-                auto: true,
-            } => write!(
-                f,
-                "{event} is not an event of the {expected} dialect, which the stream's \
-                 earlier events settled (provider \"auto\"): it looks like {looks_like}, so \
-                 the stream mixes two dialects (two responses joined in one capture?); \
-                 read each response on its own"
-            ),
+                auto,
+            } => {
+                write!(f, "{event} is not an event of the {expected} dialect")?;
+                if *auto {
+                    write!(
+                        f,
+                        ", which the stream's earlier events settled (provider \"auto\"): it \
+                         looks like {looks_like}, so the stream mixes two dialects (two \
+                         responses joined in one capture?); read each response on its own"
+                    )
+                } else {
+                    write!(
+                        f,
+                        ": it looks like {looks_like}; name that provider, or use \"auto\""
+                    )
+                }
+            }
             Error::Limit {
                 event,
                 limit,

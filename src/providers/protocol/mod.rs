@@ -38,7 +38,7 @@ use super::{DecodeKind, LiveEvent, Problem, ProblemKind};
 /// pads with 1 to 15 random characters; 62^8 values make an honest repeat in a
 /// ten-thousand-event stream a one-in-four-million chance, where one or two
 /// characters repeat in real recordings.
-pub(crate) const MIN_NONCE_CHARS: usize = 8;
+const MIN_NONCE_CHARS: usize = 8;
 
 mod declaration;
 
