@@ -130,7 +130,8 @@ def main() -> int:
                 if LENGTH_CUT.search(body)
                 else {"outcome": "calls", "calls": expected}
             )
-            name = f"openai-python.{func.name}"
+            module = test_path.rsplit("/", 1)[1][len("test_") : -len(".py")]
+            name = f"openai-python.{module}.{func.name}"
             (OUT / f"{name}.{transport}").write_bytes(data)
             meta = {
                 "id": f"real/{name}",
