@@ -157,6 +157,9 @@ def results_md(results: dict[str, dict[str, str]], cases: list[Case]) -> str:
         "Every verdict of every case is in `results.json`; the cases toolstitch does not "
         "pass, and why, are listed in "
         "[README.md](README.md#cases-toolstitch-does-not-pass).",
+        "",
+        "Not scored: OpenLIT, which pins `openai<2` and would share a process with the "
+        "SDKs measured here at their current versions (README.md, the adapters' table).",
     ]
     for group, title in (("reassembler", "Reassemblers"), ("tracer", "Tracers")):
         names = groups[group]

@@ -61,14 +61,25 @@ def test_no_listed_case_passes_now(verdicts: dict[str, str]) -> None:
 
 
 def test_the_floor_is_met() -> None:
-    assert len(CASES) >= 400
-    assert sum(1 for c in CASES if c.category == "real") >= 100
-    assert sum(1 for c in CASES if c.category == "real" and c.expects == "calls") >= 45
+    assert len(CASES) >= 700
+    assert sum(1 for c in CASES if c.category == "real") >= 350
+    assert sum(1 for c in CASES if c.category == "real" and c.expects == "calls") >= 150
     assert {c.dialect for c in CASES} == set(suite.DIALECTS)
     assert {c.category for c in CASES} == set(suite.CATEGORIES)
     rows = {(c.source["quirk"], c.source["shape"]) for c in CASES if c.category == "quirk"}
     for n in range(1, 52):
         assert (f"Q{n}", "quirk") in rows and (f"Q{n}", "twin") in rows, f"Q{n}"
+
+
+def test_one_case_per_id_and_per_stream_file() -> None:
+    assert len({c.id for c in CASES}) == len(CASES)
+    assert len({c.path for c in CASES}) == len(CASES)
+    streams = {p for p in suite.CASES.rglob("*.*") if p.is_file() and p.parent.name != "licenses"}
+    metas = {p for p in streams if p.name.endswith(".case.json")}
+    assert streams - metas == {c.path for c in CASES}, "a stream file no case names"
+    for case in CASES:
+        assert case.path.suffix == f".{case.transport}"
+        assert case.path.name.startswith(case.id.split("/", 1)[1])
 
 
 def test_every_real_case_names_its_source_and_licence() -> None:
@@ -99,6 +110,9 @@ def _changed(expect: dict[str, Any]) -> dict[str, Any]:
     [
         "real/openai-python.chat-parallel-two-tools",
         "real/anthropic-sdk-python.text-then-tool-use",
+        "real/mirascope.test_call_with_tools.anthropic_claude_sonnet_4_0.stream.1",
+        "real/pydantic-ai.test_google.test_google_model_retry.1.body",
+        "real/openai-python.completions.test_parse_multiple_pydantic_tools",
         "quirk/q2.quirk",
         "quirk/q28.quirk",
     ],
