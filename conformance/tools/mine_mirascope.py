@@ -19,9 +19,17 @@ name and parsed arguments, and every id the snapshot names is the body's (Mirasc
 names Gemini's id-less calls ``google_unknown_tool_id``: such an id is not
 expected). Where every asserted call names its provider id, the bodies that hold
 those ids are the ones the snapshot is of (a cassette may hold one conversation
-recorded more than once). A body is a case when it carries at least one call. A body holding a call
-of a shape the suite has no common form for is left out with its cassette; a body the
-provider ended at its length limit expects refuse (Q15).
+recorded more than once). A body is a case when it carries at least one call. A body
+holding a call of a shape the suite has no common form for is left out with its
+cassette; a body the provider ended at its length limit expects refuse (Q15).
+
+The TypeScript end-to-end tests (``typescript/tests/e2e/output/``) are read the same
+way: a HAR recording per test, ``cassettes/<test>/<provider>/<slug of the test's
+name>.har`` (each entry's ``response.content.text`` a body), and a vitest snapshot of
+the conversation, ``__snapshots__/<test>.test.ts.snap``, whose ``tool_call`` parts
+(``args``, ``id``, ``name``) are the oracle. Unlike the Python snapshots, these show
+the call of Mirascope's output tool (``__mirascope_formatted_output_tool__``) as a
+call, so those bodies are cases too.
 
 The cases are written under ``conformance/cases/real/mirascope/``; toolstitch is not
 imported: the oracle is Mirascope's.
@@ -33,6 +41,7 @@ import argparse
 import ast
 import gzip
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -49,6 +58,7 @@ from mine_pydantic_ai_bodies import (
     _wire_arguments,
     body_calls,
 )
+from mine_vercel_ai import objects_of_type, snap_blocks
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "cases" / "real" / "mirascope"
@@ -182,19 +192,89 @@ def response_bytes(response: dict[str, Any]) -> tuple[bytes, bool] | None:
     return None
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("gitdir")
-    parser.add_argument("--commit", default="HEAD")
-    args = parser.parse_args()
-    commit = git(args.gitdir, "rev-parse", args.commit).decode().strip()
-    files = git(args.gitdir, "ls-tree", "-r", "--name-only", commit).decode().split("\n")
+Body = tuple[int, bytes, str, str, list[dict[str, Any]]]
+
+
+def read_body(n: int, data: bytes) -> Body | None:
+    """A response as (interaction, bytes, dialect, transport, calls); None if unreadable."""
+    text = data.decode("utf-8", "replace")
+    if text.lstrip().startswith(("data:", "event:")):
+        read, transport = stream_calls(text), "sse"
+    else:
+        try:
+            read, transport = body_calls(json.loads(text)), "json"
+        except ValueError:
+            read, transport = None, "json"
+    return None if read is None else (n, data, read[0], transport, read[1])
+
+
+def tied(asserted: list[dict[str, Any]], bodies: list[Body]) -> list[Body] | str:
+    """The bodies the asserted calls are of, or why they cannot be tied to them."""
+    named = {c["id"] for c in asserted if c.get("id") not in (None, *MINTED_IDS)}
+    if asserted and len(named) == len(asserted):
+        # Every asserted call names its id: the snapshot is of the bodies that hold
+        # them (a cassette may hold the same conversation recorded more than once).
+        bodies = [b for b in bodies if {c.get("id") for c in b[4]} & named]
+    wire = [c for b in bodies for c in b[4]]
+    if any(not isinstance(_wire_arguments(c), dict) for c in wire) or any(
+        not isinstance(c["arguments"], dict) for c in asserted
+    ):
+        return "arguments that are not a JSON object"
+    if Counter(_key(c["name"], c["arguments"]) for c in asserted) != Counter(
+        _key(c["name"], _wire_arguments(c)) for c in wire
+    ):
+        return "the snapshot's calls are not the bodies' calls"
+    wire_ids = {c.get("id") for c in wire}
+    if any(c.get("id") not in wire_ids | MINTED_IDS for c in asserted if "id" in c):
+        return "an asserted id is in no body"
+    return bodies
+
+
+def write_case(name: str, body: Body, source: dict[str, str], written: set[bytes]) -> bool:
+    """Write one body that carries calls as a case; False when it is none."""
+    _, data, dialect, transport, found = body
+    if not found or len(data) > MAX_BYTES or data in written:
+        return False  # (the same bytes recorded for another test are one case)
+    written.add(data)
+    expected = []
+    for c in found:
+        call: dict[str, Any] = {"name": c["name"]}
+        if isinstance(c.get("id"), str) and c["id"]:
+            call["id"] = c["id"]
+        call["arguments"] = _wire_arguments(c)
+        expected.append(call)
+    text = data.decode("utf-8", "replace")
+    expect: dict[str, Any] = (
+        {"outcome": "refuse"}
+        if LENGTH_CUT.search(text)
+        else {"outcome": "calls", "calls": expected}
+    )
+    (OUT / f"{name}.{transport}").write_bytes(data)
+    meta = {
+        "id": f"real/{name}",
+        "dialect": dialect,
+        "category": "real",
+        "transport": transport,
+        "stream": f"{name}.{transport}",
+        "source": {
+            "project": "Mirascope/mirascope",
+            "path": source["path"],
+            "commit": source["commit"],
+            "licence": LICENCE,
+            "copyright": COPYRIGHT,
+            "oracle": source["oracle"],
+        },
+        "expect": expect,
+    }
+    (OUT / f"{name}.case.json").write_text(json.dumps(meta, indent=1) + "\n")
+    return True
+
+
+def python_cases(
+    gitdir: str, commit: str, files: list[str], written: set[bytes]
+) -> tuple[int, list[tuple[str, str]]]:
     present = set(files)
-    OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.glob("*"):
-        old.unlink()
     kept, dropped = 0, []
-    written: set[bytes] = set()
     trees: dict[str, ast.Module] = {}
     for path in sorted(files):
         if not (path.startswith(ROOT + "cassettes/") and path.endswith(".yaml")):
@@ -205,99 +285,141 @@ def main() -> int:
         if snap_path not in present:
             continue
         if snap_path not in trees:
-            trees[snap_path] = ast.parse(git(args.gitdir, "show", f"{commit}:{snap_path}").decode())
+            trees[snap_path] = ast.parse(git(gitdir, "show", f"{commit}:{snap_path}").decode())
         asserted = snapshot_calls(trees[snap_path], f"{mode}_snapshot")
         if asserted is None:
             dropped.append((path, "no literal snapshot of this mode"))
             continue
-        cassette = yaml.load(git(args.gitdir, "show", f"{commit}:{path}"), Loader=LOADER)
-        bodies: list[tuple[int, bytes, str, str, list[dict[str, Any]]]] = []
+        cassette = yaml.load(git(gitdir, "show", f"{commit}:{path}"), Loader=LOADER)
+        bodies: list[Body] = []
         gunzipped: set[int] = set()
         unreadable = False
         for n, interaction in enumerate((cassette or {}).get("interactions", []), start=1):
             read_bytes = response_bytes(interaction.get("response") or {})
             if read_bytes is None:
                 continue
-            data = read_bytes[0]
             if read_bytes[1]:
                 gunzipped.add(n)
-            text = data.decode("utf-8", "replace")
-            if text.lstrip().startswith(("data:", "event:")):
-                read, transport = stream_calls(text), "sse"
-            else:
-                try:
-                    read, transport = body_calls(json.loads(text)), "json"
-                except ValueError:
-                    read, transport = None, "json"
-            if read is None:
+            body = read_body(n, read_bytes[0])
+            if body is None:
                 unreadable = True
                 continue
-            bodies.append((n, data, read[0], transport, read[1]))
+            bodies.append(body)
         if not any(b[4] for b in bodies):
             continue
         if unreadable:
             dropped.append((path, "a response the suite has no plain reading of"))
             continue
-        named = {c["id"] for c in asserted if c.get("id") not in (None, *MINTED_IDS)}
-        if asserted and len(named) == len(asserted):
-            # Every asserted call names its id: the snapshot is of the bodies that hold
-            # them (a cassette may hold the same conversation recorded more than once).
-            bodies = [b for b in bodies if {c.get("id") for c in b[4]} & named]
-        wire = [c for b in bodies for c in b[4]]
-        if any(not isinstance(_wire_arguments(c), dict) for c in wire) or any(
-            not isinstance(c["arguments"], dict) for c in asserted
-        ):
-            dropped.append((path, "arguments that are not a JSON object"))
+        chosen = tied(asserted, bodies)
+        if isinstance(chosen, str):
+            dropped.append((path, chosen))
             continue
-        if Counter(_key(c["name"], c["arguments"]) for c in asserted) != Counter(
-            _key(c["name"], _wire_arguments(c)) for c in wire
-        ):
-            dropped.append((path, "the snapshot's calls are not the bodies' calls"))
-            continue
-        wire_ids = {c.get("id") for c in wire}
-        if any(c.get("id") not in wire_ids | MINTED_IDS for c in asserted if "id" in c):
-            dropped.append((path, "an asserted id is in no body"))
-            continue
-        for n, data, dialect, transport, found in bodies:
-            if not found or len(data) > MAX_BYTES or data in written:
-                continue  # (the same bytes recorded for another test are one case)
-            written.add(data)
-            expected = []
-            for c in found:
-                call: dict[str, Any] = {"name": c["name"]}
-                if isinstance(c.get("id"), str) and c["id"]:
-                    call["id"] = c["id"]
-                call["arguments"] = _wire_arguments(c)
-                expected.append(call)
-            text = data.decode("utf-8", "replace")
-            expect: dict[str, Any] = (
-                {"outcome": "refuse"}
-                if LENGTH_CUT.search(text)
-                else {"outcome": "calls", "calls": expected}
-            )
-            name = f"mirascope.{test.replace('/', '.')}.{model}.{mode}.{n}"
-            (OUT / f"{name}.{transport}").write_bytes(data)
-            meta = {
-                "id": f"real/{name}",
-                "dialect": dialect,
-                "category": "real",
-                "transport": transport,
-                "stream": f"{name}.{transport}",
-                "source": {
-                    "project": "Mirascope/mirascope",
-                    "path": f"{path} (interaction {n}"
-                    + (", gzip content-encoding undone)" if n in gunzipped else ")"),
-                    "commit": commit,
-                    "licence": LICENCE,
-                    "copyright": COPYRIGHT,
-                    "oracle": f"{snap_path} :: {mode}_snapshot",
-                },
-                "expect": expect,
+        for body in chosen:
+            n = body[0]
+            source = {
+                "path": f"{path} (interaction {n}"
+                + (", gzip content-encoding undone)" if n in gunzipped else ")"),
+                "commit": commit,
+                "oracle": f"{snap_path} :: {mode}_snapshot",
             }
-            (OUT / f"{name}.case.json").write_text(json.dumps(meta, indent=1) + "\n")
-            kept += 1
-    print(f"kept {kept} responses, dropped {len(dropped)} cassettes", file=sys.stderr)
-    for path, why in dropped:
+            name = f"mirascope.{test.replace('/', '.')}.{model}.{mode}.{n}"
+            kept += write_case(name, body, source, written)
+    return kept, dropped
+
+
+TS_ROOT = "typescript/tests/e2e/output/"
+TS_PROVIDERS = {
+    "anthropic": "anthropic",
+    "google": "google",
+    "openai:completions": "openai_completions",
+}
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def typescript_cases(
+    gitdir: str, commit: str, files: list[str], written: set[bytes]
+) -> tuple[int, list[tuple[str, str]]]:
+    """The TypeScript end-to-end tests: HAR recordings, vitest snapshots of the conversation.
+
+    ``__snapshots__/<test>.test.ts.snap`` holds ``<describe> > [<provider>] <name> 1``,
+    whose ``"type": "tool_call"`` parts (``args``, ``id``, ``name``) are the oracle; the
+    recording is ``cassettes/<test>/<provider>/<slug of name>.har``, each entry's
+    ``response.content.text`` a body.
+    """
+    present = set(files)
+    kept, dropped = 0, []
+    for snap_path in sorted(f for f in files if f.startswith(TS_ROOT + "__snapshots__/")):
+        test = snap_path.rsplit("/", 1)[1][: -len(".test.ts.snap")]
+        text = git(gitdir, "show", f"{commit}:{snap_path}").decode()
+        for title, block in snap_blocks(text):
+            head = re.match(r"^.* > \[([^\]]+)\] (.*) 1$", title)
+            if not head or head[1] not in TS_PROVIDERS:
+                continue
+            path = f"{TS_ROOT}cassettes/{test}/{TS_PROVIDERS[head[1]]}/{slug(head[2])}.har"
+            if path not in present:
+                continue
+            asserted = []
+            for part in objects_of_type(block, "tool_call"):
+                try:
+                    arguments = json.loads(part.get("args") or "{}")
+                except ValueError:
+                    arguments = None
+                asserted.append(
+                    {"name": part.get("name"), "id": part.get("id"), "arguments": arguments}
+                )
+            har = json.loads(git(gitdir, "show", f"{commit}:{path}"))
+            bodies: list[Body] = []
+            unreadable = False
+            for n, entry in enumerate(har["log"]["entries"], start=1):
+                content = entry["response"].get("content") or {}
+                if content.get("encoding") or not content.get("text"):
+                    unreadable = unreadable or bool(content.get("encoding"))
+                    continue
+                body = read_body(n, content["text"].encode())
+                if body is None:
+                    unreadable = True
+                    continue
+                bodies.append(body)
+            if not any(b[4] for b in bodies):
+                continue
+            if unreadable:
+                dropped.append((path, "a response the suite has no plain reading of"))
+                continue
+            chosen = tied(asserted, bodies)
+            if isinstance(chosen, str):
+                dropped.append((path, chosen))
+                continue
+            for body in chosen:
+                source = {
+                    "path": f"{path} (entry {body[0]}, response.content.text)",
+                    "commit": commit,
+                    "oracle": f"{snap_path} :: {title}",
+                }
+                name = f"mirascope.ts.{test}.{TS_PROVIDERS[head[1]]}.{slug(head[2])}.{body[0]}"
+                kept += write_case(name, body, source, written)
+    return kept, dropped
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("gitdir")
+    parser.add_argument("--commit", default="HEAD")
+    args = parser.parse_args()
+    commit = git(args.gitdir, "rev-parse", args.commit).decode().strip()
+    files = git(args.gitdir, "ls-tree", "-r", "--name-only", commit).decode().split("\n")
+    OUT.mkdir(parents=True, exist_ok=True)
+    for old in OUT.glob("*"):
+        old.unlink()
+    written: set[bytes] = set()
+    kept, dropped = python_cases(args.gitdir, commit, files, written)
+    more, also = typescript_cases(args.gitdir, commit, files, written)
+    print(
+        f"kept {kept + more} responses, dropped {len(dropped + also)} recordings", file=sys.stderr
+    )
+    for path, why in dropped + also:
         print(f"  dropped {path}: {why}", file=sys.stderr)
     return 0
 
