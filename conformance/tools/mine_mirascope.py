@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from mine_pydantic_ai_bodies import (
+from bodies import (
     LENGTH_CUT,
     LOADER,
     _args,

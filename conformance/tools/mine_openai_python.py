@@ -31,8 +31,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from bodies import LENGTH_CUT, _key, _wire_arguments, body_calls
 from mine_mirascope import stream_calls
-from mine_pydantic_ai_bodies import LENGTH_CUT, _key, _wire_arguments, body_calls
 
 HERE = Path(__file__).resolve().parent
 OUT = HERE.parent / "cases" / "real" / "openai-python"
