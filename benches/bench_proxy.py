@@ -20,6 +20,9 @@ alternate request by request; the figures are medians, and the ratios are agains
 Then a bounded load: ``--streams`` (200) concurrent requests of the long stream, every
 body checked whole, three rounds per proxy, best wall time.
 
+Last, in this process, what a request's tool set costs: compiled from its declaration
+(``Toolset``) against found in the proxy's cache (the same declaration again).
+
 Run: ``.venv/bin/python benches/bench_proxy.py [--requests N] [--streams N] [--load-only]``
 (never part of the tests).
 """
@@ -34,6 +37,7 @@ import random
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -143,6 +147,9 @@ def start_proxy(upstream: str, *flags: str) -> tuple[subprocess.Popen[str], str]
     )
     assert process.stderr is not None
     line = process.stderr.readline()
+    # The rest (a log line per response) is read and dropped: a pipe left full would
+    # stop the proxy mid-run.
+    threading.Thread(target=process.stderr.read, daemon=True).start()
     return process, line.split("listening on ")[1].split()[0]
 
 
@@ -216,6 +223,33 @@ def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int) -> N
         )
 
 
+def toolset_costs(repeat: int = 2000) -> None:
+    """A request's tool set: compiled anew against the proxy's cache hit, per request."""
+    import timeit
+
+    from toolstitch.proxy.toolsets import ToolsetCache
+    from toolstitch.tools import Toolset
+
+    print("\n| declaration | compiled (Toolset) | cached (same declaration) | ratio |")
+    print("|---|---|---|---|")
+    for name, tools in TOOLS.items():
+        cache = ToolsetCache()
+        cache.get(tools)
+
+        def compile_anew(tools: Any = tools) -> None:
+            Toolset(tools)
+
+        def look_up(tools: Any = tools, get: Any = cache.get) -> None:
+            get(tools)
+
+        compiled = min(timeit.repeat(compile_anew, number=repeat, repeat=5))
+        cached = min(timeit.repeat(look_up, number=repeat, repeat=5))
+        print(
+            f"| {name} | {compiled / repeat * 1e6:.1f} µs | {cached / repeat * 1e6:.1f} µs | "
+            f"{cached / compiled:.2f}x |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=60, help="per contender and stream")
@@ -223,9 +257,13 @@ def main() -> None:
     parser.add_argument("--load-only", action="store_true", help="only the concurrent part")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the concurrent part")
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--toolsets-only", action="store_true", help="only the tool set costs")
     args = parser.parse_args()
     if args.serve_upstream:
         serve_upstream()
+        return
+    if args.toolsets_only:
+        toolset_costs()
         return
     upstream_process = subprocess.Popen(
         [sys.executable, __file__, "--serve-upstream"], stdout=subprocess.PIPE, text=True
@@ -281,6 +319,7 @@ def main() -> None:
                 f"| {name} | {who} | {ttfb * 1e3:.2f} ms | {rest * 1e3:.2f} ms | "
                 f"{per_event * 1e6:.0f} µs | {ttfb / base_ttfb:.2f}x | {rest / base_rest:.2f}x |"
             )
+    toolset_costs()
 
 
 if __name__ == "__main__":
