@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
-from toolstitch._toolstitch import _RESPONSE_HEAD_BYTES, _response_facts
+from toolstitch._toolstitch import _RESPONSE_HEAD_BYTES, _Guard, _response_facts
 from toolstitch.errors import ToolstitchError
-from toolstitch.guard import Blocked, Guard, dialect_for_path, error_response, transport_for
+from toolstitch.guard import Blocked, _blocked, dialect_for_path, error_response, transport_for
 from toolstitch.messages import AssembledMessage
 from toolstitch.otel import StreamTiming
 from toolstitch.streams import Assembler
@@ -27,6 +27,8 @@ from toolstitch.tools import Toolset
 from . import records
 from .records import Record, one_line
 from .spans import ResponseSpan
+from .toolsets import ToolsetCache, declared_tools, refuse_every_call
+from .upstream import upstream_error
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -133,6 +135,8 @@ class Proxy:
         if unknown:
             raise ValueError(f"unknown limits: {', '.join(sorted(unknown))}")
         self.limits = dict(limits or {})
+        # The tool sets of the requests' declarations, each compiled once.
+        self.toolsets = ToolsetCache()
         # Set when a drain's time is over: every open exchange then ends its response.
         self.cut: asyncio.Event | None = None
         self.drain_seconds: float | None = None
@@ -225,65 +229,6 @@ class Proxy:
                 _log.exception("toolstitch proxy: writing a record failed")
 
 
-def upstream_error(dialect: str | None, message: str) -> tuple[int, list[tuple[str, str]], bytes]:
-    """A 502 in the provider's own shape for an upstream failure (not the guard's
-    invalid-call error): the type each provider gives its own server errors, and no
-    ``x-should-retry: false``, so the SDKs may retry (the upstream may be back)."""
-    family = (dialect or "openai").split("-")[0]
-    body: Any
-    headers = [("content-type", "application/json")]
-    if family == "anthropic":
-        body = {"type": "error", "error": {"type": "api_error", "message": message}}
-    elif family == "bedrock":
-        headers.append(("x-amzn-ErrorType", "ServiceUnavailableException"))
-        body = {"message": message}
-    elif family == "gemini":
-        body = {"error": {"code": 502, "message": message, "status": "UNAVAILABLE"}}
-    elif family == "cohere":
-        body = {"message": message}
-    elif family == "ollama":
-        body = {"error": message}
-    else:
-        body = {
-            "error": {
-                "message": message,
-                "type": "upstream_error",
-                "param": None,
-                "code": "upstream_unavailable",
-            }
-        }
-    return 502, headers, json.dumps(body).encode()
-
-
-def declared_tools(request: dict[str, Any]) -> Any:
-    """The tools a request declares, in a form ``Toolset`` reads: ``tools`` (every
-    dialect), Bedrock's ``toolConfig.tools``, and OpenAI chat's legacy ``functions``
-    (each entry a chat function, so a call through ``function_call`` is checked like
-    one through ``tools``). ``None`` when it declares none."""
-    tools = request.get("tools")
-    if tools is None and isinstance(request.get("toolConfig"), dict):
-        tools = request["toolConfig"].get("tools")  # Bedrock
-    functions = request.get("functions")
-    if functions is None:
-        return tools
-    if not isinstance(functions, list):
-        # Not a list of definitions: Toolset says so, and every call is refused.
-        return functions
-    legacy = [{"type": "function", "function": f} for f in functions]
-    if tools is None:
-        return legacy
-    return [*tools, *legacy] if isinstance(tools, list) else tools
-
-
-def _refuse_every_call(why: str) -> Callable[[Any], None]:
-    """The check of a request whose tools cannot be read: no call can be checked."""
-
-    def check(_call: Any) -> None:
-        raise ToolstitchError(f"the request's tools cannot be read ({why}): no call can be checked")
-
-    return check
-
-
 class _Exchange:
     """One request and its response."""
 
@@ -305,7 +250,7 @@ class _Exchange:
         self.toolset: Toolset | None = None
         # The check the guard runs: the toolset's, or one that refuses every call.
         self.checker: Any = None
-        self.guard: Guard | None = None
+        self.guard: _Guard | None = None
         self.asm: Assembler | None = None
         self.decoder: Any = None
         self.read_error: str | None = None
@@ -375,13 +320,13 @@ class _Exchange:
         try:
             # A request without tools still gets its calls recorded (as undeclared);
             # only one that declared tools is guarded.
-            self.toolset = Toolset(tools or [])
+            self.toolset = self.proxy.toolsets.get(tools or [])
             if tools:
                 self.checker = self.toolset.validate
         except ToolstitchError as e:
             why = one_line(str(e))
             self.record["reason"] = f"the request's tools cannot be read: {why}"
-            self.checker = _refuse_every_call(why)
+            self.checker = refuse_every_call(why)
 
     def _model_in_path(self) -> str | None:
         raw = self.scope.get("raw_path") or self.path.encode()
@@ -418,7 +363,7 @@ class _Exchange:
         block ends the response in the provider's shape."""
         self.record["readable"] = True
         try:
-            guard = Guard(
+            guard = _Guard(
                 self.checker,
                 provider=self.path_dialect if self.path_dialect in _READ_AS_PATH else "auto",
                 error_provider=self.path_dialect,
@@ -441,33 +386,58 @@ class _Exchange:
             if k.lower() not in _HOP and k.lower() not in dropped
         ]
 
-        async def forward(data: bytes) -> None:
-            if not data:
-                return
-            if not self.response_started:
-                await self._start(status, headers)
-            self._keep_head(data)
-            await self.send({"type": "http.response.body", "body": data, "more_body": True})
+        send = self.send
+        head = self.head
 
-        async def take(chunk: bytes) -> bool:
-            step = guard.feed(chunk)
-            await forward(step.forward)
-            if step.blocked is not None:
-                await self._end_blocked(step.blocked)
-                return False
-            return True
+        async def forward(data: bytes, blocked: Any) -> bool:
+            """Sends what the guard released, then ends a blocked response: ``False``
+            when it did."""
+            if data:
+                if not self.response_started:
+                    await self._start(status, headers)
+                if len(head) < _RESPONSE_HEAD_BYTES:
+                    self._keep_head(data)
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+            ended = _blocked(blocked)
+            if ended is None:
+                return True
+            await self._end_blocked(ended)
+            return False
 
         async def end() -> None:
-            step = guard.finish()
-            await forward(step.forward)
-            if step.blocked is not None:
-                await self._end_blocked(step.blocked)
+            if not await forward(*guard.finish()):
                 return
             if not self.response_started:
                 await self._start(status, headers)
-            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-        cut = await self._pump(response, take, end)
+        async def relay() -> None:
+            # The per-read path: one core call, one send; the counts are written once.
+            feed = guard.feed
+            mark = self.timing.chunk if self.span is not None else None
+            size = reads = 0
+            try:
+                async for chunk in response.aiter_raw():
+                    if mark is not None:
+                        mark()
+                    size += len(chunk)
+                    reads += 1
+                    data, blocked = feed(chunk)
+                    if blocked is not None:
+                        await forward(data, blocked)
+                        return
+                    if data:
+                        if not self.response_started:
+                            await self._start(status, headers)
+                        if len(head) < _RESPONSE_HEAD_BYTES:
+                            self._keep_head(data)
+                        await send({"type": "http.response.body", "body": data, "more_body": True})
+            finally:
+                self.record["bytes"] += size
+                self.record["chunks"] += reads
+            await end()
+
+        cut = await self._pump(relay)
         if cut and guard.outcome == "open":
             # The drain time is over: the stream ends as a cut one does (the provider's
             # error when it was not whole), never as a whole one.
@@ -545,16 +515,28 @@ class _Exchange:
             elif encoding == "deflate":
                 self.decoder = zlib.decompressobj()
         await self._start(status, headers)
+        send = self.send
+        copy = self._copy if self.asm is not None else None
 
-        async def take(chunk: bytes) -> bool:
-            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
-            self._copy(chunk)
-            return True
+        async def relay() -> None:
+            # The per-read path: one send, and the side copy's core call.
+            mark = self.timing.chunk if self.span is not None else None
+            size = reads = 0
+            try:
+                async for chunk in response.aiter_raw():
+                    if mark is not None:
+                        mark()
+                    size += len(chunk)
+                    reads += 1
+                    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                    if copy is not None:
+                        copy(chunk)
+            finally:
+                self.record["bytes"] += size
+                self.record["chunks"] += reads
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
 
-        async def end() -> None:
-            await self.send({"type": "http.response.body", "body": b"", "more_body": False})
-
-        if await self._pump(response, take, end):
+        if await self._pump(relay):
             # Cut at the drain time: the response is left unfinished (the server drops
             # the connection), so that it cannot pass for a whole one.
             self.record["reason"] = self.record["reason"] or self._cut_reason()
@@ -583,7 +565,8 @@ class _Exchange:
                 if self.decoder.unconsumed_tail:
                     self.read_error = "the compressed body expands past 16 MiB per read"
                     return
-            self._keep_head(data)
+            if len(self.head) < _RESPONSE_HEAD_BYTES:
+                self._keep_head(data)
             self.asm.feed_bytes(data)
         except zlib.error as e:
             self.read_error = f"the body is not valid compressed data: {e}"
@@ -595,13 +578,8 @@ class _Exchange:
 
     # ---------------------------------------------------------------- plumbing
 
-    async def _pump(
-        self,
-        response: httpx.Response,
-        take: Callable[[bytes], Awaitable[bool]],
-        end: Callable[[], Awaitable[None]],
-    ) -> bool:
-        """Relays the body with ``take`` until it ends (then ``end``), ``take`` says stop,
+    async def _pump(self, relay: Callable[[], Awaitable[None]]) -> bool:
+        """Runs ``relay`` (the body's reads, each relayed as it comes) until it is done,
         the client disconnects (which cancels the read and so closes the upstream
         request) or the proxy's drain time is over (then it says ``True``: cut)."""
         disconnected = asyncio.Event()
@@ -612,15 +590,6 @@ class _Exchange:
                 if message["type"] == "http.disconnect":
                     disconnected.set()
                     return
-
-        async def relay() -> None:
-            async for chunk in response.aiter_raw():
-                self.timing.chunk()
-                self.record["bytes"] += len(chunk)
-                self.record["chunks"] += 1
-                if not await take(chunk):
-                    return
-            await end()
 
         relaying = asyncio.ensure_future(relay())
         watching = asyncio.ensure_future(watch())
