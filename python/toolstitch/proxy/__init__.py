@@ -17,8 +17,10 @@ call held until the call validates, and a response with an invalid call, or anyt
 the guard cannot check, ends in the provider's own error shape (docs/integrations.md,
 "The guard").
 
-The package is plumbing: ``app`` (the ASGI application), ``records``, ``spans``
-(OpenTelemetry), ``command`` (the command line).
+The package is plumbing: ``app`` (the ASGI application), ``toolsets`` (the tools each
+request declares, compiled once per distinct declaration), ``upstream`` (the answer for an
+upstream that failed), ``records``, ``spans`` (OpenTelemetry), ``command`` (the command
+line).
 """
 
 from .app import HEALTH_PATH, Proxy
