@@ -33,6 +33,7 @@ use super::json::{Index, Str};
 #[cfg(test)]
 mod agree;
 mod memo;
+mod value;
 #[cfg(test)]
 pub(crate) use agree::fast_path_agrees;
 #[cfg(test)]

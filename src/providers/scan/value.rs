@@ -1,0 +1,27 @@
+//! What the fast paths of the dialects that send whole values read besides
+//! strings and indexes: booleans, and a value taken whole as its raw text
+//! (a call's arguments object, kept as `compact_raw` writes it).
+
+use super::Scan;
+
+impl<'a> Scan<'a> {
+    /// A boolean, or `null` (`None` inside), as an `Option<bool>` field decodes.
+    pub(crate) fn opt_bool(&mut self) -> Option<Option<bool>> {
+        match self.next_token()? {
+            b'n' => self.word(b"null").map(|()| None),
+            b't' => self.word(b"true").map(|()| Some(true)),
+            b'f' => self.word(b"false").map(|()| Some(false)),
+            _ => None,
+        }
+    }
+
+    /// One value, checked as [`Scan::skip`] checks it, as its raw text (from
+    /// its first byte to its last: what `serde_json` hands over as a value's
+    /// raw text).
+    pub(crate) fn raw(&mut self) -> Option<&'a str> {
+        self.next_token()?;
+        let start = self.at;
+        self.skip()?;
+        self.text.get(start..self.at)
+    }
+}
