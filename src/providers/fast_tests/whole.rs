@@ -91,9 +91,16 @@ fn gemini_chunk(r: &mut Rng) -> J {
         ];
         members(r, v)
     });
+    let usage = obj_field(r, |r| {
+        let v = vec![
+            (80, "promptTokenCount", index(r)),
+            (50, "totalTokenCount", junk(r, 1)),
+        ];
+        members(r, v)
+    });
     let v = vec![
         (92, "candidates", candidates),
-        (4, "usageMetadata", junk(r, 2)),
+        (15, "usageMetadata", usage),
         (3, "promptFeedback", junk(r, 2)),
         (3, "error", junk(r, 1)),
         (40, "modelVersion", str_field(r)),
@@ -300,8 +307,11 @@ fn the_whole_call_fast_paths_serve_the_usual_events() {
     for text in served {
         assert_eq!(gemini::fast_path_agrees(text), Ok(true), "{text}");
     }
+    let usage = r#"{"candidates":[],"usageMetadata":{"totalTokenCount":3,"x":[1.5e3,{"a":null}]}}"#;
+    assert_eq!(gemini::fast_path_agrees(usage), Ok(true));
     let left = [
-        r#"{"candidates":[],"usageMetadata":{"totalTokenCount":3}}"#,
+        r#"{"candidates":[],"usageMetadata":[1]}"#,
+        r#"{"candidates":[],"promptFeedback":{"blockReason":"SAFETY"}}"#,
         r#"{"candidates":[{"index":"0"}]}"#,
         r#"{"candidates":[{"finishReason":1}]}"#,
         r#"{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[]}}]}}]}"#,

@@ -9,7 +9,7 @@ use crate::providers::json::{compact_raw, CompactJson};
 use crate::providers::scan::{Scan, Seen};
 
 /// Fills `r` (fresh) with exactly the [`Response`] the typed decode gives, or
-/// returns `None` for the general path: usage, prompt feedback, an error, a
+/// returns `None` for the general path: prompt feedback, an error, a
 /// call's partial arguments, a finish reason that is not a string, anything
 /// [`Scan`] does not certify.
 pub(super) fn scan_chunk<'a>(text: &'a str, r: &mut Response<'a>) -> Option<()> {
@@ -27,7 +27,21 @@ pub(super) fn scan_chunk<'a>(text: &'a str, r: &mut Response<'a>) -> Option<()> 
                 scan_candidate(p, list.last_mut()?)
             })
         }
-        "usageMetadata" | "promptFeedback" | "error" => None,
+        // Usage (on every chunk of some streams): the object's own text
+        // decoded as the typed decode decodes it there.
+        "usageMetadata" => {
+            seen.once(1)?;
+            if p.null()? {
+                return Some(());
+            }
+            let raw = p.raw()?;
+            if !raw.starts_with('{') {
+                return None;
+            }
+            r.usage_metadata = Some(serde_json::from_str(raw).ok()?);
+            Some(())
+        }
+        "promptFeedback" | "error" => None,
         _ => p.skip(),
     })?;
     p.end()
