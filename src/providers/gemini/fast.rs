@@ -5,7 +5,7 @@
 //! never through a tree.
 
 use super::wire::{Candidate, Content, FunctionCall, Part, Response};
-use crate::providers::json::{compact_raw, CompactJson};
+use crate::providers::json::CompactJson;
 use crate::providers::scan::{Scan, Seen};
 
 /// Fills `r` (fresh) with exactly the [`Response`] the typed decode gives, or
@@ -94,7 +94,7 @@ fn opt_compact(p: &mut Scan<'_>) -> Option<Option<CompactJson>> {
     if p.null()? {
         return Some(None);
     }
-    Some(Some(CompactJson(compact_raw(p.raw()?))))
+    Some(Some(CompactJson(p.compact()?)))
 }
 
 fn scan_part<'a>(p: &mut Scan<'a>, part: &mut Part<'a>) -> Option<()> {

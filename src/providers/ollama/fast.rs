@@ -4,7 +4,7 @@
 //! writes it (`compact_raw`), never through a tree.
 
 use super::{Call, Count, Function, Line, Msg};
-use crate::providers::json::{compact_raw, TextOrObject};
+use crate::providers::json::TextOrObject;
 use crate::providers::scan::{Scan, Seen};
 
 /// Fills `line` (fresh) with exactly the [`Line`] the typed decode gives, or
@@ -129,10 +129,9 @@ fn scan_function<'a>(p: &mut Scan<'a>, f: &mut Function<'a>) -> Option<()> {
 /// A string, or an object kept as its compact text (what [`TextOrObject`]
 /// decodes); anything else gives up.
 pub(crate) fn text_or_object<'a>(p: &mut Scan<'a>) -> Option<TextOrObject<'a>> {
-    let raw = p.raw()?;
-    match raw.as_bytes().first()? {
-        b'{' => Some(TextOrObject::Object(compact_raw(raw))),
-        b'"' => Scan::new(raw).string().map(TextOrObject::Text),
+    match p.peek_token()? {
+        b'{' => p.compact().map(TextOrObject::Object),
+        b'"' => p.string().map(TextOrObject::Text),
         _ => None,
     }
 }

@@ -74,6 +74,8 @@ pub(crate) struct Scan<'a> {
     /// many were read.
     hole: Option<(usize, usize)>,
     holes: u32,
+    /// Whitespace between tokens, or an escape in a skipped string, seen.
+    loose: bool,
 }
 
 #[inline]
@@ -211,6 +213,7 @@ impl<'a> Scan<'a> {
             at: 0,
             hole: None,
             holes: 0,
+            loose: false,
         }
     }
 
@@ -253,6 +256,7 @@ impl<'a> Scan<'a> {
                 return Some(b);
             }
             self.at += 1;
+            self.loose = true;
         }
     }
 
@@ -628,6 +632,7 @@ impl<'a> Scan<'a> {
                 b'\\' => {
                     let (_, next) = self.escape(self.at)?;
                     self.at = next;
+                    self.loose = true;
                 }
                 _ => return None,
             }

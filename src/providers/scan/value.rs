@@ -3,6 +3,7 @@
 //! (a call's arguments object, kept as `compact_raw` writes it).
 
 use super::Scan;
+use crate::providers::json::compact_raw;
 
 impl<'a> Scan<'a> {
     /// A boolean, or `null` (`None` inside), as an `Option<bool>` field decodes.
@@ -15,6 +16,11 @@ impl<'a> Scan<'a> {
         }
     }
 
+    /// The next token's first byte, not taken.
+    pub(crate) fn peek_token(&mut self) -> Option<u8> {
+        self.next_token()
+    }
+
     /// One value, checked as [`Scan::skip`] checks it, as its raw text (from
     /// its first byte to its last: what `serde_json` hands over as a value's
     /// raw text).
@@ -23,5 +29,24 @@ impl<'a> Scan<'a> {
         let start = self.at;
         self.skip()?;
         self.text.get(start..self.at)
+    }
+}
+
+impl Scan<'_> {
+    /// One value, checked as [`Scan::skip`] checks it, written compactly as
+    /// `compact_raw` writes its raw text: a value with no whitespace between
+    /// its tokens and no escape in its strings is that text already (copied
+    /// without a second pass over it).
+    pub(crate) fn compact(&mut self) -> Option<String> {
+        self.next_token()?;
+        let start = self.at;
+        self.loose = false;
+        self.skip()?;
+        let raw = self.text.get(start..self.at)?;
+        Some(if self.loose {
+            compact_raw(raw)
+        } else {
+            raw.to_owned()
+        })
     }
 }
