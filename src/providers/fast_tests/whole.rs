@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use super::gen::{
     event_text, index, junk, members, obj_field, render, str_field, text, Rng, Spelling, J,
 };
-use super::{cuts, fragments, limits, obj, run, s};
+use super::{cuts, fragments, limits, memo_case_of, obj, run, s};
 use crate::providers::{gemini, ollama, Dialect};
 
 /// Mostly a boolean, sometimes any value.
@@ -104,6 +104,28 @@ fn gemini_chunk(r: &mut Rng) -> J {
         (3, "promptFeedback", junk(r, 2)),
         (3, "error", junk(r, 1)),
         (40, "modelVersion", str_field(r)),
+    ];
+    members(r, v)
+}
+
+/// The chunks a memo takes as templates: one candidate with one text part,
+/// sometimes with other members.
+fn gemini_text_chunk(r: &mut Rng) -> J {
+    let piece = str_field(r);
+    let v = vec![(97, "text", piece), (3, "thought", boolish(r))];
+    let part = members(r, v);
+    let parts = if r.chance(95) {
+        J::Arr(vec![part])
+    } else {
+        junk(r, 2)
+    };
+    let content = members(r, vec![(97, "parts", parts), (70, "role", s("model"))]);
+    let v = vec![(97, "content", content), (80, "index", index(r))];
+    let candidate = members(r, v);
+    let v = vec![
+        (97, "candidates", J::Arr(vec![candidate])),
+        (60, "modelVersion", s("gemini-2.5-flash")),
+        (5, "usageMetadata", junk(r, 2)),
     ];
     members(r, v)
 }
@@ -278,6 +300,20 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// A Gemini chunk made from a template the memo took: what the memo gives
+    /// is the general decode, or it leaves the chunk to the scanner.
+    #[test]
+    fn the_memo_and_the_general_decoder_agree_on_gemini_chunks(seed in any::<u64>()) {
+        if let Some((template, event)) = memo_case_of(seed, gemini_text_chunk, gemini::memo_parts) {
+            let agrees = gemini::memo_agrees(&template, &event);
+            prop_assert!(agrees.is_ok(), "template {:?}, event {:?}: {:?}", template, event, agrees);
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// A whole Gemini stream (SSE or JSON lines), cut anywhere: the same
@@ -307,6 +343,15 @@ fn the_whole_call_fast_paths_serve_the_usual_events() {
     for text in served {
         assert_eq!(gemini::fast_path_agrees(text), Ok(true), "{text}");
     }
+    let (prefix, suffix) = gemini::memo_parts(served[0]).unwrap();
+    assert!(prefix.ends_with(r#"[{"text":"#), "{prefix}");
+    assert_eq!(
+        suffix,
+        r#"}],"role":"model"},"index":0}],"modelVersion":"g"}"#
+    );
+    let next = r#"{"candidates":[{"content":{"parts":[{"text":"\"x"}],"role":"model"},"index":0}],"modelVersion":"g"}"#;
+    assert_eq!(gemini::memo_agrees(served[0], next), Ok(true));
+    assert!(gemini::memo_parts(served[1]).is_none(), "a call");
     let usage = r#"{"candidates":[],"usageMetadata":{"totalTokenCount":3,"x":[1.5e3,{"a":null}]}}"#;
     assert_eq!(gemini::fast_path_agrees(usage), Ok(true));
     let left = [

@@ -5,14 +5,14 @@
 //! never through a tree.
 
 use super::wire::{Candidate, Content, FunctionCall, Part, Response};
-use crate::providers::json::CompactJson;
-use crate::providers::scan::{Scan, Seen};
+use crate::providers::json::{CompactJson, Str};
+use crate::providers::scan::{Facts, Memoized, Scan, Seen};
 
 /// Fills `r` (fresh) with exactly the [`Response`] the typed decode gives, or
 /// returns `None` for the general path: prompt feedback, an error, a
 /// call's partial arguments, a finish reason that is not a string, anything
 /// [`Scan`] does not certify.
-pub(super) fn scan_chunk<'a>(text: &'a str, r: &mut Response<'a>) -> Option<()> {
+pub(super) fn scan_chunk<'a>(text: &'a str, r: &mut Response<'a>) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
     p.object(|p, key| match key {
@@ -44,7 +44,58 @@ pub(super) fn scan_chunk<'a>(text: &'a str, r: &mut Response<'a>) -> Option<()> 
         "promptFeedback" | "error" => None,
         _ => p.skip(),
     })?;
-    p.end()
+    p.end()?;
+    Some(p.the_hole())
+}
+
+/// The chunk a memo serves: one candidate (its index as sent) whose content
+/// is one text part, nothing else read.
+fn text_chunk<'a>(r: &mut Response<'a>, (_, index, _): Facts, piece: Str<'a>) {
+    let part = Part {
+        text: Some(piece),
+        ..Part::default()
+    };
+    let content = Content {
+        parts: Some(vec![part]),
+    };
+    r.candidates = Some(vec![Candidate {
+        index,
+        content: Some(content),
+        finish_reason: None,
+    }]);
+}
+
+impl<'a> Memoized<'a> for Response<'a> {
+    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
+        scan_chunk(text, self)
+    }
+    fn facts(&self) -> Option<Facts> {
+        let [c] = self.candidates.as_deref()? else {
+            return None;
+        };
+        let [part] = c.content.as_ref()?.parts.as_deref()? else {
+            return None;
+        };
+        let facts = (0, c.index, None);
+        let mut again = Response::default();
+        text_chunk(&mut again, facts, part.text.clone()?);
+        (again == *self).then_some(facts)
+    }
+    fn fill(&mut self, facts: Facts, piece: Str<'a>) {
+        text_chunk(self, facts, piece);
+    }
+}
+
+/// See [`crate::providers::scan::memo_parts`].
+#[cfg(test)]
+pub(crate) fn memo_parts(template: &str) -> Option<(String, String)> {
+    crate::providers::scan::memo_parts::<Response<'_>>(template)
+}
+
+/// See [`crate::providers::scan::memo_agrees`].
+#[cfg(test)]
+pub(crate) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
+    crate::providers::scan::memo_agrees::<Response<'_>>(template, text)
 }
 
 fn scan_candidate<'a>(p: &mut Scan<'a>, c: &mut Candidate<'a>) -> Option<()> {
@@ -102,7 +153,8 @@ fn scan_part<'a>(p: &mut Scan<'a>, part: &mut Part<'a>) -> Option<()> {
     p.object(|p, key| match key {
         "text" => {
             seen.once(0)?;
-            part.text = p.opt_str()?;
+            // The string a memo may vary.
+            part.text = p.hole()?;
             Some(())
         }
         "thought" => {

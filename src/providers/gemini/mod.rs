@@ -16,7 +16,7 @@ mod guard;
 mod wire;
 
 #[cfg(test)]
-pub(super) use fast::fast_path_agrees;
+pub(super) use fast::{fast_path_agrees, memo_agrees, memo_parts};
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -297,7 +297,7 @@ impl State {
     ) -> R {
         let mut r = Response::default();
         let fast = match input {
-            Input::Text(t) if scan::enabled() => fast::scan_chunk(t, &mut r).is_some(),
+            Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut r),
             _ => false,
         };
         if !fast {
