@@ -475,6 +475,9 @@ fn the_responses_fast_path_serves_the_deltas_and_leaves_the_rest() {
         r#"{"type":"response.output_text.delta","sequence_number":null,"output_index":null,"delta":null}"#,
         r#"{"type":"response.function_call_arguments.done","output_index":0,"item_id":"fc_1","arguments":"{\"q\": 1}"}"#,
         r#"{"type":"response.custom_tool_call_input.done","output_index":1,"input":"ls -la","name":"shell"}"#,
+        // Progress events: their part or text skipped, as the typed decode skips it.
+        r#"{"type":"response.content_part.added","output_index":0,"part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.done","output_index":0,"text":"x\n"}"#,
     ];
     for text in served {
         assert_eq!(responses::fast_path_agrees(text), Ok(true), "{text}");
@@ -499,8 +502,6 @@ fn the_responses_fast_path_serves_the_deltas_and_leaves_the_rest() {
     let left = [
         // Types the fast path does not serve, or none.
         r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message"}}"#,
-        r#"{"type":"response.content_part.added","output_index":0}"#,
-        r#"{"type":"response.output_text.done","output_index":0,"text":"x"}"#,
         r#"{"type":"response.future.delta","delta":"x"}"#,
         r#"{"output_index":0,"delta":"x"}"#,
         r#"{"type":null,"delta":"x"}"#,

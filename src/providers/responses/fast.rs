@@ -7,10 +7,11 @@ use crate::providers::json::{Index, Str};
 use crate::providers::scan::{Memo, Scan, Seen};
 
 /// The event types the fast path serves: the deltas among those `apply`
-/// reads (`HANDLED`), and the `.done` events of a call's arguments or input
-/// (the same members, the whole text in one). Any other type, or none, is
-/// for the general path.
-const SERVED: [&str; 8] = [
+/// reads (`HANDLED`), the `.done` events of a call's arguments or input (the
+/// same members, the whole text in one), and the progress events `apply`
+/// passes over (a part or a whole text, skipped as the typed decode skips
+/// them). Any other type, or none, is for the general path.
+const SERVED: [&str; 17] = [
     "response.function_call_arguments.delta",
     "response.function_call_arguments.done",
     "response.custom_tool_call_input.done",
@@ -19,12 +20,23 @@ const SERVED: [&str; 8] = [
     "response.refusal.delta",
     "response.reasoning_summary_text.delta",
     "response.reasoning_text.delta",
+    "response.content_part.added",
+    "response.content_part.done",
+    "response.output_text.done",
+    "response.output_text.annotation.added",
+    "response.refusal.done",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_text.done",
 ];
 
 /// Fills `ev` (fresh) with exactly the [`Event`] the typed decode gives, or
 /// returns `None` for the general path: an event of a type not in
 /// [`SERVED`] (or of no type), an output item, a response, an error's code
-/// or message that is not `null`, anything [`Scan`] does not certify.
+/// or message that is not `null`, anything [`Scan`] does not certify. An
+/// event it serves carries no `item` and no `response` (`null` is none): no
+/// snapshot for `check_carried` to check.
 ///
 /// What it serves is what `parse_typed` gives (the typed decode succeeds),
 /// and then the event's own `type` is the one `apply` reads: the SSE event
