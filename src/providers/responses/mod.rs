@@ -174,9 +174,10 @@ pub(crate) struct State {
     /// `output_item.done` has not come: where a fresh `item_id` is rotation (Q59).
     #[serde(default)]
     open_items: BTreeSet<i64>,
-    /// The fast path's memo (a cache of the scan, never saved).
+    /// The fast path's memo (a cache of the scan, never saved; boxed, as
+    /// the other dialects' states are small).
     #[serde(skip)]
-    memo: scan::Memo<fast::Facts>,
+    memo: Box<scan::Memo<fast::Facts>>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
