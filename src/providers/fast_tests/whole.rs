@@ -370,6 +370,8 @@ fn the_whole_call_fast_paths_serve_the_usual_events() {
         r#"{"message":{"content":"","tool_calls":[{"function":{"name":"f","arguments":{"x": [1, {"y":"\t"}]}}}]},"done":false}"#,
         r#"{"message":{"tool_calls":[{"function":{"index":1,"name":"f","arguments":"{}"}}]}}"#,
         r#"{"message":{"tool_calls":[{"function":{"name":"f","arguments":{"a":"b c","n":[1,2.5e3,{}]}}}]}}"#,
+        r#"{"message":{"tool_calls":[{"function":{"name":"f","arguments":{"a":"q\"\\\n\t\b\f\r"}}}]}}"#,
+        r#"{"message":{"tool_calls":[{"function":{"name":"f","arguments":{"a":"\/\u00e9\u000a"}}}]}}"#,
         r#"{"done":true,"done_reason":"stop","eval_count":12,"total_duration":99}"#,
     ];
     for text in served {

@@ -74,7 +74,8 @@ pub(crate) struct Scan<'a> {
     /// many were read.
     hole: Option<(usize, usize)>,
     holes: u32,
-    /// Whitespace between tokens, or an escape in a skipped string, seen.
+    /// Whitespace between tokens, or an escape in a skipped string that is
+    /// not in the one form `compact_raw` writes, seen.
     loose: bool,
 }
 
@@ -631,8 +632,8 @@ impl<'a> Scan<'a> {
                 }
                 b'\\' => {
                     let (_, next) = self.escape(self.at)?;
+                    self.loose |= !value::canonical(self.peek_at(self.at + 1));
                     self.at = next;
-                    self.loose = true;
                 }
                 _ => return None,
             }

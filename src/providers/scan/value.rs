@@ -35,8 +35,8 @@ impl<'a> Scan<'a> {
 impl Scan<'_> {
     /// One value, checked as [`Scan::skip`] checks it, written compactly as
     /// `compact_raw` writes its raw text: a value with no whitespace between
-    /// its tokens and no escape in its strings is that text already (copied
-    /// without a second pass over it).
+    /// its tokens and no escape but those in the form `compact_raw` writes
+    /// is that text already (copied without a second pass over it).
     pub(crate) fn compact(&mut self) -> Option<String> {
         self.next_token()?;
         let start = self.at;
@@ -49,4 +49,14 @@ impl Scan<'_> {
             raw.to_owned()
         })
     }
+}
+
+/// Whether the escape whose letter is `letter` is written as `compact_raw`
+/// writes the character it stands for (`\uXXXX` never counts: the rare
+/// control character it may spell is left to `compact_raw`).
+pub(super) fn canonical(letter: Option<u8>) -> bool {
+    matches!(
+        letter,
+        Some(b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f')
+    )
 }
