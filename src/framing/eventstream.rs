@@ -21,6 +21,17 @@ const MIN_FRAME_LEN: usize = PRELUDE_LEN + CRC_LEN;
 /// Pending buffers larger than this are released after their frame.
 const KEEP_CAPACITY: usize = 1 << 20;
 
+/// A fresh CRC32 hasher, the machine's instructions told once (not per frame).
+static HASHER: std::sync::LazyLock<crc32fast::Hasher> =
+    std::sync::LazyLock::new(crc32fast::Hasher::new);
+
+/// The CRC32 of `bytes`.
+fn crc32(bytes: &[u8]) -> u32 {
+    let mut h = HASHER.clone();
+    h.update(bytes);
+    h.finalize()
+}
+
 /// One header value, by its wire type.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum HeaderValue {
@@ -213,7 +224,7 @@ fn read_prelude(bytes: &[u8], offset: u64, max_frame_bytes: usize) -> Result<Pre
     ) else {
         return Err(malformed(offset, "prelude shorter than 12 bytes"));
     };
-    let computed = crc32fast::hash(lengths);
+    let computed = crc32(lengths);
     if computed != expected {
         return Err(Error::Crc {
             crc: CrcKind::Prelude,
@@ -362,18 +373,22 @@ fn parse_headers(
 }
 
 /// Decodes one whole frame starting at `offset`, whose prelude is checked,
-/// into `m` (whose buffers are reused).
+/// into `m` (whose buffers are reused). `raw` holds the headers section `m`'s
+/// headers were read from: a frame with the same section (the usual next
+/// frame: the same names, types and event type) has the same headers, and
+/// they are not read again.
 fn decode_frame(
     frame: &[u8],
     offset: u64,
     prelude: Prelude,
     m: &mut EventStreamMessage,
+    raw: &mut Vec<u8>,
 ) -> Result<(), Error> {
     let short = || malformed(offset, "frame shorter than its total length");
     let body_len = prelude.total.checked_sub(CRC_LEN).ok_or_else(short)?;
     let (body, crc) = frame.split_at_checked(body_len).ok_or_else(short)?;
     let expected = be_u32(crc, 0).ok_or_else(short)?;
-    let computed = crc32fast::hash(body);
+    let computed = crc32(body);
     if computed != expected {
         return Err(Error::Crc {
             crc: CrcKind::Message,
@@ -386,7 +401,11 @@ fn decode_frame(
     let (headers, payload) = rest
         .split_at_checked(prelude.headers_len)
         .ok_or_else(short)?;
-    parse_headers(headers, advance(offset, PRELUDE_LEN), &mut m.headers)?;
+    if raw.is_empty() || raw.as_slice() != headers {
+        raw.clear();
+        parse_headers(headers, advance(offset, PRELUDE_LEN), &mut m.headers)?;
+        raw.extend_from_slice(headers);
+    }
     m.payload.clear();
     m.payload.extend_from_slice(payload);
     Ok(())
@@ -410,6 +429,9 @@ pub struct EventStreamDecoder {
     /// The frame last decoded, whose buffers the next one reuses.
     #[serde(skip)]
     frame: EventStreamMessage,
+    /// The headers section its headers were read from (see [`decode_frame`]).
+    #[serde(skip)]
+    raw_headers: Vec<u8>,
 }
 
 impl EventStreamDecoder {
@@ -423,6 +445,7 @@ impl EventStreamDecoder {
             frame_start: 0,
             failed: None,
             frame: EventStreamMessage::default(),
+            raw_headers: Vec::new(),
         }
     }
 
@@ -503,7 +526,13 @@ impl EventStreamDecoder {
                     self.pending.extend_from_slice(input);
                     return Ok(());
                 };
-                decode_frame(frame, self.frame_start, prelude, &mut self.frame)?;
+                decode_frame(
+                    frame,
+                    self.frame_start,
+                    prelude,
+                    &mut self.frame,
+                    &mut self.raw_headers,
+                )?;
                 emit(&self.frame);
                 self.frame_start = advance(self.frame_start, prelude.total);
                 input = rest;
@@ -527,7 +556,13 @@ impl EventStreamDecoder {
                     self.prelude = Some(prelude);
                 }
                 Some(prelude) => {
-                    decode_frame(&self.pending, self.frame_start, prelude, &mut self.frame)?;
+                    decode_frame(
+                        &self.pending,
+                        self.frame_start,
+                        prelude,
+                        &mut self.frame,
+                        &mut self.raw_headers,
+                    )?;
                     emit(&self.frame);
                     self.frame_start = advance(self.frame_start, prelude.total);
                     self.prelude = None;
@@ -984,6 +1019,27 @@ mod tests {
     }
 
     proptest! {
+        /// Frames whose headers repeat those of the frame before (the usual
+        /// stream), or not, in any order: each decodes to its own headers.
+        #[test]
+        fn repeated_headers_give_the_same_frames(
+            pool in proptest::collection::vec(gen_message(), 1..3),
+            picks in proptest::collection::vec((0..3_usize, proptest::collection::vec(any::<u8>(), 0..40)), 0..8),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            let messages: Vec<EventStreamMessage> = picks
+                .into_iter()
+                .map(|(i, payload)| EventStreamMessage {
+                    headers: pool[i % pool.len()].headers.clone(),
+                    payload,
+                })
+                .collect();
+            let bytes: Vec<u8> = messages.iter().flat_map(encoded).collect();
+            let whole = decode(&bytes);
+            prop_assert_eq!(&whole, &Ok(messages));
+            prop_assert_eq!(&decode_pieces(FramingLimits::default(), &split_at_cuts(&bytes, &cuts)), &whole);
+        }
+
         #[test]
         fn any_split_gives_the_same_frames(
             messages in proptest::collection::vec(gen_message(), 0..5),

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::json::{json_string, text, CompactJson, Index, Str};
-use super::scan::{self, Scan, Seen};
+use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
@@ -139,7 +139,7 @@ struct Reasoning<'a> {
 /// block start, usage, reasoning, a tool result, an exception or the boto3
 /// wrapped shape is left to the general path. The padding `"p"` is skipped as
 /// every unknown member is.
-fn scan_payload<'a>(text: &'a str, p: &mut Payload<'a>) -> Option<()> {
+fn scan_payload<'a>(text: &'a str, p: &mut Payload<'a>) -> Option<Option<(usize, usize)>> {
     let mut s = Scan::new(text);
     let mut seen = Seen::default();
     s.object(|s, key| match key {
@@ -182,7 +182,54 @@ fn scan_payload<'a>(text: &'a str, p: &mut Payload<'a>) -> Option<()> {
         | "serviceUnavailableException" => None,
         _ => s.skip(),
     })?;
-    s.end()
+    s.end()?;
+    Some(s.the_hole())
+}
+
+/// The event a memo serves: a block's text (tag 0) or tool-input (tag 1)
+/// delta, nothing else read (the padding is skipped, as the typed decode
+/// skips it).
+fn delta_payload<'a>(p: &mut Payload<'a>, (tag, index, _): Facts, piece: Str<'a>) {
+    p.content_block_index = index;
+    let d = p.delta.insert(Delta::default());
+    if tag == 0 {
+        d.text = Some(piece);
+    } else {
+        d.tool_use = Some(ToolUseDelta { input: Some(piece) });
+    }
+}
+
+impl<'a> Memoized<'a> for Payload<'a> {
+    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
+        scan_payload(text, self)
+    }
+    fn facts(&self) -> Option<Facts> {
+        let d = self.delta.as_ref()?;
+        let (tag, piece) = match (&d.text, &d.tool_use) {
+            (Some(t), None) => (0, t),
+            (None, Some(ToolUseDelta { input: Some(t) })) => (1, t),
+            _ => return None,
+        };
+        let facts = (tag, self.content_block_index, None);
+        let mut again = Payload::default();
+        delta_payload(&mut again, facts, piece.clone());
+        (again == *self).then_some(facts)
+    }
+    fn fill(&mut self, facts: Facts, piece: Str<'a>) {
+        delta_payload(self, facts, piece);
+    }
+}
+
+/// See [`scan::memo_parts`].
+#[cfg(test)]
+pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
+    scan::memo_parts::<Payload<'_>>(template)
+}
+
+/// See [`scan::memo_agrees`].
+#[cfg(test)]
+pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
+    scan::memo_agrees::<Payload<'_>>(template, text)
 }
 
 fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
@@ -190,7 +237,7 @@ fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
     s.object(|s, key| match key {
         "text" => {
             seen.once(0)?;
-            d.text = s.opt_str()?;
+            d.text = s.hole()?;
             Some(())
         }
         "toolUse" => {
@@ -203,7 +250,7 @@ fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
             s.object(|s, key| match key {
                 "input" => {
                     inner.once(0)?;
-                    tool.input = s.opt_str()?;
+                    tool.input = s.hole()?;
                     Some(())
                 }
                 _ => s.skip(),
@@ -228,7 +275,7 @@ pub(crate) struct State;
 
 impl<'a> Payload<'a> {
     /// The wrapped event, if this is the boto3 shape.
-    fn unwrap_event(&mut self) -> Option<(&'static str, Payload<'a>)> {
+    fn unwrap_event(&mut self) -> Option<(&'static str, Box<Payload<'a>>)> {
         let slots: [(&'static str, &mut Option<Box<Payload<'a>>>); 11] = [
             ("messageStart", &mut self.message_start),
             ("contentBlockStart", &mut self.content_block_start),
@@ -253,7 +300,7 @@ impl<'a> Payload<'a> {
         ];
         slots
             .into_iter()
-            .find_map(|(name, slot)| slot.take().map(|p| (name, *p)))
+            .find_map(|(name, slot)| slot.take().map(|p| (name, p)))
     }
 
     /// The event a bare payload without a name must be.
@@ -284,24 +331,26 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
+        // Built in place by the fast paths, and never moved: a wrapped
+        // event stays in its box.
         let mut outer = Payload::default();
         let fast = match input {
-            Input::Text(t) if scan::enabled() => scan_payload(t, &mut outer).is_some(),
+            Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut outer),
             _ => false,
         };
         if !fast {
             outer = input.parse()?;
         }
-        let wrapped = outer.unwrap_event();
+        let mut wrapped = outer.unwrap_event();
         if let (Some(n), Some((w, _))) = (event_name, &wrapped) {
             // Clients that read the transport's name parse the wrapper's own
             // fields as that event's, and find none.
             s.named_as(Some(n), &format!("wrapped as {{\"{w}\": …}}"))?;
         }
-        let (name, p): (&str, Payload<'_>) = match (event_name, wrapped) {
+        let (name, p): (&str, &mut Payload<'_>) = match (event_name, &mut wrapped) {
             (_, Some((n, p))) => (n, p),
-            (Some(n), None) if !n.is_empty() => (n, outer),
-            (_, None) => (outer.infer_name(), outer),
+            (Some(n), None) if !n.is_empty() => (n, &mut outer),
+            (_, None) => (outer.infer_name(), &mut outer),
         };
         let src = (NS_BLOCK, p.content_block_index.map_or(0, |i| i.0), 0);
         s.may_follow(C, name)?;
@@ -313,7 +362,7 @@ impl State {
         match name {
             "messageStart" => s.start(C)?,
             "contentBlockStart" => {
-                let Some(start) = p.start else {
+                let Some(start) = p.start.take() else {
                     return Ok(());
                 };
                 if let Some(tool) = start.tool_use {
@@ -348,7 +397,7 @@ impl State {
                 }
             }
             "contentBlockDelta" => {
-                let Some(d) = p.delta else {
+                let Some(d) = p.delta.take() else {
                     return Ok(());
                 };
                 if let Some(t) = &d.text {
@@ -390,14 +439,14 @@ impl State {
             }
             "metadata" => {
                 // Q22: usage after messageStop is still recorded.
-                if let Some(u) = p.usage {
+                if let Some(u) = p.usage.take() {
                     s.merge_usage(u);
                 }
             }
             n if n.ends_with("Exception") => {
                 return Err(Fail::Provider {
                     error_type: n.to_owned(),
-                    message: p.message.map(|m| m.0.into_owned()).unwrap_or_default(),
+                    message: p.message.take().map(|m| m.0.into_owned()).unwrap_or_default(),
                     raw: None,
                 });
             }

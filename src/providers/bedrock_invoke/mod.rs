@@ -83,6 +83,10 @@ pub(super) fn frame_agrees(text: &str) -> Result<bool, String> {
 static METRICS_FINDER: LazyLock<memmem::Finder<'static>> =
     LazyLock::new(|| memmem::Finder::new(METRICS));
 
+/// The searcher for a `\u` escape, built once too.
+static ESCAPE_FINDER: LazyLock<memmem::Finder<'static>> =
+    LazyLock::new(|| memmem::Finder::new(b"\\u"));
+
 /// Bedrock's counts on the last event.
 #[derive(Deserialize)]
 struct Metrics {
@@ -243,7 +247,7 @@ fn record_metrics(s: &mut Stream, inner: Input<'_>) {
         // letter or `-` has no other escape than `\uXXXX`, so an event with
         // `\u` anywhere is parsed as well, and the parse reads the key decoded.
         Input::Text(_) | Input::Json(_) => {
-            METRICS_FINDER.find(text).is_some() || memmem::find(text, b"\\u").is_some()
+            METRICS_FINDER.find(text).is_some() || ESCAPE_FINDER.find(text).is_some()
         }
     };
     if !may_hold {

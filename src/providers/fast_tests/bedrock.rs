@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use super::gen::{
     event_text, index, junk, members, obj_field, render, str_field, Rng, Spelling, J,
 };
-use super::{arguments, cuts, fragments, limits, obj, run, s};
+use super::{arguments, cuts, fragments, limits, memo_case_of, obj, run, s};
 use crate::framing::{EventStreamMessage, HeaderValue};
 use crate::providers::{bedrock, Dialect};
 
@@ -168,6 +168,26 @@ fn stream(r: &mut Rng) -> Vec<u8> {
     out
 }
 
+/// The payloads a memo takes as templates: a block's text or tool-input
+/// delta, padded, sometimes with other members.
+fn delta_payload(r: &mut Rng) -> J {
+    let piece = str_field(r);
+    let delta = if r.chance(50) {
+        members(r, vec![(95, "text", piece)])
+    } else {
+        let tool = members(r, vec![(95, "input", piece)]);
+        members(r, vec![(95, "toolUse", tool)])
+    };
+    let pad = J::Str("abcdefghijklmnop"[..1 + r.below(15)].to_owned());
+    let v = vec![
+        (90, "contentBlockIndex", index(r)),
+        (95, "delta", delta),
+        (80, "p", pad),
+        (3, "stopReason", str_field(r)),
+    ];
+    members(r, v)
+}
+
 fn check_stream(seed: u64) -> Result<(), TestCaseError> {
     let mut r = Rng::new(seed);
     let bytes = stream(&mut r);
@@ -199,6 +219,20 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// A payload made from a template the memo took: what the memo gives is
+    /// the general decode, or it leaves the payload to the scanner.
+    #[test]
+    fn the_memo_and_the_general_decoder_agree_on_bedrock_payloads(seed in any::<u64>()) {
+        if let Some((template, event)) = memo_case_of(seed, delta_payload, bedrock::memo_parts) {
+            let agrees = bedrock::memo_agrees(&template, &event);
+            prop_assert!(agrees.is_ok(), "template {:?}, event {:?}: {:?}", template, event, agrees);
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     /// A whole Bedrock body, cut anywhere: the same reads, errors, live events
@@ -224,6 +258,20 @@ fn the_bedrock_fast_path_serves_the_usual_payloads() {
     for text in served {
         assert_eq!(bedrock::fast_path_agrees(text), Ok(true), "{text}");
     }
+    // The common deltas are templates; the memo serves the next one.
+    let template = r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a"}},"p":"abcd"}"#;
+    let (prefix, suffix) = bedrock::memo_parts(template).unwrap();
+    assert_eq!(
+        prefix,
+        r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"#
+    );
+    assert_eq!(suffix, r#"}},"p":"abcd"}"#);
+    let next = r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"\u00e9\n"}},"p":"abcd"}"#;
+    assert_eq!(bedrock::memo_agrees(template, next), Ok(true));
+    let text = r#"{"contentBlockIndex":0,"delta":{"text":"h"},"p":"ab"}"#;
+    assert!(bedrock::memo_parts(text).is_some());
+    let stop = r#"{"contentBlockIndex":0,"p":"ab"}"#;
+    assert!(bedrock::memo_parts(stop).is_none());
     let left = [
         r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t","name":"f"}}}"#,
         r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"hi"}}}"#,

@@ -26,6 +26,7 @@ mod bedrock;
 mod cohere;
 mod events;
 mod responses;
+mod whole;
 use events::{anthropic_event, anthropic_events, chat_chunk, chat_events};
 
 mod gen;

@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use proptest::prelude::*;
 
 use super::gen::{event_text, index, junk, members, obj_field, str_field, text, Rng, J};
-use super::{arguments, cuts, fragments, limits, obj, run, s, sse};
+use super::{arguments, cuts, fragments, limits, memo_case_of, obj, run, s, sse};
 use crate::providers::{responses, Dialect};
 
 /// The delta types the fast path serves.
@@ -376,6 +376,34 @@ fn check_stream(seed: u64) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// The events a memo takes as templates: the deltas of text, arguments and
+/// custom input, sometimes with other members.
+fn memo_event(r: &mut Rng) -> J {
+    let kind = if r.chance(90) {
+        J::Str(
+            r.pick(&[
+                "response.output_text.delta",
+                "response.function_call_arguments.delta",
+                "response.custom_tool_call_input.delta",
+                "response.refusal.delta",
+            ])
+            .to_owned(),
+        )
+    } else {
+        str_field(r)
+    };
+    let v = vec![
+        (98, "type", kind),
+        (80, "item_id", str_field(r)),
+        (90, "output_index", small_index(r)),
+        (50, "content_index", small_index(r)),
+        (97, "delta", str_field(r)),
+        (5, "sequence_number", sequence_number(r)),
+        (5, "obfuscation", str_field(r)),
+    ];
+    members(r, v)
+}
+
 fn agrees(seed: u64) -> (String, Result<bool, String>) {
     let mut r = Rng::new(seed);
     let j = event(&mut r);
@@ -393,6 +421,20 @@ proptest! {
     fn fast_and_general_decoders_agree_on_responses_events(seed in any::<u64>()) {
         let (text, agrees) = agrees(seed);
         prop_assert!(agrees.is_ok(), "{:?}: {:?}", text, agrees);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// An event made from a template the memo took: what the memo gives is
+    /// the general decode, or it leaves the event to the scanner.
+    #[test]
+    fn the_memo_and_the_general_decoder_agree_on_responses_events(seed in any::<u64>()) {
+        if let Some((template, event)) = memo_case_of(seed, memo_event, responses::memo_parts) {
+            let agrees = responses::memo_agrees(&template, &event);
+            prop_assert!(agrees.is_ok(), "template {:?}, event {:?}: {:?}", template, event, agrees);
+        }
     }
 }
 
@@ -433,15 +475,33 @@ fn the_responses_fast_path_serves_the_deltas_and_leaves_the_rest() {
         r#"{"type":"response.output_text.delta","sequence_number":null,"output_index":null,"delta":null}"#,
         r#"{"type":"response.function_call_arguments.done","output_index":0,"item_id":"fc_1","arguments":"{\"q\": 1}"}"#,
         r#"{"type":"response.custom_tool_call_input.done","output_index":1,"input":"ls -la","name":"shell"}"#,
+        // Progress events: their part or text skipped, as the typed decode skips it.
+        r#"{"type":"response.content_part.added","output_index":0,"part":{"type":"output_text","text":""}}"#,
+        r#"{"type":"response.output_text.done","output_index":0,"text":"x\n"}"#,
     ];
     for text in served {
         assert_eq!(responses::fast_path_agrees(text), Ok(true), "{text}");
     }
+    // A delta with only its indexes and item id is a template.
+    let template = served[0];
+    let (prefix, suffix) = responses::memo_parts(template).unwrap();
+    assert!(
+        prefix.ends_with(r#""delta":"#) && suffix == "}",
+        "{prefix} {suffix}"
+    );
+    let next = r#"{"type":"response.output_text.delta","item_id":"msg_0","output_index":0,"content_index":0,"delta":"\u00e9"}"#;
+    assert_eq!(responses::memo_agrees(template, next), Ok(true));
+    assert!(
+        responses::memo_parts(served[1]).is_none(),
+        "an obfuscation nonce"
+    );
+    assert!(
+        responses::memo_parts(served[2]).is_none(),
+        "a sequence number"
+    );
     let left = [
         // Types the fast path does not serve, or none.
         r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message"}}"#,
-        r#"{"type":"response.content_part.added","output_index":0}"#,
-        r#"{"type":"response.output_text.done","output_index":0,"text":"x"}"#,
         r#"{"type":"response.future.delta","delta":"x"}"#,
         r#"{"output_index":0,"delta":"x"}"#,
         r#"{"type":null,"delta":"x"}"#,

@@ -11,8 +11,12 @@
 //! `thoughtSignature` is kept as the call's provider state (a JSON string,
 //! format `"gemini"`).
 
+mod fast;
 mod guard;
 mod wire;
+
+#[cfg(test)]
+pub(super) use fast::{fast_path_agrees, memo_agrees, memo_parts};
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -25,6 +29,7 @@ use super::json::{json_string, push_json_string, text, CompactJson};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, Hints, Spec, ResponseFields};
+use super::scan;
 use super::state::{provider_error, Fail, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -290,7 +295,14 @@ impl State {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
-        let r: Response<'_> = input.parse()?;
+        let mut r = Response::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut r),
+            _ => false,
+        };
+        if !fast {
+            r = input.parse()?;
+        }
         if let Some(err) = r.error.filter(|e| !e.is_null()) {
             return Err(provider_error(&err));
         }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::providers::json::*;
 use crate::providers::state::usage_map;
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Response<'a> {
     #[serde(borrow, default)]
@@ -21,14 +21,14 @@ pub(super) struct Response<'a> {
     pub(super) error: Option<Value>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PromptFeedback {
     #[serde(default, deserialize_with = "block_reason")]
     pub(super) block_reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Candidate<'a> {
     #[serde(default)]
@@ -39,13 +39,13 @@ pub(super) struct Candidate<'a> {
     pub(super) finish_reason: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Content<'a> {
     #[serde(borrow, default)]
     pub(super) parts: Option<Vec<Part<'a>>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct Part<'a> {
     #[serde(borrow, default)]
@@ -72,7 +72,7 @@ pub(super) struct CodeResult {
     pub(super) output: Option<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct FunctionCall<'a> {
     #[serde(borrow, default)]
@@ -87,7 +87,7 @@ pub(super) struct FunctionCall<'a> {
     pub(super) will_continue: Option<bool>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(super) struct PartialArg<'a> {
     #[serde(borrow, default)]

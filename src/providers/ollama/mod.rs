@@ -7,7 +7,11 @@
 //! Each `tool_calls` entry is a whole call: its `arguments` is a JSON object
 //! (kept as compact JSON text, keys in the order sent), never a fragment.
 
+mod fast;
 mod guard;
+
+#[cfg(test)]
+pub(super) use fast::fast_path_agrees;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -16,6 +20,7 @@ use super::json::{text, Index, Str, TextOrObject};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, Hints, Spec, ResponseFields};
+use super::scan;
 use super::state::{provider_error, Live, Opening, Stream, TextKind, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -33,7 +38,7 @@ const COUNTS: [&str; 6] = [
     "eval_duration",
 ];
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Line<'a> {
     #[serde(borrow, default)]
     message: Option<Msg<'a>>,
@@ -60,7 +65,7 @@ struct Line<'a> {
 
 /// A counter of the last line: an integer, also when a server spells it as a
 /// float with no fraction (`56.0`, Q64). Any other number is refused, naming it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Count(u64);
 
 impl<'de> Deserialize<'de> for Count {
@@ -81,7 +86,7 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Msg<'a> {
     #[serde(borrow, default)]
     content: Option<Str<'a>>,
@@ -91,7 +96,7 @@ struct Msg<'a> {
     tool_calls: Option<Vec<Call<'a>>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Call<'a> {
     /// Sent by newer servers; minted otherwise (Q8).
     #[serde(borrow, default)]
@@ -100,7 +105,7 @@ struct Call<'a> {
     function: Option<Function<'a>>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 struct Function<'a> {
     #[serde(default)]
     index: Option<Index>,
@@ -130,7 +135,14 @@ const PROTOCOL: Protocol = Protocol {
 pub(crate) struct State;
 
 fn apply(s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
-    let line: Line<'_> = input.parse()?;
+    let mut line = Line::default();
+    let fast = match input {
+        Input::Text(t) if scan::enabled() => fast::scan_line(t, &mut line).is_some(),
+        _ => false,
+    };
+    if !fast {
+        line = input.parse()?;
+    }
     if let Some(message) = &line.error {
         return Err(provider_error(
             &serde_json::json!({ "message": &**message }),

@@ -3,13 +3,15 @@
 //! reasoning text), read by the scanner of `providers/scan` in one pass.
 
 use super::wire::Event;
-use crate::providers::scan::{Scan, Seen};
+use crate::providers::json::{Index, Str};
+use crate::providers::scan::{Memo, Scan, Seen};
 
 /// The event types the fast path serves: the deltas among those `apply`
-/// reads (`HANDLED`), and the `.done` events of a call's arguments or input
-/// (the same members, the whole text in one). Any other type, or none, is
-/// for the general path.
-const SERVED: [&str; 8] = [
+/// reads (`HANDLED`), the `.done` events of a call's arguments or input (the
+/// same members, the whole text in one), and the progress events `apply`
+/// passes over (a part or a whole text, skipped as the typed decode skips
+/// them). Any other type, or none, is for the general path.
+const SERVED: [&str; 17] = [
     "response.function_call_arguments.delta",
     "response.function_call_arguments.done",
     "response.custom_tool_call_input.done",
@@ -18,17 +20,28 @@ const SERVED: [&str; 8] = [
     "response.refusal.delta",
     "response.reasoning_summary_text.delta",
     "response.reasoning_text.delta",
+    "response.content_part.added",
+    "response.content_part.done",
+    "response.output_text.done",
+    "response.output_text.annotation.added",
+    "response.refusal.done",
+    "response.reasoning_summary_part.added",
+    "response.reasoning_summary_part.done",
+    "response.reasoning_summary_text.done",
+    "response.reasoning_text.done",
 ];
 
 /// Fills `ev` (fresh) with exactly the [`Event`] the typed decode gives, or
 /// returns `None` for the general path: an event of a type not in
 /// [`SERVED`] (or of no type), an output item, a response, an error's code
-/// or message that is not `null`, anything [`Scan`] does not certify.
+/// or message that is not `null`, anything [`Scan`] does not certify. An
+/// event it serves carries no `item` and no `response` (`null` is none): no
+/// snapshot for `check_carried` to check.
 ///
 /// What it serves is what `parse_typed` gives (the typed decode succeeds),
 /// and then the event's own `type` is the one `apply` reads: the SSE event
 /// name is read only for an event that names no type, which is never served.
-pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<()> {
+pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
     p.object(|p, key| {
@@ -67,11 +80,108 @@ pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<()> {
             _ => return p.skip(),
         };
         seen.once(n)?;
-        *field = p.opt_str()?;
+        // The delta is the string a memo may vary.
+        *field = if n == 2 { p.hole()? } else { p.opt_str()? };
         Some(())
     })?;
     p.end()?;
-    SERVED.contains(&ev.kind.as_deref()?).then_some(())
+    SERVED.contains(&ev.kind.as_deref()?).then_some(p.the_hole())
+}
+
+/// The deltas a memo serves, by their tag in [`Facts`].
+const MEMO_DELTAS: [&str; 3] = [
+    "response.output_text.delta",
+    "response.function_call_arguments.delta",
+    "response.custom_tool_call_input.delta",
+];
+
+/// What a memo keeps of its template besides the string: the delta's tag,
+/// its output and content indexes, and where its item id (a string without
+/// escapes) lies in the text before the string.
+pub(super) type Facts = (u8, Option<Index>, Option<Index>, Option<(usize, usize)>);
+
+/// The event a memo serves: a delta with only its type, item id, indexes and
+/// string.
+fn delta_event<'a>(
+    ev: &mut Event<'a>,
+    (tag, output, content, _): Facts,
+    item_id: Option<&'a str>,
+    piece: Str<'a>,
+) {
+    let kind = MEMO_DELTAS.get(usize::from(tag)).copied().unwrap_or_default();
+    ev.kind = Some(Str(kind.into()));
+    ev.output_index = output;
+    ev.content_index = content;
+    ev.item_id = item_id.map(|id| Str(id.into()));
+    ev.delta = Some(piece);
+}
+
+/// The facts of an event that is exactly a [`delta_event`], read from `text`.
+fn facts(ev: &Event<'_>, text: &str) -> Option<Facts> {
+    let kind = ev.kind.as_deref()?;
+    let tag = u8::try_from(MEMO_DELTAS.iter().position(|k| *k == kind)?).ok()?;
+    let span = match &ev.item_id {
+        None => None,
+        Some(Str(std::borrow::Cow::Borrowed(id))) => {
+            let at = (id.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+            Some((at, at + id.len()))
+        }
+        Some(_) => return None,
+    };
+    let facts = (tag, ev.output_index, ev.content_index, span);
+    let mut again = Event::default();
+    let id = span.and_then(|(a, b)| text.get(a..b));
+    delta_event(&mut again, facts, id, ev.delta.clone()?);
+    (again == *ev).then_some(facts)
+}
+
+/// The fast paths of an event's text, into `ev` (fresh): the memo's
+/// template, else the scanner, whose event becomes the template when it is
+/// a delta [`delta_event`] makes. `false` leaves the text to the general path.
+pub(super) fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
+    if let Some((facts, piece)) = memo.fill(text) {
+        // The item id lies in the prefix, the same bytes as the template's.
+        let id = facts.3.and_then(|(a, b)| text.get(a..b));
+        delta_event(ev, facts, id, piece);
+        return true;
+    }
+    let Some(hole) = scan_event(text, ev) else {
+        return false;
+    };
+    if let (Some(hole), Some(facts)) = (hole, facts(ev, text)) {
+        // The item id must lie before the string, in the text the memo keeps.
+        if facts.3.is_none_or(|(_, end)| end <= hole.0) {
+            memo.learn(text, hole, facts);
+        }
+    }
+    true
+}
+
+/// What the memo keeps of `template` around its string (for the tests).
+#[cfg(test)]
+pub(crate) fn memo_parts(template: &str) -> Option<(String, String)> {
+    let mut memo = Memo::default();
+    scan_text(&mut memo, template, &mut Event::default());
+    memo.parts()
+}
+
+/// The memo against the general decode (see [`crate::providers::scan::memo_agrees`]).
+#[cfg(test)]
+pub(crate) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
+    let mut memo = Memo::default();
+    if !scan_text(&mut memo, template, &mut Event::default()) {
+        return Ok(false);
+    }
+    let Some((facts, piece)) = memo.fill(text) else {
+        return Ok(false);
+    };
+    let mut fast = Event::default();
+    delta_event(&mut fast, facts, facts.3.and_then(|(a, b)| text.get(a..b)), piece);
+    match serde_json::from_str::<Event<'_>>(text) {
+        Ok(general) if general == fast => Ok(true),
+        Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
+        Err(e) => Err(format!("memo {fast:?}, general path refuses: {e}")),
+    }
 }
 
 /// See [`crate::providers::scan::fast_path_agrees`].

@@ -29,7 +29,7 @@ mod xai;
 use wire::*;
 
 #[cfg(test)]
-pub(super) use fast::fast_path_agrees;
+pub(super) use fast::{fast_path_agrees, memo_agrees, memo_parts};
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -174,6 +174,10 @@ pub(crate) struct State {
     /// `output_item.done` has not come: where a fresh `item_id` is rotation (Q59).
     #[serde(default)]
     open_items: BTreeSet<i64>,
+    /// The fast path's memo (a cache of the scan, never saved; boxed, as
+    /// the other dialects' states are small).
+    #[serde(skip)]
+    memo: Box<scan::Memo<fast::Facts>>,
 }
 
 /// True for the progress events of hosted tools and other events that carry
@@ -371,7 +375,7 @@ impl State {
     ) -> R {
         let mut ev = Event::default();
         let fast = match input {
-            Input::Text(t) if scan::enabled() => fast::scan_event(t, &mut ev).is_some(),
+            Input::Text(t) if scan::enabled() => fast::scan_text(&mut self.memo, t, &mut ev),
             _ => false,
         };
         if !fast {
@@ -553,7 +557,10 @@ impl State {
                 return Err(provider_error(&Value::Object(err)));
             }
             other => {
-                self.check_carried(s, other, input)?;
+                // An event the fast path served carries no snapshot.
+                if !fast {
+                    self.check_carried(s, other, input)?;
+                }
                 if !is_progress(other) {
                     s.unknown(other);
                 }

@@ -33,6 +33,7 @@ use super::json::{Index, Str};
 #[cfg(test)]
 mod agree;
 mod memo;
+mod value;
 #[cfg(test)]
 pub(crate) use agree::fast_path_agrees;
 #[cfg(test)]
@@ -73,6 +74,9 @@ pub(crate) struct Scan<'a> {
     /// many were read.
     hole: Option<(usize, usize)>,
     holes: u32,
+    /// Whitespace between tokens, or an escape in a skipped string that is
+    /// not in the one form `compact_raw` writes, seen.
+    loose: bool,
 }
 
 #[inline]
@@ -210,6 +214,7 @@ impl<'a> Scan<'a> {
             at: 0,
             hole: None,
             holes: 0,
+            loose: false,
         }
     }
 
@@ -252,6 +257,7 @@ impl<'a> Scan<'a> {
                 return Some(b);
             }
             self.at += 1;
+            self.loose = true;
         }
     }
 
@@ -626,6 +632,7 @@ impl<'a> Scan<'a> {
                 }
                 b'\\' => {
                     let (_, next) = self.escape(self.at)?;
+                    self.loose |= !value::canonical(self.peek_at(self.at + 1));
                     self.at = next;
                 }
                 _ => return None,
