@@ -214,7 +214,7 @@ impl Stream {
                 s.phase = BlockPhase::Implicit;
             }
         }
-        ch.calls.push(CallMeta {
+        super::state::push_small(&mut ch.calls, CallMeta {
             provider_index: o.provider_index,
             server_side: o.server_side,
             kind: o.kind.map(str::to_owned),

@@ -110,10 +110,11 @@ const WINDOW: u32 = 32;
 const REST: u32 = 256;
 
 /// The last templates learned, the most recent first; shared, so that SDK
-/// objects are compared with them outside the lock.
+/// objects are compared with them outside the lock. `None` until the first
+/// is learned (an empty `Arc` would be an allocation per open stream).
 #[derive(Default)]
 pub(crate) struct Templates {
-    list: Arc<Vec<Arc<Template>>>,
+    list: Option<Arc<Vec<Arc<Template>>>>,
     /// Events compared in this window, and how many of them were served.
     tried: u32,
     hits: u32,
@@ -131,12 +132,12 @@ impl Templates {
             self.rest -= 1;
             return false;
         }
-        !self.list.is_empty()
+        self.list.is_some()
     }
 
     /// The templates, shared (for SDK objects, compared outside the lock).
-    pub(crate) fn shared(&self) -> Arc<Vec<Arc<Template>>> {
-        Arc::clone(&self.list)
+    pub(crate) fn shared(&self) -> Option<Arc<Vec<Arc<Template>>>> {
+        self.list.clone()
     }
 
     /// The first template `event` is, and the string in its hole.
@@ -146,7 +147,7 @@ impl Templates {
         event: &Bound<'py, PyAny>,
         event_type: Option<&str>,
     ) -> Option<(&Template, Bound<'py, PyString>)> {
-        first(&self.list, event, event_type)
+        first(self.list.as_deref().map_or(&[], Vec::as_slice), event, event_type)
     }
 
     /// Whether the memo may learn now (it does not while it rests).
@@ -171,8 +172,8 @@ impl Templates {
     pub(crate) fn keep(&mut self, t: Template) {
         let mut list = Vec::with_capacity(KEPT);
         list.push(Arc::new(t));
-        list.extend(self.list.iter().take(KEPT - 1).cloned());
-        self.list = Arc::new(list);
+        list.extend(self.list.iter().flat_map(|l| l.iter()).take(KEPT - 1).cloned());
+        self.list = Some(Arc::new(list));
     }
 }
 
