@@ -41,10 +41,11 @@ from pathlib import Path
 from typing import Any
 
 from toolstitch import Assembler
+from toolstitch.messages import Provider
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "open_streams.md"
-DIALECT = "openai-chat"
+DIALECT: Provider = "openai-chat"
 POOL = 100
 
 

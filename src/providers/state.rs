@@ -341,10 +341,13 @@ impl Choice {
                 target: "blocks of one message".to_owned(),
             });
         }
-        push_small(&mut self.segments, Seg {
-            kind,
-            phase: BlockPhase::Open,
-        });
+        push_small(
+            &mut self.segments,
+            Seg {
+                kind,
+                phase: BlockPhase::Open,
+            },
+        );
         let at = self.segments.len() - 1;
         if let Some(src) = src {
             self.src.insert(src, at);

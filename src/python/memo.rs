@@ -154,7 +154,11 @@ impl Templates {
         event: &Bound<'py, PyAny>,
         event_type: Option<&str>,
     ) -> Option<(&Template, Bound<'py, PyString>)> {
-        first(self.list.as_deref().map_or(&[], Vec::as_slice), event, event_type)
+        first(
+            self.list.as_deref().map_or(&[], Vec::as_slice),
+            event,
+            event_type,
+        )
     }
 
     /// Whether the memo may learn now (it does not while it rests).
@@ -179,7 +183,13 @@ impl Templates {
     pub(crate) fn keep(&mut self, t: Template) {
         let mut list = Vec::with_capacity(KEPT);
         list.push(Arc::new(t));
-        list.extend(self.list.iter().flat_map(|l| l.iter()).take(KEPT - 1).cloned());
+        list.extend(
+            self.list
+                .iter()
+                .flat_map(|l| l.iter())
+                .take(KEPT - 1)
+                .cloned(),
+        );
         self.list = Some(Arc::new(list));
     }
 }
