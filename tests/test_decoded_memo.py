@@ -469,6 +469,24 @@ def test_sdk_neighbours_take_the_general_path() -> None:
     assert after == before + 1
 
 
+def test_sdk_fields_not_set_are_not_compared() -> None:
+    # A field the API did not send is not in the dump, whatever its value: the
+    # event is still the template's, and is served with the dump's result.
+    quiet = chunk_object(fragment("y"))
+    assert "service_tier" not in quiet.__pydantic_fields_set__
+    quiet.__dict__["service_tier"] = "priority"
+    assert "refusal" not in quiet.choices[0].delta.__pydantic_fields_set__
+    quiet.choices[0].delta.__dict__["refusal"] = "no"
+    before, after = sdk_served(quiet)
+    assert after == before + 1
+    # Once set, the same value is compared: another event, the general path.
+    loud = chunk_object(fragment("y"))
+    loud.service_tier = "priority"
+    assert "service_tier" in loud.__pydantic_fields_set__
+    before, after = sdk_served(loud)
+    assert after == before
+
+
 # ------------------------------------------------------------------ generated neighbours
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

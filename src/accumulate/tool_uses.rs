@@ -35,7 +35,9 @@ impl Default for ToolUseLimits {
 /// - [`ToolUses::blocks`] gives one block per index seen, in ascending order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ToolUses {
-    calls: BTreeMap<i64, ToolUseBlock>,
+    /// Boxed: a map's node holds room for eleven entries, and most streams
+    /// have one or two calls.
+    calls: BTreeMap<i64, Box<ToolUseBlock>>,
     limits: ToolUseLimits,
     total: usize,
 }
@@ -150,18 +152,18 @@ impl ToolUses {
     /// A fresh copy of every call, in ascending index order.
     #[must_use]
     pub fn blocks(&self) -> Vec<ToolUseBlock> {
-        self.calls.values().cloned().collect()
+        self.calls.values().map(|b| (**b).clone()).collect()
     }
 
     /// Every call with its index, in ascending index order.
     pub fn iter(&self) -> impl Iterator<Item = (i64, &ToolUseBlock)> {
-        self.calls.iter().map(|(k, v)| (*k, v))
+        self.calls.iter().map(|(k, v)| (*k, &**v))
     }
 
     /// The call at `index`, if any fragment for it arrived.
     #[must_use]
     pub fn get(&self, index: i64) -> Option<&ToolUseBlock> {
-        self.calls.get(&index)
+        self.calls.get(&index).map(|b| &**b)
     }
 
     /// The number of distinct indexes seen.

@@ -214,14 +214,17 @@ impl Stream {
                 s.phase = BlockPhase::Implicit;
             }
         }
-        ch.calls.push(CallMeta {
-            provider_index: o.provider_index,
-            server_side: o.server_side,
-            kind: o.kind.map(str::to_owned),
-            announced_unnamed: o.name.is_empty(),
-            seg,
-            ..CallMeta::default()
-        });
+        super::state::push_small(
+            &mut ch.calls,
+            CallMeta {
+                provider_index: o.provider_index,
+                server_side: o.server_side,
+                kind: o.kind.map(str::to_owned),
+                announced_unnamed: o.name.is_empty(),
+                seg,
+                ..CallMeta::default()
+            },
+        );
         if let Some(p) = o.provider_index {
             ch.by_provider_index.insert(p, key);
         }

@@ -341,10 +341,13 @@ impl Choice {
                 target: "blocks of one message".to_owned(),
             });
         }
-        self.segments.push(Seg {
-            kind,
-            phase: BlockPhase::Open,
-        });
+        push_small(
+            &mut self.segments,
+            Seg {
+                kind,
+                phase: BlockPhase::Open,
+            },
+        );
         let at = self.segments.len() - 1;
         if let Some(src) = src {
             self.src.insert(src, at);
@@ -414,7 +417,9 @@ const MAX_TYPE_BYTES: usize = 128;
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Stream {
     pub(crate) limits: AssemblerLimits,
-    pub(crate) choices: BTreeMap<i64, Choice>,
+    /// Boxed: a map's node holds room for eleven entries, and most streams
+    /// have one choice.
+    pub(crate) choices: BTreeMap<i64, Box<Choice>>,
     pub(crate) usage: Option<Map<String, Value>>,
     pub(crate) content_bytes: usize,
     pub(crate) closed: bool,
@@ -448,6 +453,17 @@ pub(crate) struct Stream {
     /// Hashes of the per-event nonces seen (OpenAI's `obfuscation`, Q61).
     #[serde(default)]
     pub(crate) nonces: std::collections::HashSet<u64>,
+}
+
+/// Pushes `item`, growing `v` from one slot by doubling: a message holds few
+/// blocks and calls, and `Vec`'s own first growth reserves four, which for
+/// these structs is most of an open stream's memory.
+#[inline]
+pub(crate) fn push_small<T>(v: &mut Vec<T>, item: T) {
+    if v.len() == v.capacity() {
+        v.reserve_exact(v.len().max(1));
+    }
+    v.push(item);
 }
 
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
@@ -509,14 +525,14 @@ impl Stream {
         // One lookup: this runs several times for every event.
         let (n, limits) = (self.choices.len(), &self.limits);
         match self.choices.entry(c) {
-            Entry::Occupied(e) => Ok(e.into_mut()),
+            Entry::Occupied(e) => Ok(&mut **e.into_mut()),
             Entry::Vacant(_) if n >= limits.max_choices => Err(Fail::Limit {
                 limit: Limit::MaxChoices,
                 max: limits.max_choices,
                 would_be: limits.max_choices.saturating_add(1),
                 target: format!("choice {c}"),
             }),
-            Entry::Vacant(e) => Ok(e.insert(Choice::new(limits))),
+            Entry::Vacant(e) => Ok(&mut **e.insert(Box::new(Choice::new(limits)))),
         }
     }
 
@@ -529,7 +545,7 @@ impl Stream {
     }
 
     pub(crate) fn existing(&mut self, c: i64) -> Option<&mut Choice> {
-        self.choices.get_mut(&c)
+        self.choices.get_mut(&c).map(|b| &mut **b)
     }
 
     /// Records an event that could not be applied, or another problem of the

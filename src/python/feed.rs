@@ -300,7 +300,11 @@ fn feed_object(
     let py = event.py();
     let templates = {
         let mut st = state.lock(py)?;
-        st.memo.objects.compares().then(|| st.memo.objects.shared())
+        if st.memo.objects.compares() {
+            st.memo.objects.shared()
+        } else {
+            None
+        }
     };
     if let Some(templates) = templates {
         let found = first(&templates, event, event_type);

@@ -19,9 +19,13 @@
 //! - the hole is exactly a `str`, valid UTF-8 (else the general path refuses it).
 //!
 //! SDK objects (pydantic models) are compared the same way through what
-//! their `to_dict()` is made of: the exact class, its `__dict__`, its
-//! `__pydantic_fields_set__` (which fields were set) and an empty
-//! `__pydantic_extra__`. A template of SDK objects is learned only when the
+//! their `to_dict()` is made of: the exact class, its
+//! `__pydantic_fields_set__` (which fields were set), an empty
+//! `__pydantic_extra__`, a `__dict__` of the same length, and the value in it
+//! of every field set, looked up by name. A field not set is not in the dump,
+//! so its value is not compared (a chat chunk sets about half its fields);
+//! a template is learned only from a model whose every field set is in its
+//! `__dict__`, so that the fields compared are all the dump holds. A template of SDK objects is learned only when the
 //! string of the common event in their `to_dict()` is the very object held by
 //! the model (the field's value passes through as it is), and it is compared
 //! outside the binding's lock (attribute reads may run Python code).
@@ -74,11 +78,14 @@ enum Slot {
     Null,
     /// The string that may differ.
     Hole,
-    /// An SDK model of exactly this class, with these fields set and no extra
-    /// fields; its `__dict__` follows (a `Dict`).
+    /// An SDK model of exactly this class, with these fields set, no extra
+    /// fields and a `__dict__` of `len` members; the fields set follow, each a
+    /// `Key` then its value (`set` of them, in the order of `__dict__`).
     Model {
         class: Py<PyType>,
         fields_set: Py<PySet>,
+        len: usize,
+        set: usize,
     },
 }
 
@@ -110,10 +117,11 @@ const WINDOW: u32 = 32;
 const REST: u32 = 256;
 
 /// The last templates learned, the most recent first; shared, so that SDK
-/// objects are compared with them outside the lock.
+/// objects are compared with them outside the lock. `None` until the first
+/// is learned (an empty `Arc` would be an allocation per open stream).
 #[derive(Default)]
 pub(crate) struct Templates {
-    list: Arc<Vec<Arc<Template>>>,
+    list: Option<Arc<Vec<Arc<Template>>>>,
     /// Events compared in this window, and how many of them were served.
     tried: u32,
     hits: u32,
@@ -131,12 +139,12 @@ impl Templates {
             self.rest -= 1;
             return false;
         }
-        !self.list.is_empty()
+        self.list.is_some()
     }
 
     /// The templates, shared (for SDK objects, compared outside the lock).
-    pub(crate) fn shared(&self) -> Arc<Vec<Arc<Template>>> {
-        Arc::clone(&self.list)
+    pub(crate) fn shared(&self) -> Option<Arc<Vec<Arc<Template>>>> {
+        self.list.clone()
     }
 
     /// The first template `event` is, and the string in its hole.
@@ -146,7 +154,11 @@ impl Templates {
         event: &Bound<'py, PyAny>,
         event_type: Option<&str>,
     ) -> Option<(&Template, Bound<'py, PyString>)> {
-        first(&self.list, event, event_type)
+        first(
+            self.list.as_deref().map_or(&[], Vec::as_slice),
+            event,
+            event_type,
+        )
     }
 
     /// Whether the memo may learn now (it does not while it rests).
@@ -171,8 +183,14 @@ impl Templates {
     pub(crate) fn keep(&mut self, t: Template) {
         let mut list = Vec::with_capacity(KEPT);
         list.push(Arc::new(t));
-        list.extend(self.list.iter().take(KEPT - 1).cloned());
-        self.list = Arc::new(list);
+        list.extend(
+            self.list
+                .iter()
+                .flat_map(|l| l.iter())
+                .take(KEPT - 1)
+                .cloned(),
+        );
+        self.list = Some(Arc::new(list));
     }
 }
 
@@ -280,22 +298,30 @@ impl Template {
                 *hole = Some(s.clone());
                 Some(())
             }
-            Slot::Model { class, fields_set } => {
+            Slot::Model {
+                class,
+                fields_set,
+                len,
+                set: count,
+            } => {
                 if !v.get_type().is(class) {
                     return None;
                 }
                 let (dict, set, extra_empty) = model_parts(v)?;
-                if !extra_empty || !set.eq(fields_set.bind(v.py())).ok()? {
+                if !extra_empty || dict.len() != *len || !set.eq(fields_set.bind(v.py())).ok()? {
                     return None;
                 }
-                let Some(Slot::Dict(n)) = self.slots.get(*at) else {
-                    return None;
-                };
-                *at += 1;
-                if dict.len() != *n {
-                    return None;
+                // The same fields are set, and each was in the template's
+                // `__dict__`: each is looked up and compared.
+                for _ in 0..*count {
+                    let Some(Slot::Key(key)) = self.slots.get(*at) else {
+                        return None;
+                    };
+                    *at += 1;
+                    let value = dict.get_item(key.obj.bind(v.py())).ok()??;
+                    self.matches(&value, at, hole)?;
                 }
-                self.members(&dict, at, hole)
+                Some(())
             }
             Slot::Key(_) => None,
         }
@@ -386,11 +412,30 @@ impl Learning {
             if !extra_empty || !set.iter().all(|k| k.is_exact_instance_of::<PyString>()) {
                 return None;
             }
-            self.slots.push(Slot::Model {
+            let at = self.slots.len();
+            self.slots.push(Slot::Null);
+            let mut count = 0;
+            for (k, value) in &dict {
+                let k = k.cast_exact::<PyString>().ok()?;
+                if !set.contains(k).ok()? {
+                    continue;
+                }
+                count += 1;
+                self.slots.push(Slot::Key(Text::of(k)?));
+                self.value(&value, depth + 1)?;
+            }
+            // A field set that is not in `__dict__` would not be compared.
+            if count != set.len() {
+                return None;
+            }
+            let model = Slot::Model {
                 class: v.get_type().unbind(),
                 fields_set: set.unbind(),
-            });
-            return self.members(&dict, depth);
+                len: dict.len(),
+                set: count,
+            };
+            *self.slots.get_mut(at)? = model;
+            return Some(());
         } else {
             return None;
         };

@@ -467,7 +467,7 @@ impl Stream {
     pub(crate) fn fail_all(&mut self) {
         if self.choices.is_empty() {
             let limits = &self.limits;
-            self.choices.insert(0, Choice::new(limits));
+            self.choices.insert(0, Box::new(Choice::new(limits)));
         }
         for ch in self.choices.values_mut() {
             ch.failed = true;
