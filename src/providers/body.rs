@@ -54,6 +54,10 @@ pub(super) fn intercept(
     if is_array(input) {
         return Some(feed_array(asm, event_name, input, live));
     }
+    let mut live = live;
+    if let Some(fed) = direct(asm, event_name, input, live.as_deref_mut()) {
+        return Some(fed);
+    }
     let shape = match asm.dialect {
         Some(d) if !may_be_body(d, input) => return None,
         named => shape_of(named, input)?,
@@ -71,6 +75,66 @@ pub(super) fn intercept(
             Some(feed_body(asm, shape, event_name, input, live))
         }
     }
+}
+
+/// A body read directly, as the typed message its dialect's direct reader
+/// decodes it into (`direct.rs` in the dialect's folder): `None` for an event
+/// that reader does not certify (not a body, a body of an unusual shape, bad
+/// JSON), which the reference path below reads as today. A direct reader
+/// gives exactly what the reference gives (`body_tests.rs` holds them to it).
+fn direct(
+    asm: &mut Assembler,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    live: Option<&mut Vec<LiveEvent>>,
+) -> Option<Result<(), Error>> {
+    if reference_only() {
+        return None;
+    }
+    let text = match input {
+        Input::Json(b) => b,
+        Input::Text(t) => t.as_bytes(),
+        Input::Value(_) | Input::Tree(_) => return None,
+    };
+    let fed = match asm.dialect {
+        // Chat is the first dialect `auto` tries a body as.
+        Some(Dialect::OpenAiChat) | None => {
+            super::openai_chat::direct::feed(asm, event_name, input, text, live)
+        }
+        Some(_) => None,
+    };
+    #[cfg(test)]
+    if fed.is_some() {
+        DIRECT_READS.with(|n| n.set(n.get() + 1));
+    }
+    fed
+}
+
+#[cfg(test)]
+thread_local! {
+    static REFERENCE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Bodies the direct readers read (the tests check they read some).
+    pub(crate) static DIRECT_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether bodies take the reference path only (the tests that compare the two).
+#[cfg(not(test))]
+const fn reference_only() -> bool {
+    false
+}
+
+#[cfg(test)]
+fn reference_only() -> bool {
+    REFERENCE_ONLY.with(std::cell::Cell::get)
+}
+
+/// Runs `f` with every body read by the reference path only.
+#[cfg(test)]
+pub(crate) fn with_reference<T>(f: impl FnOnce() -> T) -> T {
+    REFERENCE_ONLY.with(|r| r.set(true));
+    let out = f();
+    REFERENCE_ONLY.with(|r| r.set(false));
+    out
 }
 
 fn is_array(input: Input<'_>) -> bool {
@@ -130,7 +194,7 @@ fn shape_of(named: Option<Dialect>, input: Input<'_>) -> Option<Dialect> {
 }
 
 /// Renames an error of an event made from a body: it names the body too.
-fn renamed(mut e: Error, what: &str) -> Error {
+pub(crate) fn renamed(mut e: Error, what: &str) -> Error {
     if let Some(ev) = e.event_mut() {
         ev.event_type = if ev.event_type.is_empty() {
             what.to_owned()
@@ -395,3 +459,6 @@ mod tests {
         assert!(matches!(empty, Made::Text(t) if t == r#"{"block":{"z": 1, "a": [2]}}"#));
     }
 }
+
+#[cfg(test)]
+mod direct_tests;

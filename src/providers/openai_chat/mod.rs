@@ -5,6 +5,7 @@
 //! then the call routing of Q1 / Q2 / Q20 before the accumulator sees a key.
 
 mod body;
+pub(super) mod direct;
 mod guard;
 mod calls;
 mod content;

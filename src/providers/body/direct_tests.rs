@@ -1,0 +1,373 @@
+//! The direct readers of whole bodies against the reference path (a body's
+//! events, each dispatched): on generated bodies, odd and malformed ones
+//! included, and on the hand-written ones of `tests/rust_bodies.rs`, both give
+//! the same outcome, messages, live events and assembler state.
+
+use proptest::prelude::*;
+
+use super::{with_reference, DIRECT_READS};
+use crate::providers::{Assembler, AssemblerLimits, Dialect};
+
+/// Everything a feed leaves observable: the results of the feed and of the
+/// close, the live events, the messages and the whole serialised state.
+fn outcome(d: Option<Dialect>, limits: AssemblerLimits, body: &str, prefix: &[&str]) -> String {
+    let mut a = Assembler::new(d, limits);
+    let mut live = Vec::new();
+    let mut out = Vec::new();
+    for event in prefix {
+        out.push(format!("{:?}", a.feed_text(None, event, Some(&mut live))));
+    }
+    out.push(format!("{:?}", a.feed_text(None, body, Some(&mut live))));
+    // Once more as bytes: the same body after itself.
+    out.push(format!(
+        "{:?}",
+        a.feed_json(None, body.as_bytes(), Some(&mut live))
+    ));
+    out.push(format!("{:?}", a.close(Some(&mut live))));
+    out.push(format!("{live:?}"));
+    out.push(format!("{:?}", a.messages()));
+    out.push(serde_json::to_string(&a).unwrap_or_default());
+    out.join("\n")
+}
+
+/// Bodies read directly while `f` ran.
+fn direct_reads(f: impl FnOnce()) -> usize {
+    let before = DIRECT_READS.with(std::cell::Cell::get);
+    f();
+    DIRECT_READS.with(std::cell::Cell::get) - before
+}
+
+/// Both paths on one body, named and `auto`, with default and tight limits.
+fn agree(d: Dialect, body: &str) -> Result<(), TestCaseError> {
+    let tight = AssemblerLimits {
+        max_calls: 1,
+        max_total_bytes: 40,
+        ..AssemblerLimits::default()
+    };
+    for named in [Some(d), None] {
+        for limits in [AssemblerLimits::default(), tight] {
+            for prefix in [&[][..], &["{\"choices\":[]}"][..]] {
+                let direct = outcome(named, limits, body, prefix);
+                let reference = with_reference(|| outcome(named, limits, body, prefix));
+                prop_assert_eq!(&direct, &reference, "{:?} {:?} {}", named, limits, body);
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- generators
+
+/// A JSON object's text from its members, duplicates and order kept (an
+/// empty value: the member is left out).
+fn obj(members: Vec<(&'static str, String)>) -> String {
+    let inner: Vec<String> = members
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(k, v)| format!("{}:{v}", serde_json::Value::from(k)))
+        .collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+const ALWAYS: &[&str] = &["message", "choices", "object", "function", "role"];
+
+/// Members, each present or not.
+fn members(
+    list: Vec<(&'static str, BoxedStrategy<String>)>,
+) -> BoxedStrategy<Vec<(&'static str, String)>> {
+    let parts: Vec<BoxedStrategy<Option<(&'static str, String)>>> = list
+        .into_iter()
+        .map(|(k, s)| {
+            // The members bodies always have, nearly always.
+            let p = if ALWAYS.contains(&k) { 0.95 } else { 0.6 };
+            proptest::option::weighted(p, s.prop_map(move |v| (k, v))).boxed()
+        })
+        .collect();
+    (parts, 0..40_usize)
+        .prop_map(|(ms, dup)| {
+            let mut ms: Vec<(&'static str, String)> = ms.into_iter().flatten().collect();
+            // Now and then, a member twice.
+            if dup == 0 {
+                if let Some(first) = ms.first().cloned() {
+                    ms.push(first);
+                }
+            }
+            ms
+        })
+        .boxed()
+}
+
+fn lit(options: &[&'static str]) -> BoxedStrategy<String> {
+    proptest::sample::select(options.to_vec())
+        .prop_map(str::to_owned)
+        .boxed()
+}
+
+/// Values of an unusual kind, for any member.
+const ODD: &[&str] = &[
+    "null", "\"\"", "5", "1e400", "-1", "1.5", "true", "[]", "{}", "[1,2]",
+];
+
+fn odd_or(wild: bool, usual: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    if !wild {
+        return usual;
+    }
+    prop_oneof![16 => usual, 1 => lit(ODD)].boxed()
+}
+
+fn text() -> BoxedStrategy<String> {
+    prop_oneof![
+        "[a-z \"\\\\é日🦀\n]{0,12}".prop_map(|s| serde_json::Value::from(s).to_string()),
+        lit(&["\"message\"", "\"\\u00e9\\n\"", "\"\""]),
+    ]
+    .boxed()
+}
+
+fn arguments() -> BoxedStrategy<String> {
+    prop_oneof![
+        lit(&[
+            "\"{\\\"city\\\":\\\"Paris\\\"}\"",
+            "\"{}\"",
+            "\"\"",
+            "{\"b\": 1, \"a\": [2, 3.50]}",
+            "\"{\\\"x\\\": \"",
+        ]),
+        text(),
+    ]
+    .boxed()
+}
+
+fn call(wild: bool) -> BoxedStrategy<String> {
+    let function = members(vec![
+        (
+            "name",
+            odd_or(wild, lit(&["\"get_weather\"", "\"f\"", "\"\""])),
+        ),
+        ("arguments", odd_or(wild, arguments())),
+    ])
+    .prop_map(obj)
+    .boxed();
+    let custom = members(vec![
+        ("name", lit(&["\"grammar\"", "\"\""])),
+        ("input", text()),
+    ])
+    .prop_map(obj)
+    .boxed();
+    let call = members(vec![
+        (
+            "index",
+            if wild {
+                lit(&["0", "1", "null", "\"1\"", "-1", "2.0", "\"x\""])
+            } else {
+                lit(&["", "", "", "0", "1", "\"1\"", "-1", "2.0"])
+            },
+        ),
+        (
+            "id",
+            odd_or(wild, lit(&["\"call_a\"", "\"call_b\"", "\"\""])),
+        ),
+        ("type", lit(&["\"function\"", "\"custom\""])),
+        ("function", odd_or(wild, function)),
+        ("custom", custom),
+        (
+            "extra_content",
+            lit(&["{\"google\":{\"thought_signature\":\"s\"}}"]),
+        ),
+    ])
+    .prop_map(obj);
+    if !wild {
+        return call.boxed();
+    }
+    prop_oneof![30 => call, 1 => lit(&["5", "[]", "null"])].boxed()
+}
+
+fn list(item: BoxedStrategy<String>, max: usize) -> BoxedStrategy<String> {
+    proptest::collection::vec(item, 0..=max)
+        .prop_map(|v| format!("[{}]", v.join(",")))
+        .boxed()
+}
+
+fn content() -> BoxedStrategy<String> {
+    let part = members(vec![
+        ("type", lit(&["\"text\"", "\"thinking\"", "\"image\""])),
+        ("text", text()),
+    ])
+    .prop_map(obj)
+    .boxed();
+    prop_oneof![4 => text(), 1 => list(part, 2)].boxed()
+}
+
+fn message(wild: bool) -> BoxedStrategy<String> {
+    members(vec![
+        ("role", odd_or(wild, lit(&["\"assistant\""]))),
+        ("reasoning_content", odd_or(wild, text())),
+        ("reasoning", odd_or(wild, text())),
+        ("content", odd_or(wild, content())),
+        ("refusal", odd_or(wild, text())),
+        ("tool_calls", odd_or(wild, list(call(wild), 3))),
+        (
+            "function_call",
+            odd_or(
+                wild,
+                members(vec![
+                    ("name", lit(&["\"lookup\""])),
+                    ("arguments", arguments()),
+                ])
+                .prop_map(obj)
+                .boxed(),
+            ),
+        ),
+    ])
+    .prop_map(obj)
+    .boxed()
+}
+
+fn choice(wild: bool) -> BoxedStrategy<String> {
+    let choice = members(vec![
+        (
+            "index",
+            if wild {
+                lit(&["0", "1", "null", "\"1\"", "1.0", "-3", "\"x\"", "1.5"])
+            } else {
+                lit(&["0", "1", "null", "\"1\"", "1.0", "-3"])
+            },
+        ),
+        ("message", odd_or(wild, message(wild))),
+        (
+            "finish_reason",
+            odd_or(
+                wild,
+                lit(&["\"stop\"", "\"tool_calls\"", "\"length\"", "\"\""]),
+            ),
+        ),
+        ("logprobs", lit(&["null"])),
+        ("delta", lit(&["", "", "", "", "", "{}"])),
+    ])
+    .prop_map(obj)
+    .boxed();
+    if !wild {
+        return choice;
+    }
+    prop_oneof![30 => choice, 1 => lit(&["5", "[0, {}, \"stop\"]"])].boxed()
+}
+
+fn chat_body(wild: bool) -> BoxedStrategy<String> {
+    members(vec![
+        ("id", odd_or(wild, lit(&["\"chatcmpl-1\""]))),
+        (
+            "object",
+            odd_or(
+                wild,
+                lit(&[
+                    "\"chat.completion\"",
+                    "\"chat.completion\"",
+                    "\"chat.completion\"",
+                    "\"chat.completion\"",
+                    "\"chat.completion.chunk\"",
+                ]),
+            ),
+        ),
+        ("type", lit(&["", "", "", "", "", "\"message\""])),
+        ("created", odd_or(wild, lit(&["1741570283"]))),
+        ("model", lit(&["\"gpt-4o\"", "\"m\\u00e9\""])),
+        ("system_fingerprint", lit(&["\"fp\"", "null"])),
+        ("choices", odd_or(wild, list(choice(wild), 3))),
+        (
+            "usage",
+            odd_or(
+                wild,
+                lit(&[
+                    "{\"prompt_tokens\":3,\"completion_tokens\":4,\"total_tokens\":7}",
+                    "{\"prompt_tokens\":3,\"completion_tokens\":4,\"total_tokens\":7}",
+                    "{\"prompt_tokens\":3,\"completion_tokens\":4,\"total_tokens\":7}",
+                    "{\"total_tokens\":1e400}",
+                ]),
+            ),
+        ),
+    ])
+    .prop_map(obj)
+    .boxed()
+}
+
+/// A body, now and then cut short or with one byte changed.
+fn maybe_broken(body: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    (body, 0..10_usize, any::<prop::sample::Index>(), 0..4_usize)
+        .prop_map(|(b, how, at, byte)| {
+            let cut = at.index(b.len().max(1));
+            let cut = (0..=cut)
+                .rev()
+                .find(|&i| b.is_char_boundary(i))
+                .unwrap_or(0);
+            match how {
+                0 => b[..cut].to_owned(),
+                1 => format!("{}{}{}", &b[..cut], ["\"", "}", ",", " "][byte], &b[cut..]),
+                _ => b,
+            }
+        })
+        .boxed()
+}
+
+/// Runs `agree` on `cases` generated bodies; at least `share` of them must
+/// be read directly (else the comparison proves little).
+fn agree_on(d: Dialect, bodies: BoxedStrategy<String>, cases: u32, share: f64) {
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    });
+    let (direct, total) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let r = runner.run(&maybe_broken(bodies), |body| {
+        total.set(total.get() + 1);
+        let mut r = Ok(());
+        let read = direct_reads(|| r = agree(d, &body));
+        direct.set(direct.get() + usize::from(read > 0));
+        r
+    });
+    let (direct, total) = (direct.get(), total.get());
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let enough = direct as f64 >= share * total as f64;
+    assert!(enough, "{d:?}: {direct} of {total} bodies read directly");
+}
+
+#[test]
+fn chat_bodies_agree() {
+    // Usual members of usual types (a third broken or cut: see `maybe_broken`),
+    // then members of any type, twice over, not objects.
+    agree_on(Dialect::OpenAiChat, chat_body(false), 500, 0.25);
+    agree_on(Dialect::OpenAiChat, chat_body(true), 500, 0.0);
+}
+
+#[test]
+fn chat_fixtures_agree() {
+    let bodies = [
+        r#"{"id":"chatcmpl-9xYz","object":"chat.completion","created":1741570283,"model":"deepseek-reasoner",
+           "choices":[{"index":0,"message":{"role":"assistant","reasoning_content":"The user wants weather.",
+             "content":"Checking both cities.","refusal":null,"tool_calls":[
+               {"id":"call_a","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}},
+               {"id":"call_b","type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Rome\"}"}}]},
+             "logprobs":null,"finish_reason":"tool_calls"},
+             {"index":1,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},
+              "logprobs":null,"finish_reason":"stop"}],
+           "usage":{"prompt_tokens":41,"completion_tokens":37,"total_tokens":78,
+             "completion_tokens_details":{"reasoning_tokens":6}}}"#,
+        r#"{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":null,
+            "function_call":{"name":"lookup","arguments":"{\"q\":\"x\"}"}},"finish_reason":"function_call"}]}"#,
+        r#"{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"Once upon"},"finish_reason":"length"}]}"#,
+        r#"{"object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","tool_calls":[
+            {"id":"a","type":"function","function":{"name":"f","arguments":"{}"}},
+            {"id":"b","type":"function","function":{"name":"g","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}"#,
+        r#"{"choices":[{"message":{"content":"hi","tool_calls":[{"id":"c","function":{"name":"f","arguments":{"b":1,"a":2}}}]},"finish_reason":""}]}"#,
+        r#"{"type":"message","role":"assistant","content":[],"stop_reason":"end_turn"}"#,
+    ];
+    for (i, body) in bodies.iter().enumerate() {
+        let mut r = Ok(());
+        let direct = direct_reads(|| r = agree(Dialect::OpenAiChat, body));
+        if let Err(e) = r {
+            panic!("{e}");
+        }
+        // All but the last (an Anthropic body) are read directly.
+        assert_eq!(direct > 0, i + 1 < bodies.len(), "{body}");
+    }
+}
