@@ -96,11 +96,18 @@ fn direct(
         Input::Text(t) => t.as_bytes(),
         Input::Value(_) | Input::Tree(_) => return None,
     };
+    let mut live = live;
     let fed = match asm.dialect {
-        // Chat is the first dialect `auto` tries a body as.
-        Some(Dialect::OpenAiChat) | None => {
+        Some(Dialect::OpenAiChat) => {
             super::openai_chat::direct::feed(asm, event_name, input, text, live)
         }
+        Some(Dialect::Anthropic) => {
+            super::anthropic::direct::feed(asm, event_name, input, text, live)
+        }
+        // `auto` tries a body as chat first, then as Anthropic's (Responses'
+        // bodies have no `type`).
+        None => super::openai_chat::direct::feed(asm, event_name, input, text, live.as_deref_mut())
+            .or_else(|| super::anthropic::direct::feed(asm, event_name, input, text, live)),
         Some(_) => None,
     };
     #[cfg(test)]

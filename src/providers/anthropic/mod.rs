@@ -9,6 +9,7 @@
 //! their deltas and stop (Q29).
 
 mod body;
+pub(super) mod direct;
 mod guard;
 
 use std::collections::BTreeSet;
@@ -329,6 +330,19 @@ impl State {
                 None => return Err(f),
             },
         }
+        self.apply_event(s, event_name, ev, input, live)
+    }
+
+    /// Applies one decoded event; `input` is its text, which the start of a
+    /// server-side call or of a tool result keeps whole.
+    fn apply_event(
+        &mut self,
+        s: &mut Stream,
+        event_name: Option<&str>,
+        ev: Event<'_>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
         if let Some(own) = ev.kind.as_deref() {
             s.named_as(event_name, own)?;
         }

@@ -339,6 +339,98 @@ fn chat_bodies_agree() {
     agree_on(Dialect::OpenAiChat, chat_body(true), 500, 0.0);
 }
 
+fn anthropic_block(wild: bool) -> BoxedStrategy<String> {
+    let text_block = members(vec![
+        ("type", lit(&["\"text\""])),
+        ("text", odd_or(wild, text())),
+        (
+            "citations",
+            odd_or(wild, lit(&["null", "[]", "[{\"type\":\"char_location\"}]"])),
+        ),
+    ]);
+    let thinking = members(vec![
+        ("type", lit(&["\"thinking\""])),
+        ("thinking", odd_or(wild, text())),
+        ("signature", odd_or(wild, lit(&["\"sig\"", "\"\"", "null"]))),
+    ]);
+    let tool = members(vec![
+        (
+            "type",
+            lit(&["\"tool_use\"", "\"tool_use\"", "\"server_tool_use\""]),
+        ),
+        (
+            "id",
+            odd_or(wild, lit(&["\"toolu_1\"", "\"toolu_2\"", "\"\""])),
+        ),
+        ("name", odd_or(wild, lit(&["\"get_weather\"", "\"\""]))),
+        (
+            "input",
+            lit(&[
+                "{}",
+                "{\"b\": 1, \"a\": [2, 3.50]}",
+                "{\"city\":\"Paris \\u00e9\"}",
+                "{\"n\":1e400}",
+                "\"text\"",
+                "null",
+            ]),
+        ),
+        ("cache_control", lit(&["null", "{\"type\":\"ephemeral\"}"])),
+    ]);
+    let other = lit(&[
+        "{\"type\":\"redacted_thinking\",\"data\":\"x\"}",
+        "{\"type\":\"web_search_tool_result\",\"tool_use_id\":\"s\",\"content\":[]}",
+        "{\"type\":\"later_kind\"}",
+        "{\"text\":\"no type\"}",
+    ]);
+    let known = prop_oneof![4 => text_block, 2 => thinking, 4 => tool, 1 => Just(Vec::new())]
+        .prop_map(obj)
+        .boxed();
+    if !wild {
+        return prop_oneof![20 => known, 1 => other].boxed();
+    }
+    prop_oneof![20 => known, 3 => other, 1 => lit(&["5"])].boxed()
+}
+
+fn anthropic_body(wild: bool) -> BoxedStrategy<String> {
+    members(vec![
+        ("id", odd_or(wild, lit(&["\"msg_1\""]))),
+        (
+            "type",
+            odd_or(
+                wild,
+                lit(&["\"message\"", "\"message\"", "\"message\"", "\"m\""]),
+            ),
+        ),
+        ("role", odd_or(wild, lit(&["\"assistant\""]))),
+        ("model", lit(&["\"claude\"", "1e400"])),
+        ("content", odd_or(wild, list(anthropic_block(wild), 4))),
+        (
+            "stop_reason",
+            odd_or(
+                wild,
+                lit(&["\"tool_use\"", "\"end_turn\"", "\"max_tokens\"", "null"]),
+            ),
+        ),
+        ("stop_sequence", odd_or(wild, lit(&["null", "\"###\""]))),
+        (
+            "usage",
+            odd_or(
+                wild,
+                lit(&["{\"input_tokens\":3,\"output_tokens\":4}", "null"]),
+            ),
+        ),
+        ("object", lit(&["", "", "", "", "\"chat.completion\""])),
+    ])
+    .prop_map(obj)
+    .boxed()
+}
+
+#[test]
+fn anthropic_bodies_agree() {
+    agree_on(Dialect::Anthropic, anthropic_body(false), 500, 0.15);
+    agree_on(Dialect::Anthropic, anthropic_body(true), 500, 0.0);
+}
+
 #[test]
 fn chat_fixtures_agree() {
     let bodies = [
@@ -367,7 +459,8 @@ fn chat_fixtures_agree() {
         if let Err(e) = r {
             panic!("{e}");
         }
-        // All but the last (an Anthropic body) are read directly.
-        assert_eq!(direct > 0, i + 1 < bodies.len(), "{body}");
+        // All are read directly (the last, an Anthropic body, as one when
+        // named chat: a wrong dialect, which only the reference reports).
+        assert!(direct > 0, "{i}: {body}");
     }
 }
