@@ -15,7 +15,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use memchr::memmem;
-use serde::de::{value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
+use serde::de::{self, value::MapAccessDeserializer, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -91,25 +91,154 @@ struct Choice<'a> {
 struct Message<'a> {
     #[serde(default, borrow)]
     role: Option<&'a RawValue>,
+    /// Decoded as the reference's chunk decodes them (`""` is absent there).
     #[serde(default, borrow)]
-    reasoning_content: Option<&'a RawValue>,
+    reasoning_content: Option<Str<'a>>,
     #[serde(default, borrow)]
-    reasoning: Option<&'a RawValue>,
+    reasoning: Option<Str<'a>>,
     #[serde(default, borrow)]
-    content: Option<&'a RawValue>,
+    content: Option<Content<'a>>,
     #[serde(default, borrow)]
-    refusal: Option<&'a RawValue>,
+    refusal: Option<Str<'a>>,
     #[serde(default, borrow)]
-    tool_calls: Option<&'a RawValue>,
+    tool_calls: Option<Calls<'a>>,
     #[serde(default, borrow)]
     function_call: Option<&'a RawValue>,
 }
 
-/// Whether a call names an `index` at all (`null` included).
-#[derive(Deserialize)]
-struct CallIndex {
-    #[serde(default, deserialize_with = "present")]
-    index: bool,
+/// A message's `tool_calls` read in the body's one pass: what the
+/// reference's chunks give for them (anything but an array: no calls), or
+/// `None` for calls it reads otherwise (a call that is not an object, or that
+/// names its `index` as `null`).
+struct Calls<'a>(Option<Vec<ToolCall<'a>>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Calls<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Calls<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Calls<'de>, A::Error> {
+                let mut calls = Some(Vec::new());
+                while let Some(call) = seq.next_element::<Call<'de>>()? {
+                    match (call.0, &mut calls) {
+                        (Some(c), Some(calls)) => calls.push(c),
+                        _ => calls = None,
+                    }
+                }
+                Ok(Calls(calls))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Calls<'de>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One call of `tool_calls` as the adapter's [`ToolCall`] decodes it (the same
+/// members, each decoded as there, a member twice refused), with its index
+/// given by position when it names none; `None` for a call that is not an
+/// object or names its `index` as `null`.
+struct Call<'a>(Option<ToolCall<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Call<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Call<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Call<'de>, A::Error> {
+                let mut call = ToolCall::default();
+                let mut seen = [false; 6];
+                let mut once = |n: usize| {
+                    let again = std::mem::replace(&mut seen[n], true);
+                    if again {
+                        Err(de::Error::custom("a member twice"))
+                    } else {
+                        Ok(())
+                    }
+                };
+                let mut null_index = false;
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    match &*key {
+                        "index" => {
+                            once(0)?;
+                            call.index = map.next_value()?;
+                            null_index = call.index.is_none();
+                        }
+                        "id" => {
+                            once(1)?;
+                            call.id = map.next_value()?;
+                        }
+                        "function" => {
+                            once(2)?;
+                            call.function = map.next_value()?;
+                        }
+                        "custom" => {
+                            once(3)?;
+                            call.custom = map.next_value()?;
+                        }
+                        "type" => {
+                            once(4)?;
+                            call.kind = map.next_value()?;
+                        }
+                        "extra_content" => {
+                            once(5)?;
+                            call.extra_content = map.next_value()?;
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Call((!null_index).then_some(call)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Call<'de>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Call(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Neither absent, `null` nor `""` (what the reference leaves out of a delta).
@@ -153,7 +282,7 @@ fn chunk<'a>(index: Index, delta: Delta<'a>, finish: Option<Str<'a>>) -> Chunk<'
 }
 
 /// The chunks of a body, in the reference's order; `None` for a body left to it.
-fn chunks(body: Body<'_>) -> Option<Vec<Chunk<'_>>> {
+fn chunks<'a>(body: Body<'a>) -> Option<Vec<Chunk<'a>>> {
     let mut out = Vec::new();
     for (pos, choice) in body.choices.unwrap_or_default().into_iter().enumerate() {
         let choice = choice.0;
@@ -170,43 +299,40 @@ fn chunks(body: Body<'_>) -> Option<Vec<Chunk<'_>>> {
         let delta_finish = || (finish_text == Some("")).then(|| Str("".into()));
         let mut deltas: Vec<Delta<'_>> = Vec::new();
         if let Some(Obj(m)) = choice.message {
-            if let Some(raw) = present_raw(m.reasoning_content) {
+            let filled = |t: Option<Str<'a>>| t.filter(|t| !t.is_empty());
+            if let Some(t) = filled(m.reasoning_content) {
                 deltas.push(Delta {
-                    reasoning_content: Some(from_raw(raw)?),
+                    reasoning_content: Some(t),
                     ..Delta::default()
                 });
             }
-            if let Some(raw) = present_raw(m.reasoning) {
+            if let Some(t) = filled(m.reasoning) {
                 deltas.push(Delta {
-                    reasoning: Some(from_raw(raw)?),
+                    reasoning: Some(t),
                     ..Delta::default()
                 });
             }
-            if let Some(raw) = present_raw(m.content) {
+            let content = m
+                .content
+                .filter(|c| !matches!(c, Content::Text(t) if t.is_empty()));
+            if content.is_some() {
                 deltas.push(Delta {
-                    content: Some(from_raw::<Content<'_>>(raw)?),
+                    content,
                     ..Delta::default()
                 });
             }
-            if let Some(raw) = present_raw(m.refusal) {
+            if let Some(t) = filled(m.refusal) {
                 deltas.push(Delta {
-                    refusal: Some(from_raw(raw)?),
+                    refusal: Some(t),
                     ..Delta::default()
                 });
             }
-            let calls: Option<Vec<&RawValue>> = m
-                .tool_calls
-                .and_then(|raw| serde_json::from_str(raw.get()).ok());
-            for (i, raw) in calls.unwrap_or_default().into_iter().enumerate() {
-                if !raw.get().trim_start().starts_with('{') {
-                    return None;
-                }
-                let mut call: ToolCall<'_> = from_raw(raw)?;
+            let calls = match m.tool_calls {
+                Some(Calls(calls)) => calls?,
+                None => Vec::new(),
+            };
+            for (i, mut call) in calls.into_iter().enumerate() {
                 if call.index.is_none() {
-                    // Named `null`, the reference's chunk would name it twice.
-                    if from_raw::<CallIndex>(raw)?.index {
-                        return None;
-                    }
                     call.index = Some(Index(i64::try_from(i).ok()?));
                 }
                 let mut few = Few::default();
