@@ -170,9 +170,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for Call<'a> {
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Call<'de>, A::Error> {
                 let mut call = ToolCall::default();
-                let mut seen = [false; 6];
-                let mut once = |n: usize| {
-                    let again = std::mem::replace(&mut seen[n], true);
+                let mut seen = 0_u8;
+                let mut once = |n: u8| {
+                    let again = seen & (1 << n) != 0;
+                    seen |= 1 << n;
                     if again {
                         Err(de::Error::custom("a member twice"))
                     } else {
