@@ -104,6 +104,7 @@ fn direct(
         Some(Dialect::Anthropic) => {
             super::anthropic::direct::feed(asm, event_name, input, text, live)
         }
+        Some(Dialect::Cohere) => super::cohere::direct::feed(asm, event_name, input, text, live),
         // `auto` tries a body as chat first, then as Anthropic's (Responses'
         // bodies have no `type`).
         None => super::openai_chat::direct::feed(asm, event_name, input, text, live.as_deref_mut())

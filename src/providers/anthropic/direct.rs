@@ -107,7 +107,7 @@ fn nullable<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Str
 
 /// Whether `text` may hold a number a float cannot hold (an exponent, or 300
 /// digits in a row), which the reference's values refuse.
-fn may_overflow(text: &str) -> bool {
+pub(in crate::providers) fn may_overflow(text: &str) -> bool {
     let mut run = 0;
     let mut prev_digit = false;
     for b in text.bytes() {

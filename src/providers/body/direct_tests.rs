@@ -69,7 +69,14 @@ fn obj(members: Vec<(&'static str, String)>) -> String {
     format!("{{{}}}", inner.join(","))
 }
 
-const ALWAYS: &[&str] = &["message", "choices", "object", "function", "role"];
+const ALWAYS: &[&str] = &[
+    "message",
+    "choices",
+    "object",
+    "function",
+    "role",
+    "finish_reason",
+];
 
 /// Members, each present or not.
 fn members(
@@ -429,6 +436,69 @@ fn anthropic_body(wild: bool) -> BoxedStrategy<String> {
 fn anthropic_bodies_agree() {
     agree_on(Dialect::Anthropic, anthropic_body(false), 500, 0.15);
     agree_on(Dialect::Anthropic, anthropic_body(true), 500, 0.0);
+}
+
+fn cohere_body(wild: bool) -> BoxedStrategy<String> {
+    let part = members(vec![
+        (
+            "type",
+            odd_or(wild, lit(&["\"text\"", "\"text\"", "\"thinking\"", "null"])),
+        ),
+        ("text", odd_or(wild, text())),
+        ("thinking", odd_or(wild, text())),
+    ])
+    .prop_map(obj)
+    .boxed();
+    let function = members(vec![
+        ("name", odd_or(wild, lit(&["\"get_weather\"", "\"\""]))),
+        ("arguments", odd_or(wild, arguments())),
+    ])
+    .prop_map(obj)
+    .boxed();
+    let call = members(vec![
+        ("id", odd_or(wild, lit(&["\"call_1\"", "\"\""]))),
+        ("type", lit(&["\"function\""])),
+        ("function", odd_or(wild, function)),
+    ])
+    .prop_map(obj)
+    .boxed();
+    let message = members(vec![
+        ("role", lit(&["\"assistant\""])),
+        ("tool_plan", odd_or(wild, text())),
+        ("content", odd_or(wild, list(part, 3))),
+        ("tool_calls", odd_or(wild, list(call, 3))),
+        (
+            "citations",
+            odd_or(wild, lit(&["[]", "[{\"start\":0,\"end\":2}]", "null"])),
+        ),
+    ])
+    .prop_map(obj)
+    .boxed();
+    members(vec![
+        ("id", odd_or(wild, lit(&["\"c_1\""]))),
+        (
+            "finish_reason",
+            odd_or(
+                wild,
+                lit(&["\"TOOL_CALL\"", "\"COMPLETE\"", "\"MAX_TOKENS\"", "null"]),
+            ),
+        ),
+        ("message", odd_or(wild, message)),
+        (
+            "usage",
+            odd_or(wild, lit(&["{\"tokens\":{\"output_tokens\":1}}", "null"])),
+        ),
+        ("type", lit(&["", "", "", "", "", "\"x\""])),
+        ("object", lit(&["", "", "", "", "\"x\"", "5"])),
+    ])
+    .prop_map(obj)
+    .boxed()
+}
+
+#[test]
+fn cohere_bodies_agree() {
+    agree_on(Dialect::Cohere, cohere_body(false), 500, 0.15);
+    agree_on(Dialect::Cohere, cohere_body(true), 500, 0.0);
 }
 
 #[test]

@@ -4,6 +4,7 @@
 //! The tool plan is kept as a thinking block.
 
 mod body;
+pub(super) mod direct;
 mod fast;
 mod guard;
 

@@ -33,7 +33,7 @@ const CHUNK: &str = "chat.completion.chunk";
 const BODY: &str = "chat.completion body";
 
 /// A JSON object only (a derived struct would also take an array, by position).
-struct Obj<T>(T);
+pub(in crate::providers) struct Obj<T>(pub(in crate::providers) T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
