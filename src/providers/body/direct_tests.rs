@@ -501,6 +501,70 @@ fn cohere_bodies_agree() {
     agree_on(Dialect::Cohere, cohere_body(true), 500, 0.0);
 }
 
+/// The hand-written bodies of `tests/rust_bodies.rs` (Anthropic and Cohere).
+#[test]
+fn anthropic_and_cohere_fixtures_agree() {
+    let bodies = [
+        (
+            Dialect::Anthropic,
+            false,
+            r#"{
+          "id": "msg_01AbC", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+          "content": [
+            {"type": "thinking", "thinking": "Let me search first.", "signature": "EqQBCgIYAhIM1gbcDa9GJwZA2b3h"},
+            {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIw"},
+            {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "weather Paris"}},
+            {"type": "text", "text": "It is sunny."},
+            {"type": "tool_use", "id": "toolu_02", "name": "book", "input": {"zone": "CET", "city": "Paris", "when": {"day": 2, "at": "09:00"}}}
+          ],
+          "stop_reason": "tool_use", "stop_sequence": null,
+          "usage": {"input_tokens": 2095, "output_tokens": 503, "server_tool_use": {"web_search_requests": 1}}
+        }"#,
+        ),
+        (
+            Dialect::Anthropic,
+            true,
+            r#"{"type":"message","role":"assistant","content":[
+          {"type":"thinking","thinking":"Plan.","signature":"EqQB"},{"type":"text","text":"Hi"},
+          {"type":"tool_use","id":"t1","name":"f","input":{"b":1,"a":[2, 3.50]}}],"stop_reason":"tool_use","usage":{}}"#,
+        ),
+        (
+            Dialect::Anthropic,
+            true,
+            r#"{"type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"now","input":{}}],"stop_reason":"tool_use","usage":{}}"#,
+        ),
+        (
+            Dialect::Anthropic,
+            true,
+            r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"Long"}],"stop_reason":"max_tokens","usage":{}}"#,
+        ),
+        (
+            Dialect::Cohere,
+            true,
+            r#"{"id": "d1f0", "finish_reason": "COMPLETE",
+          "message": {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "Short answer."}, {"type": "text", "text": "Paris."}]},
+          "usage": {"billed_units": {"input_tokens": 5, "output_tokens": 3}, "tokens": {"input_tokens": 70, "output_tokens": 9}}}"#,
+        ),
+        (
+            Dialect::Cohere,
+            true,
+            r#"{"id":"c","finish_reason":"TOOL_CALL","message":{"role":"assistant","tool_plan":"p",
+          "content":[{"type":"text","text":"hi"}],"tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{}"}},
+          {"id":"u","type":"function","function":{"name":"g","arguments":"null"}}],"citations":[{"start":0}]},
+          "usage":{"tokens":{"output_tokens":1}}}"#,
+        ),
+    ];
+    for (d, read_directly, body) in bodies {
+        let mut r = Ok(());
+        let direct = direct_reads(|| r = agree(d, body));
+        if let Err(e) = r {
+            panic!("{e}");
+        }
+        assert_eq!(direct > 0, read_directly, "{body}");
+    }
+}
+
 #[test]
 fn chat_fixtures_agree() {
     let bodies = [
