@@ -105,20 +105,37 @@ fn nullable<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Str
     Option::<Str<'a>>::deserialize(d).map(Some)
 }
 
-/// Whether `text` may hold a number a float cannot hold (an exponent, or 300
-/// digits in a row), which the reference's values refuse.
+/// Whether the JSON `text` may hold a number a float cannot hold (an
+/// exponent, or 300 digits in a row, outside strings), which the reference's
+/// values refuse.
 pub(in crate::providers) fn may_overflow(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
     let mut run = 0;
-    let mut prev_digit = false;
-    for b in text.bytes() {
-        if prev_digit && matches!(b, b'e' | b'E') {
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' {
+            // Past the string: its closing quote is the first one no
+            // backslash escapes.
+            at += 1;
+            while let Some(&c) = bytes.get(at) {
+                at += 1;
+                match c {
+                    b'\\' => at += 1,
+                    b'"' => break,
+                    _ => {}
+                }
+            }
+            run = 0;
+            continue;
+        }
+        if matches!(b, b'e' | b'E') && run > 0 {
             return true;
         }
-        prev_digit = b.is_ascii_digit();
-        run = if prev_digit { run + 1 } else { 0 };
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
         if run >= 300 {
             return true;
         }
+        at += 1;
     }
     false
 }
