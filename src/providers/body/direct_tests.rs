@@ -598,3 +598,16 @@ fn chat_fixtures_agree() {
         assert!(direct > 0, "{i}: {body}");
     }
 }
+
+#[test]
+fn overflow_is_looked_for_outside_strings() {
+    use crate::providers::anthropic::direct::may_overflow;
+    assert!(!may_overflow(
+        r#"{"id":"msg_01e5","n":[1,2.5,-3],"t":true}"#
+    ));
+    assert!(!may_overflow(r#"{"s":"a \"1e400\" b\\","n":0}"#));
+    assert!(may_overflow(r#"{"n":1e400}"#));
+    assert!(may_overflow(r#"{"n":-2.5E-3}"#));
+    assert!(may_overflow(&format!(r#"{{"n":{}}}"#, "9".repeat(300))));
+    assert!(!may_overflow(&format!(r#"{{"s":"{}"}}"#, "9".repeat(300))));
+}
