@@ -17,9 +17,12 @@
 //! Tool inputs that a body holds as JSON objects become their compact text, keys in the order the body has
 //! them; everything else a body holds is passed on as it is.
 
+use std::fmt;
+use std::marker::PhantomData;
 use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
+use serde::de::{value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -27,7 +30,7 @@ use serde_json::{Map, Value};
 use super::detect;
 use super::raw::object_for_shape;
 use super::state::{Fail, Live};
-use super::{Assembler, DecodeKind, Dialect, Error, Input, LiveEvent};
+use super::{Assembler, DecodeKind, Dialect, DialectState, Error, Input, LiveEvent};
 
 /// One event made from a body: built here, or text holding parts of the body
 /// exactly as they are (key order included).
@@ -97,19 +100,24 @@ fn direct(
         Input::Value(_) | Input::Tree(_) => return None,
     };
     let mut live = live;
+    let read = |d: Dialect, asm: &mut Assembler, live: Option<&mut Vec<LiveEvent>>| {
+        DialectState::read_body(
+            d,
+            Body {
+                asm,
+                event_name,
+                input,
+                text,
+                live,
+            },
+        )
+    };
     let fed = match asm.dialect {
-        Some(Dialect::OpenAiChat) => {
-            super::openai_chat::direct::feed(asm, event_name, input, text, live)
-        }
-        Some(Dialect::Anthropic) => {
-            super::anthropic::direct::feed(asm, event_name, input, text, live)
-        }
-        Some(Dialect::Cohere) => super::cohere::direct::feed(asm, event_name, input, text, live),
+        Some(d) => read(d, asm, live),
         // `auto` tries a body as chat first, then as Anthropic's (Responses'
-        // bodies have no `type`).
-        None => super::openai_chat::direct::feed(asm, event_name, input, text, live.as_deref_mut())
-            .or_else(|| super::anthropic::direct::feed(asm, event_name, input, text, live)),
-        Some(_) => None,
+        // bodies have no `type`); other dialects' bodies go to the reference.
+        None => read(Dialect::OpenAiChat, asm, live.as_deref_mut())
+            .or_else(|| read(Dialect::Anthropic, asm, live)),
     };
     #[cfg(test)]
     if fed.is_some() {
@@ -199,6 +207,70 @@ fn shape_of(named: Option<Dialect>, input: Input<'_>) -> Option<Dialect> {
         Input::Json(b) => shape(&object_for_shape(b)?),
         Input::Text(t) => shape(&object_for_shape(t.as_bytes())?),
     }
+}
+
+/// A JSON object only (a derived struct would also take an array, by position).
+pub(crate) struct Obj<T>(pub(crate) T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Obj<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(Obj)
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// Whether the JSON `text` may hold a number a float cannot hold (an
+/// exponent, or 300 digits in a row, outside strings), which the reference's
+/// values refuse.
+pub(crate) fn may_overflow(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    let mut run = 0;
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' {
+            // Past the string: its closing quote is the first one no
+            // backslash escapes.
+            at += 1;
+            while let Some(&c) = bytes.get(at) {
+                at += 1;
+                match c {
+                    b'\\' => at += 1,
+                    b'"' => break,
+                    _ => {}
+                }
+            }
+            run = 0;
+            continue;
+        }
+        if matches!(b, b'e' | b'E') && run > 0 {
+            return true;
+        }
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        if run >= 300 {
+            return true;
+        }
+        at += 1;
+    }
+    false
+}
+
+/// A whole body handed to a direct reader: the assembler, the event as fed
+/// (its name, its input, its bytes) and where live events go.
+pub(crate) struct Body<'a, 'b> {
+    pub(crate) asm: &'a mut Assembler,
+    pub(crate) event_name: Option<&'b str>,
+    pub(crate) input: Input<'b>,
+    pub(crate) text: &'b [u8],
+    pub(crate) live: Option<&'a mut Vec<LiveEvent>>,
 }
 
 /// Renames an error of an event made from a body: it names the body too.
@@ -469,4 +541,5 @@ mod tests {
 }
 
 #[cfg(test)]
+#[path = "body_tests.rs"]
 mod direct_tests;

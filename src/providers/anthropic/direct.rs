@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{ContentBlock, Delta, Event, Message, State};
-use crate::providers::body::renamed;
+use crate::providers::body::{may_overflow, renamed};
 use crate::providers::json::{CompactJson, Index, Str};
 use crate::providers::state::{Fail, Live};
 use crate::providers::{
@@ -103,41 +103,6 @@ struct Block<'a> {
 
 fn nullable<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Str<'a>>>, D::Error> {
     Option::<Str<'a>>::deserialize(d).map(Some)
-}
-
-/// Whether the JSON `text` may hold a number a float cannot hold (an
-/// exponent, or 300 digits in a row, outside strings), which the reference's
-/// values refuse.
-pub(in crate::providers) fn may_overflow(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    let mut run = 0;
-    while let Some(&b) = bytes.get(at) {
-        if b == b'"' {
-            // Past the string: its closing quote is the first one no
-            // backslash escapes.
-            at += 1;
-            while let Some(&c) = bytes.get(at) {
-                at += 1;
-                match c {
-                    b'\\' => at += 1,
-                    b'"' => break,
-                    _ => {}
-                }
-            }
-            run = 0;
-            continue;
-        }
-        if matches!(b, b'e' | b'E') && run > 0 {
-            return true;
-        }
-        run = if b.is_ascii_digit() { run + 1 } else { 0 };
-        if run >= 300 {
-            return true;
-        }
-        at += 1;
-    }
-    false
 }
 
 fn typed(kind: &'static str) -> Event<'static> {

@@ -9,7 +9,7 @@
 //! their deltas and stop (Q29).
 
 mod body;
-pub(super) mod direct;
+mod direct;
 mod guard;
 
 use std::collections::BTreeSet;
@@ -615,6 +615,10 @@ pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
 }
 
 impl Adapter for State {
+    fn read_body(body: super::body::Body<'_, '_>) -> Option<Result<(), super::Error>> {
+        direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
+    }
+
     #[inline]
     fn feed(
         &mut self,

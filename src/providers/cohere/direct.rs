@@ -17,10 +17,8 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{Call, ContentPart, Delta, Event, Function, Msg, State};
-use crate::providers::anthropic::direct::may_overflow;
-use crate::providers::body::renamed;
+use crate::providers::body::{may_overflow, renamed, Obj};
 use crate::providers::json::{present, Index, ObjectOnly, Str};
-use crate::providers::openai_chat::direct::Obj;
 use crate::providers::state::{Fail, Live};
 use crate::providers::{Assembler, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
 

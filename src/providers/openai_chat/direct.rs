@@ -12,17 +12,16 @@
 //! left to the reference, before anything is applied.
 
 use std::fmt;
-use std::marker::PhantomData;
 
 use memchr::memmem;
-use serde::de::{self, value::MapAccessDeserializer, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::content::Content;
 use super::{apply_chunk, ChatChoice, Chunk, Delta, Function, ToolCall};
-use crate::providers::body::renamed;
+use crate::providers::body::{renamed, Obj};
 use crate::providers::json::{present, Few, Index, Str};
 use crate::providers::state::{Fail, Live};
 use crate::providers::{Assembler, Dialect, Error, EventRef, Input, LiveEvent};
@@ -31,25 +30,6 @@ use crate::providers::{Assembler, Dialect, Error, EventRef, Input, LiveEvent};
 const CHUNK: &str = "chat.completion.chunk";
 /// What the reference names the body in errors.
 const BODY: &str = "chat.completion body";
-
-/// A JSON object only (a derived struct would also take an array, by position).
-pub(in crate::providers) struct Obj<T>(pub(in crate::providers) T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V<T>(PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
-            type Value = Obj<T>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
-                T::deserialize(MapAccessDeserializer::new(map)).map(Obj)
-            }
-        }
-        d.deserialize_any(V(PhantomData))
-    }
-}
 
 #[derive(Deserialize)]
 struct Body<'a> {

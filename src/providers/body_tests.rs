@@ -601,7 +601,7 @@ fn chat_fixtures_agree() {
 
 #[test]
 fn overflow_is_looked_for_outside_strings() {
-    use crate::providers::anthropic::direct::may_overflow;
+    use super::may_overflow;
     assert!(!may_overflow(
         r#"{"id":"msg_01e5","n":[1,2.5,-3],"t":true}"#
     ));
