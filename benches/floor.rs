@@ -934,20 +934,32 @@ fn corpus_section(
          medians of {rounds} interleaved rounds, load average {load} when the section \
          started. \"vs floor\" is toolstitch's time over its dialect's floor's on the same \
          files; \"vs OpenAI chat\" is toolstitch's time over its time on OpenAI chat's \
-         files of the same form, which carry the same calls."
+         files of the same form, which carry the same calls; \"vs streamed\" (bodies) is \
+         toolstitch's time per body over its time per stream on the same messages \
+         streamed (each body's twin stream in the corpus, gzipped twins left out), \
+         timed in the same rounds."
     ));
     md.push(String::new());
     md.push(
         "| dialect | form | files | events | MB | toolstitch MB/s | ns / event | floor MB/s \
-         | vs floor | vs OpenAI chat |"
+         | vs floor | vs OpenAI chat | vs streamed |"
             .into(),
     );
-    md.push("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|".into());
+    md.push("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|".into());
     let mut entry = serde_json::Map::new();
     entry.insert("load_average".into(), load.into());
     let mut chat: [Option<f64>; 2] = [None, None];
     for g in &groups {
-        let [ts, fl] = dialects::measure(g, rounds);
+        let twins = if g.body {
+            dialects::twins(g, &files)
+        } else {
+            Vec::new()
+        };
+        let [ts, fl, tw] = dialects::measure(g, &twins, rounds);
+        // A body's time over its message streamed, per file (the twin streams
+        // present: gzipped ones are left out).
+        let vs_streamed = (!twins.is_empty() && tw > 0.0)
+            .then(|| (ts / g.files.len() as f64) / (tw / twins.len() as f64));
         let bytes: usize = g.files.iter().map(|f| f.data.len()).sum();
         let events: usize = g.files.iter().map(|f| dialects::events(f)).sum();
         let form = if g.body { "body" } else { "stream" };
@@ -958,7 +970,7 @@ fn corpus_section(
         let vs_chat = chat[slot].map(|c| ts / c);
         let mb = bytes as f64 / 1e6;
         let line = format!(
-            "| {} | {form} | {} | {events} | {mb:.1} | {:.0} | {:.0} | {:.0} | {:.2}x | {} |",
+            "| {} | {form} | {} | {events} | {mb:.1} | {:.0} | {:.0} | {:.0} | {:.2}x | {} | {} |",
             g.dialect.name(),
             g.files.len(),
             mb / ts,
@@ -966,6 +978,7 @@ fn corpus_section(
             mb / fl,
             ts / fl,
             vs_chat.map_or("-".to_owned(), |r| format!("{r:.2}x")),
+            vs_streamed.map_or("-".to_owned(), |r| format!("{r:.2}x")),
         );
         println!("{name}: {line}");
         md.push(line);
@@ -974,7 +987,8 @@ fn corpus_section(
             serde_json::json!({
                 "files": g.files.len(), "events": events, "bytes": bytes,
                 "toolstitch_seconds": ts, "floor_seconds": fl, "vs_floor": ts / fl,
-                "vs_openai_chat": vs_chat,
+                "vs_openai_chat": vs_chat, "twin_streams": twins.len(),
+                "twin_streams_seconds": tw, "vs_streamed": vs_streamed,
             }),
         );
     }

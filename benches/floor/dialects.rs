@@ -35,6 +35,9 @@ pub enum Transport {
 pub struct File {
     pub dialect: Dialect,
     pub transport: Transport,
+    /// The response's number in the corpus: a body and its twin stream (the
+    /// same message streamed) share it.
+    pub number: u32,
     pub data: Vec<u8>,
 }
 
@@ -67,6 +70,13 @@ pub fn load(dir: &Path) -> Vec<File> {
                 "eventstream" => Transport::EventStream,
                 _ => Transport::Body,
             },
+            number: e
+                .path
+                .rsplit('/')
+                .next()
+                .and_then(|n| n.split('-').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(u32::MAX),
             data: std::fs::read(dir.join(&e.path)).unwrap(),
         })
         .collect()
@@ -747,9 +757,23 @@ pub fn groups(files: &[File]) -> Vec<Group<'_>> {
     out
 }
 
-/// `[toolstitch seconds, floor seconds]`, medians of interleaved rounds, after
-/// checking that the floor rebuilds toolstitch's calls on every file.
-pub fn measure(g: &Group<'_>, rounds: usize) -> [f64; 2] {
+/// The streams of the same messages as a group of bodies (gzipped ones are
+/// not loaded, so a body may have none).
+pub fn twins<'c>(g: &Group<'_>, files: &'c [File]) -> Vec<&'c File> {
+    files
+        .iter()
+        .filter(|f| {
+            f.dialect == g.dialect
+                && f.transport != Transport::Body
+                && g.files.iter().any(|b| b.number == f.number)
+        })
+        .collect()
+}
+
+/// `[toolstitch seconds, floor seconds, toolstitch seconds on the twin
+/// streams]`, medians of interleaved rounds, after checking that the floor
+/// rebuilds toolstitch's calls on every file.
+pub fn measure(g: &Group<'_>, twins: &[&File], rounds: usize) -> [f64; 3] {
     for f in &g.files {
         let want = calls_of_toolstitch(&toolstitch(f));
         let got: Calls = floor(f)
@@ -765,13 +789,16 @@ pub fn measure(g: &Group<'_>, rounds: usize) -> [f64; 2] {
     }
     // A small group is run several times per round, so that each timing
     // spans at least 50 ms (a few scheduler slices on a shared machine).
-    let t0 = Instant::now();
-    for f in &g.files {
-        drop(std::hint::black_box(toolstitch(f)));
-    }
-    let once = t0.elapsed().as_secs_f64().max(1e-6);
-    let reps = (0.05 / once).ceil().max(1.0) as usize;
-    let mut times = [Vec::new(), Vec::new()];
+    let reps = |files: &[&File]| {
+        let t0 = Instant::now();
+        for f in files {
+            drop(std::hint::black_box(toolstitch(f)));
+        }
+        let once = t0.elapsed().as_secs_f64().max(1e-6);
+        (0.05 / once).ceil().max(1.0) as usize
+    };
+    let (reps, twin_reps) = (reps(&g.files), reps(twins));
+    let mut times = [Vec::new(), Vec::new(), Vec::new()];
     for _ in 0..rounds {
         let t0 = Instant::now();
         for _ in 0..reps {
@@ -787,7 +814,20 @@ pub fn measure(g: &Group<'_>, rounds: usize) -> [f64; 2] {
             }
         }
         times[1].push(t0.elapsed().as_secs_f64() / reps as f64);
+        if !twins.is_empty() {
+            let t0 = Instant::now();
+            for _ in 0..twin_reps {
+                for f in twins {
+                    drop(std::hint::black_box(toolstitch(f)));
+                }
+            }
+            times[2].push(t0.elapsed().as_secs_f64() / twin_reps as f64);
+        }
     }
-    let [a, b] = times;
-    [median(a), median(b)]
+    let [a, b, c] = times;
+    [
+        median(a),
+        median(b),
+        if c.is_empty() { 0.0 } else { median(c) },
+    ]
 }

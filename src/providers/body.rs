@@ -17,9 +17,12 @@
 //! Tool inputs that a body holds as JSON objects become their compact text, keys in the order the body has
 //! them; everything else a body holds is passed on as it is.
 
+use std::fmt;
+use std::marker::PhantomData;
 use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
+use serde::de::{value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -27,7 +30,7 @@ use serde_json::{Map, Value};
 use super::detect;
 use super::raw::object_for_shape;
 use super::state::{Fail, Live};
-use super::{Assembler, DecodeKind, Dialect, Error, Input, LiveEvent};
+use super::{Assembler, DecodeKind, Dialect, DialectState, Error, Input, LiveEvent};
 
 /// One event made from a body: built here, or text holding parts of the body
 /// exactly as they are (key order included).
@@ -54,6 +57,10 @@ pub(super) fn intercept(
     if is_array(input) {
         return Some(feed_array(asm, event_name, input, live));
     }
+    let mut live = live;
+    if let Some(fed) = direct(asm, event_name, input, live.as_deref_mut()) {
+        return Some(fed);
+    }
     let shape = match asm.dialect {
         Some(d) if !may_be_body(d, input) => return None,
         named => shape_of(named, input)?,
@@ -71,6 +78,79 @@ pub(super) fn intercept(
             Some(feed_body(asm, shape, event_name, input, live))
         }
     }
+}
+
+/// A body read directly, as the typed message its dialect's direct reader
+/// decodes it into (`direct.rs` in the dialect's folder): `None` for an event
+/// that reader does not certify (not a body, a body of an unusual shape, bad
+/// JSON), which the reference path below reads as today. A direct reader
+/// gives exactly what the reference gives (`body_tests.rs` holds them to it).
+fn direct(
+    asm: &mut Assembler,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    live: Option<&mut Vec<LiveEvent>>,
+) -> Option<Result<(), Error>> {
+    if reference_only() {
+        return None;
+    }
+    let text = match input {
+        Input::Json(b) => b,
+        Input::Text(t) => t.as_bytes(),
+        Input::Value(_) | Input::Tree(_) => return None,
+    };
+    let mut live = live;
+    let read = |d: Dialect, asm: &mut Assembler, live: Option<&mut Vec<LiveEvent>>| {
+        DialectState::read_body(
+            d,
+            Body {
+                asm,
+                event_name,
+                input,
+                text,
+                live,
+            },
+        )
+    };
+    let fed = match asm.dialect {
+        Some(d) => read(d, asm, live),
+        // `auto` tries a body as chat first, then as Anthropic's (Responses'
+        // bodies have no `type`); other dialects' bodies go to the reference.
+        None => read(Dialect::OpenAiChat, asm, live.as_deref_mut())
+            .or_else(|| read(Dialect::Anthropic, asm, live)),
+    };
+    #[cfg(test)]
+    if fed.is_some() {
+        DIRECT_READS.with(|n| n.set(n.get() + 1));
+    }
+    fed
+}
+
+#[cfg(test)]
+thread_local! {
+    static REFERENCE_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Bodies the direct readers read (the tests check they read some).
+    pub(crate) static DIRECT_READS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Whether bodies take the reference path only (the tests that compare the two).
+#[cfg(not(test))]
+const fn reference_only() -> bool {
+    false
+}
+
+#[cfg(test)]
+fn reference_only() -> bool {
+    REFERENCE_ONLY.with(std::cell::Cell::get)
+}
+
+/// Runs `f` with every body read by the reference path only.
+#[cfg(test)]
+pub(crate) fn with_reference<T>(f: impl FnOnce() -> T) -> T {
+    REFERENCE_ONLY.with(|r| r.set(true));
+    let out = f();
+    REFERENCE_ONLY.with(|r| r.set(false));
+    out
 }
 
 fn is_array(input: Input<'_>) -> bool {
@@ -129,8 +209,72 @@ fn shape_of(named: Option<Dialect>, input: Input<'_>) -> Option<Dialect> {
     }
 }
 
+/// A JSON object only (a derived struct would also take an array, by position).
+pub(crate) struct Obj<T>(pub(crate) T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for V<T> {
+            type Value = Obj<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Obj<T>, A::Error> {
+                T::deserialize(MapAccessDeserializer::new(map)).map(Obj)
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// Whether the JSON `text` may hold a number a float cannot hold (an
+/// exponent, or 300 digits in a row, outside strings), which the reference's
+/// values refuse.
+pub(crate) fn may_overflow(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    let mut run = 0;
+    while let Some(&b) = bytes.get(at) {
+        if b == b'"' {
+            // Past the string: its closing quote is the first one no
+            // backslash escapes.
+            at += 1;
+            while let Some(&c) = bytes.get(at) {
+                at += 1;
+                match c {
+                    b'\\' => at += 1,
+                    b'"' => break,
+                    _ => {}
+                }
+            }
+            run = 0;
+            continue;
+        }
+        if matches!(b, b'e' | b'E') && run > 0 {
+            return true;
+        }
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        if run >= 300 {
+            return true;
+        }
+        at += 1;
+    }
+    false
+}
+
+/// A whole body handed to a direct reader: the assembler, the event as fed
+/// (its name, its input, its bytes) and where live events go.
+pub(crate) struct Body<'a, 'b> {
+    pub(crate) asm: &'a mut Assembler,
+    pub(crate) event_name: Option<&'b str>,
+    pub(crate) input: Input<'b>,
+    pub(crate) text: &'b [u8],
+    pub(crate) live: Option<&'a mut Vec<LiveEvent>>,
+}
+
 /// Renames an error of an event made from a body: it names the body too.
-fn renamed(mut e: Error, what: &str) -> Error {
+pub(crate) fn renamed(mut e: Error, what: &str) -> Error {
     if let Some(ev) = e.event_mut() {
         ev.event_type = if ev.event_type.is_empty() {
             what.to_owned()
@@ -395,3 +539,7 @@ mod tests {
         assert!(matches!(empty, Made::Text(t) if t == r#"{"block":{"z": 1, "a": [2]}}"#));
     }
 }
+
+#[cfg(test)]
+#[path = "body_tests.rs"]
+mod direct_tests;

@@ -15,7 +15,7 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
-use super::body::Made;
+use super::body::{Body, Made};
 use super::outcome::TokenUsage;
 use super::protocol::Protocol;
 use super::scan::Facts;
@@ -211,6 +211,17 @@ macro_rules! dialects {
                     $(DialectState::$variant(st) => st.rebuilt_inputs(),)+
                 }
             }
+
+            /// Dialect `d`'s direct reader of a whole body (`Adapter::read_body`).
+            pub(crate) fn read_body(
+                d: Dialect,
+                body: $crate::providers::body::Body<'_, '_>,
+            ) -> Option<Result<(), $crate::providers::Error>> {
+                use $crate::providers::registry::Adapter as _;
+                match d {
+                    $(Dialect::$variant => <$module::State>::read_body(body),)+
+                }
+            }
         }
     };
 }
@@ -264,6 +275,13 @@ pub(crate) trait Adapter: Default {
     /// itself rather than keeping it as text in the stream.
     fn rebuilt_inputs(&self) -> Vec<(i64, i64, String)> {
         Vec::new()
+    }
+
+    /// Reads a whole body of the dialect directly (`body.rs`): `None`, with
+    /// nothing changed, for a body left to the reference path (and for every
+    /// body of a dialect without a direct reader).
+    fn read_body(_body: Body<'_, '_>) -> Option<Result<(), Error>> {
+        None
     }
 }
 

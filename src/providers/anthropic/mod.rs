@@ -9,6 +9,7 @@
 //! their deltas and stop (Q29).
 
 mod body;
+mod direct;
 mod guard;
 
 use std::collections::BTreeSet;
@@ -329,6 +330,19 @@ impl State {
                 None => return Err(f),
             },
         }
+        self.apply_event(s, event_name, ev, input, live)
+    }
+
+    /// Applies one decoded event; `input` is its text, which the start of a
+    /// server-side call or of a tool result keeps whole.
+    fn apply_event(
+        &mut self,
+        s: &mut Stream,
+        event_name: Option<&str>,
+        ev: Event<'_>,
+        input: Input<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
         if let Some(own) = ev.kind.as_deref() {
             s.named_as(event_name, own)?;
         }
@@ -601,6 +615,10 @@ pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
 }
 
 impl Adapter for State {
+    fn read_body(body: super::body::Body<'_, '_>) -> Option<Result<(), super::Error>> {
+        direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
+    }
+
     #[inline]
     fn feed(
         &mut self,

@@ -4,6 +4,7 @@
 //! The tool plan is kept as a thinking block.
 
 mod body;
+mod direct;
 mod fast;
 mod guard;
 
@@ -294,6 +295,10 @@ pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
 }
 
 impl Adapter for State {
+    fn read_body(body: super::body::Body<'_, '_>) -> Option<Result<(), super::Error>> {
+        direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
+    }
+
     #[inline]
     fn feed(
         &mut self,

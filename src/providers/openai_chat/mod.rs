@@ -5,6 +5,7 @@
 //! then the call routing of Q1 / Q2 / Q20 before the accumulator sees a key.
 
 mod body;
+mod direct;
 mod guard;
 mod calls;
 mod content;
@@ -561,6 +562,10 @@ pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
 pub(crate) struct State;
 
 impl Adapter for State {
+    fn read_body(body: super::body::Body<'_, '_>) -> Option<Result<(), super::Error>> {
+        direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
+    }
+
     #[inline]
     fn feed(
         &mut self,

@@ -1,0 +1,298 @@
+//! The Anthropic `Message` body read directly (QUIRKS.md Q31): one typed,
+//! borrowing decode of the body, then each event its stream would have sent
+//! built in place as the typed [`Event`] the adapter applies. No `Value` tree of
+//! the content, no JSON text of the events, no second decode.
+//!
+//! It gives what `body.rs` gives (the reference): the same events in the same
+//! order, applied by the same [`State::apply_event`], with the same names in
+//! errors. A body it cannot certify to be read exactly so is left to the
+//! reference, before anything is applied: JSON that does not decode, a member
+//! of an unusual type or given twice, a block other than text, thinking or a
+//! client's `tool_use` (server tools, results, redacted thinking, later kinds,
+//! citations: their events carry the block's text whole), a number a float
+//! cannot hold, a stream already ended.
+
+use std::fmt;
+
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::{ContentBlock, Delta, Event, Message, State};
+use crate::providers::body::{may_overflow, renamed};
+use crate::providers::json::{CompactJson, Index, Str};
+use crate::providers::state::{Fail, Live};
+use crate::providers::{
+    Assembler, Dialect, DialectState, Error, EventRef, Input, LiveEvent,
+};
+
+/// What the reference names the body in errors.
+const BODY: &str = "Anthropic `message` body";
+
+/// The body: the members the reference reads, every other one decoded as the
+/// reference decodes it (a value) and dropped.
+#[derive(Default)]
+struct Body<'a> {
+    content: Option<Vec<&'a RawValue>>,
+    stop_reason: Option<Value>,
+    stop_sequence: Option<Value>,
+    usage: Option<Value>,
+    /// `type` is `"message"` (the body's shape).
+    is_message: bool,
+    /// `object` is present (`auto` tries other dialects' bodies first).
+    has_object: bool,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Body<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Body<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Body<'de>, A::Error> {
+                let mut b = Body::default();
+                let mut seen = std::collections::BTreeSet::new();
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    if !seen.insert(key.0.clone()) {
+                        return Err(serde::de::Error::custom("a member twice"));
+                    }
+                    match &*key {
+                        "content" => b.content = map.next_value()?,
+                        "stop_reason" => b.stop_reason = map.next_value()?,
+                        "stop_sequence" => b.stop_sequence = map.next_value()?,
+                        "usage" => b.usage = map.next_value()?,
+                        other => {
+                            let v: Value = map.next_value()?;
+                            if other == "type" {
+                                b.is_message = v.as_str() == Some("message");
+                            } else if other == "object" {
+                                b.has_object = true;
+                            }
+                        }
+                    }
+                }
+                Ok(b)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The members of a block the reference reads (`text` and `thinking`: absent,
+/// `null` or a string, which the reference tells apart).
+#[derive(Deserialize)]
+struct Block<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Str<'a>,
+    #[serde(default, borrow, deserialize_with = "nullable")]
+    text: Option<Option<Str<'a>>>,
+    #[serde(default)]
+    citations: Option<Vec<IgnoredAny>>,
+    #[serde(default, borrow, deserialize_with = "nullable")]
+    thinking: Option<Option<Str<'a>>>,
+    #[serde(default, borrow)]
+    signature: Option<Str<'a>>,
+    /// Read only so that a second `input` is refused, as the reference's is.
+    #[serde(default)]
+    #[allow(dead_code)]
+    input: Option<IgnoredAny>,
+}
+
+fn nullable<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Str<'a>>>, D::Error> {
+    Option::<Str<'a>>::deserialize(d).map(Some)
+}
+
+fn typed(kind: &'static str) -> Event<'static> {
+    Event {
+        kind: Some(Str(kind.into())),
+        ..Event::default()
+    }
+}
+
+fn at(kind: &'static str, i: usize) -> Option<Event<'static>> {
+    Some(Event {
+        index: Some(Index(i64::try_from(i).ok()?)),
+        ..typed(kind)
+    })
+}
+
+fn start<'a>(i: usize, block: ContentBlock<'a>) -> Option<Event<'a>> {
+    Some(Event {
+        content_block: Some(Box::new(block)),
+        ..at("content_block_start", i)?
+    })
+}
+
+fn delta<'a>(i: usize, delta: Delta<'a>) -> Option<Event<'a>> {
+    Some(Event {
+        delta: Some(delta),
+        ..at("content_block_delta", i)?
+    })
+}
+
+fn usage(u: Option<Value>) -> Option<Option<Map<String, Value>>> {
+    match u {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::Object(m)) => Some(Some(m)),
+        Some(_) => None,
+    }
+}
+
+fn str_of(v: Option<Value>) -> Option<Option<Str<'static>>> {
+    match v {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(s)) => Some(Some(Str(s.into()))),
+        Some(_) => None,
+    }
+}
+
+/// The events of a body, in the reference's order; `None` for a body left to it.
+fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
+    let message = Message {
+        usage: usage(body.usage.clone())?,
+    };
+    let mut out = vec![Event {
+        message: Some(message),
+        ..typed("message_start")
+    }];
+    for (i, raw) in body.content.unwrap_or_default().into_iter().enumerate() {
+        let block: Block<'_> = serde_json::from_str(raw.get()).ok()?;
+        if block.citations.is_some_and(|c| !c.is_empty()) || may_overflow(raw.get()) {
+            return None;
+        }
+        let empty = || Some(Str("".into()));
+        match &*block.kind {
+            "text" => {
+                out.push(start(
+                    i,
+                    ContentBlock {
+                        kind: Str("text".into()),
+                        text: empty(),
+                        ..ContentBlock::default()
+                    },
+                )?);
+                let text = block.text.unwrap_or_else(|| Some(Str::default()));
+                out.push(delta(
+                    i,
+                    Delta {
+                        kind: Some(Str("text_delta".into())),
+                        text,
+                        ..Delta::default()
+                    },
+                )?);
+            }
+            "thinking" => {
+                out.push(start(
+                    i,
+                    ContentBlock {
+                        kind: Str("thinking".into()),
+                        thinking: empty(),
+                        signature: empty(),
+                        ..ContentBlock::default()
+                    },
+                )?);
+                let thinking = block.thinking.unwrap_or_else(|| Some(Str::default()));
+                out.push(delta(
+                    i,
+                    Delta {
+                        kind: Some(Str("thinking_delta".into())),
+                        thinking,
+                        ..Delta::default()
+                    },
+                )?);
+                if let Some(sig) = block.signature.filter(|s| !s.is_empty()) {
+                    out.push(delta(
+                        i,
+                        Delta {
+                            kind: Some(Str("signature_delta".into())),
+                            signature: Some(sig),
+                            ..Delta::default()
+                        },
+                    )?);
+                }
+            }
+            "tool_use" => {
+                // The block as its start (its `input` as `{}`), then its input.
+                let mut head: ContentBlock<'_> = serde_json::from_str(raw.get()).ok()?;
+                let input = head.input.take().map(|c| c.0).unwrap_or_default();
+                head.input = Some(CompactJson("{}".to_owned()));
+                out.push(start(i, head)?);
+                let text = if input == "{}" { String::new() } else { input };
+                out.push(delta(
+                    i,
+                    Delta {
+                        kind: Some(Str("input_json_delta".into())),
+                        partial_json: Some(Str(text.into())),
+                        ..Delta::default()
+                    },
+                )?);
+            }
+            _ => return None,
+        }
+        out.push(at("content_block_stop", i)?);
+    }
+    let end = Delta {
+        stop_reason: str_of(body.stop_reason)?,
+        ..Delta::default()
+    };
+    out.push(Event {
+        delta: Some(end),
+        usage: usage(body.usage)?,
+        ..typed("message_delta")
+    });
+    out.push(typed("message_stop"));
+    Some(out)
+}
+
+/// Reads `text` (the event `input`) as a whole Anthropic `Message` body into
+/// `asm`, if it is one this path reads exactly as the reference does; `None`
+/// (nothing changed) otherwise.
+pub(in crate::providers) fn feed(
+    asm: &mut Assembler,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    text: &[u8],
+    mut live: Option<&mut Vec<LiveEvent>>,
+) -> Option<Result<(), Error>> {
+    if asm.stream.done || memchr::memmem::find(text, b"\"message\"").is_none() {
+        return None;
+    }
+    let body: Body<'_> = match input {
+        Input::Text(t) => serde_json::from_str(t).ok()?,
+        _ => serde_json::from_slice(text).ok()?,
+    };
+    if !body.is_message || (asm.dialect.is_none() && body.has_object) {
+        return None;
+    }
+    let events = events(body)?;
+    asm.decide(Dialect::Anthropic);
+    for ev in events {
+        let event_type = ev.kind.as_ref().map(|k| k.0.to_string()).unwrap_or_default();
+        let s = &mut asm.stream;
+        s.dialect = Some(Dialect::Anthropic);
+        s.unknown = None;
+        let Some(DialectState::Anthropic(st)) = &mut asm.state else {
+            return None;
+        };
+        let mut l = Live(live.as_deref_mut());
+        // The events read here never need their text (see the module).
+        if let Err(f) = State::apply_event(st, s, None, ev, Input::Text("{}"), &mut l) {
+            if matches!(f, Fail::Provider { .. }) {
+                asm.stream.fail_all();
+            }
+            let event = EventRef {
+                ordinal: asm.events,
+                event_type,
+            };
+            return Some(Err(renamed(f.into_error(event), BODY)));
+        }
+    }
+    let mut l = Live(live);
+    Some(
+        asm.ended_whole(&mut l)
+            .map_err(|f| renamed(asm.wrap(f, event_name, input), BODY)),
+    )
+}

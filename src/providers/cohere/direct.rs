@@ -1,0 +1,297 @@
+//! The Cohere v2 chat response body read directly (QUIRKS.md Q31): one typed,
+//! borrowing decode of the body, then each event its stream would have sent
+//! built in place as the typed [`Event`] the adapter applies. No `Value` tree of
+//! the parts and calls, no JSON text of the events, no second decode.
+//!
+//! It gives what `body.rs` gives (the reference): the same events in the same
+//! order, applied by the same `State::event`, with the same names in errors.
+//! A body it cannot certify to be read exactly so is left to the reference,
+//! before anything is applied: JSON that does not decode, a member of an
+//! unusual type or given twice, a part or call that is not an object, a
+//! number a float cannot hold, a body fed to `auto` (other dialects' bodies
+//! are tried first there), a stream already ended.
+
+use serde::de::{Deserializer, IgnoredAny};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::{Call, ContentPart, Delta, Event, Function, Msg, State};
+use crate::providers::body::{may_overflow, renamed, Obj};
+use crate::providers::json::{present, Index, ObjectOnly, Str};
+use crate::providers::state::{Fail, Live};
+use crate::providers::{Assembler, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
+
+/// What the reference names the body in errors.
+const BODY: &str = "Cohere chat body";
+
+/// A member present (`null` included) and its value.
+fn valued<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// Absent, `null` or a string, told apart.
+fn nullable<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<Option<Str<'a>>>, D::Error> {
+    Option::<Str<'a>>::deserialize(d).map(Some)
+}
+
+#[derive(Deserialize)]
+struct Body<'a> {
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "valued")]
+    finish_reason: Option<Value>,
+    #[serde(default, borrow)]
+    message: Option<Obj<Message<'a>>>,
+    #[serde(default)]
+    usage: Option<Value>,
+    #[serde(default, rename = "type", deserialize_with = "present")]
+    has_type: bool,
+    #[serde(default)]
+    object: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(default)]
+    role: Option<IgnoredAny>,
+    #[serde(default, borrow)]
+    content: Option<Vec<Obj<Part<'a>>>>,
+    #[serde(default)]
+    tool_plan: Option<Value>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<Obj<CallIn<'a>>>>,
+    #[serde(default)]
+    citations: Option<Vec<IgnoredAny>>,
+}
+
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Str<'a>>,
+    #[serde(default, borrow, deserialize_with = "nullable")]
+    text: Option<Option<Str<'a>>>,
+    #[serde(default, borrow, deserialize_with = "nullable")]
+    thinking: Option<Option<Str<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct CallIn<'a> {
+    #[serde(default, borrow)]
+    id: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    function: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct FunctionIn<'a> {
+    #[serde(default, borrow)]
+    name: Option<Str<'a>>,
+    #[serde(default, borrow, deserialize_with = "nullable")]
+    arguments: Option<Option<Str<'a>>>,
+}
+
+fn typed(kind: &'static str) -> Event<'static> {
+    Event {
+        kind: Some(Str(kind.into())),
+        ..Event::default()
+    }
+}
+
+fn at(kind: &'static str, i: usize) -> Option<Event<'static>> {
+    Some(Event {
+        index: Some(Index(i64::try_from(i).ok()?)),
+        ..typed(kind)
+    })
+}
+
+fn with_message<'a>(ev: Event<'a>, message: Msg<'a>) -> Event<'a> {
+    Event {
+        delta: Some(Delta {
+            message: Some(message),
+            ..Delta::default()
+        }),
+        ..ev
+    }
+}
+
+fn str_of(v: Option<Value>) -> Option<Option<Str<'static>>> {
+    match v {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::String(s)) => Some(Some(Str(s.into()))),
+        Some(_) => None,
+    }
+}
+
+fn usage(u: Option<Value>) -> Option<Option<Map<String, Value>>> {
+    match u {
+        None | Some(Value::Null) => Some(None),
+        Some(Value::Object(m)) => Some(Some(m)),
+        Some(_) => None,
+    }
+}
+
+/// The events of a body, in the reference's order; `None` for a body left to it.
+fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
+    let message = body.message?.0;
+    let _ = message.role;
+    let start = Msg {
+        tool_plan: Some(Str("".into())),
+        ..Msg::default()
+    };
+    let mut out = vec![with_message(typed("message-start"), start)];
+    match message.tool_plan {
+        None | Some(Value::Null) => {}
+        Some(Value::String(p)) if p.is_empty() => {}
+        Some(Value::String(p)) => out.push(with_message(
+            typed("tool-plan-delta"),
+            Msg {
+                tool_plan: Some(Str(p.into())),
+                ..Msg::default()
+            },
+        )),
+        Some(_) => return None,
+    }
+    for (i, Obj(part)) in message.content.unwrap_or_default().into_iter().enumerate() {
+        let thinking = part.kind.as_deref() == Some("thinking");
+        let empty = Some(Str("".into()));
+        let (started, delta) = if thinking {
+            let started = ContentPart {
+                kind: part.kind.clone(),
+                text: part.text.flatten(),
+                thinking: empty,
+            };
+            let delta = ContentPart {
+                thinking: part.thinking.unwrap_or_else(|| Some(Str::default())),
+                ..ContentPart::default()
+            };
+            (started, delta)
+        } else {
+            let started = ContentPart {
+                kind: part.kind.clone(),
+                text: empty,
+                thinking: part.thinking.flatten(),
+            };
+            let delta = ContentPart {
+                text: part.text.unwrap_or_else(|| Some(Str::default())),
+                ..ContentPart::default()
+            };
+            (started, delta)
+        };
+        let content = |p| Msg {
+            content: ObjectOnly(Some(p)),
+            ..Msg::default()
+        };
+        out.push(with_message(at("content-start", i)?, content(started)));
+        out.push(with_message(at("content-delta", i)?, content(delta)));
+        out.push(at("content-end", i)?);
+    }
+    for i in 0..message.citations.map_or(0, |c| c.len()) {
+        out.push(with_message(at("citation-start", i)?, Msg::default()));
+        out.push(at("citation-end", i)?);
+    }
+    for (i, Obj(call)) in message
+        .tool_calls
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+    {
+        let function = match call.function {
+            Some(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get()).ok()?,
+            _ => FunctionIn {
+                name: None,
+                arguments: None,
+            },
+        };
+        let head = Call {
+            id: call.id,
+            function: Some(Function {
+                name: function.name,
+                arguments: Some(Str("".into())),
+            }),
+        };
+        let tools = |c| Msg {
+            tool_calls: ObjectOnly(Some(c)),
+            ..Msg::default()
+        };
+        out.push(with_message(at("tool-call-start", i)?, tools(head)));
+        let args = Call {
+            id: None,
+            function: Some(Function {
+                name: None,
+                arguments: function.arguments.unwrap_or_else(|| Some(Str::default())),
+            }),
+        };
+        out.push(with_message(at("tool-call-delta", i)?, tools(args)));
+        out.push(at("tool-call-end", i)?);
+    }
+    let end = Delta {
+        finish_reason: str_of(body.finish_reason)?,
+        usage: usage(body.usage)?,
+        ..Delta::default()
+    };
+    out.push(Event {
+        delta: Some(end),
+        ..typed("message-end")
+    });
+    Some(out)
+}
+
+/// Reads `text` (the event `input`) as a whole Cohere chat response body into
+/// `asm`, if it is one this path reads exactly as the reference does; `None`
+/// (nothing changed) otherwise.
+pub(in crate::providers) fn feed(
+    asm: &mut Assembler,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    text: &[u8],
+    mut live: Option<&mut Vec<LiveEvent>>,
+) -> Option<Result<(), Error>> {
+    if asm.stream.done || memchr::memmem::find(text, b"\"finish_reason\"").is_none() {
+        return None;
+    }
+    let body: Body<'_> = match input {
+        Input::Text(t) => serde_json::from_str(t).ok()?,
+        _ => serde_json::from_slice(text).ok()?,
+    };
+    // The body's shape (`SPEC.body.shape`).
+    let shaped = !body.has_type
+        && !body.object.as_ref().is_some_and(Value::is_string)
+        && body.message.is_some()
+        && body.finish_reason.is_some();
+    if !shaped || may_overflow(std::str::from_utf8(text).ok()?) {
+        return None;
+    }
+    let _ = &body.id;
+    let events = events(body)?;
+    asm.decide(Dialect::Cohere);
+    for ev in events {
+        let event_type = ev
+            .kind
+            .as_ref()
+            .map(|k| k.0.to_string())
+            .unwrap_or_default();
+        let s = &mut asm.stream;
+        s.dialect = Some(Dialect::Cohere);
+        s.unknown = None;
+        let Some(DialectState::Cohere(st)) = &mut asm.state else {
+            return None;
+        };
+        let mut l = Live(live.as_deref_mut());
+        if let Err(f) = State::event(st, s, None, ev, &mut l) {
+            if matches!(f, Fail::Provider { .. }) {
+                asm.stream.fail_all();
+            }
+            let event = EventRef {
+                ordinal: asm.events,
+                event_type,
+            };
+            return Some(Err(renamed(f.into_error(event), BODY)));
+        }
+    }
+    let mut l = Live(live);
+    Some(
+        asm.ended_whole(&mut l)
+            .map_err(|f| renamed(asm.wrap(f, event_name, input), BODY)),
+    )
+}

@@ -1,0 +1,406 @@
+//! The OpenAI `chat.completion` body read directly (QUIRKS.md Q31): one typed,
+//! borrowing decode of the body, then each chunk its stream would have sent
+//! built in place as the typed [`Chunk`] the adapter applies. No `Value` tree of
+//! the body, no JSON text of its chunks, no second decode.
+//!
+//! It gives what `body.rs` gives (the reference: the chunks as JSON text, each
+//! dispatched): the same chunks, in the same order, applied by the same
+//! [`apply_chunk`], with the same names in errors. A body it cannot certify
+//! to be read exactly as the reference reads it (JSON that does not decode,
+//! a member of an unusual type, duplicate members, a choice or call that is
+//! not an object, a call whose `index` is `null`, a stream already ended) is
+//! left to the reference, before anything is applied.
+
+use std::fmt;
+
+use memchr::memmem;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::content::Content;
+use super::{apply_chunk, ChatChoice, Chunk, Delta, Function, ToolCall};
+use crate::providers::body::{renamed, Obj};
+use crate::providers::json::{present, Few, Index, Str};
+use crate::providers::state::{Fail, Live};
+use crate::providers::{Assembler, Dialect, Error, EventRef, Input, LiveEvent};
+
+/// What the reference names each chunk in errors: its `object`.
+const CHUNK: &str = "chat.completion.chunk";
+/// What the reference names the body in errors.
+const BODY: &str = "chat.completion body";
+
+#[derive(Deserialize)]
+struct Body<'a> {
+    /// The body's fields the reference decodes as values (so that a number
+    /// out of range fails here as it fails there).
+    #[serde(default)]
+    id: Option<Value>,
+    #[serde(default)]
+    created: Option<Value>,
+    #[serde(default)]
+    model: Option<Value>,
+    #[serde(default)]
+    system_fingerprint: Option<Value>,
+    #[serde(default)]
+    usage: Option<Value>,
+    /// For the shape only.
+    #[serde(default)]
+    object: Option<Value>,
+    #[serde(default, rename = "type", deserialize_with = "present")]
+    has_type: bool,
+    #[serde(default, borrow)]
+    choices: Option<Vec<Obj<Choice<'a>>>>,
+}
+
+#[derive(Deserialize)]
+struct Choice<'a> {
+    #[serde(default)]
+    index: Option<Value>,
+    #[serde(default, borrow)]
+    message: Option<Obj<Message<'a>>>,
+    #[serde(default)]
+    finish_reason: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    delta: bool,
+}
+
+/// The members of a message the reference reads (`null` is absent there too).
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(default, borrow)]
+    role: Option<&'a RawValue>,
+    /// Decoded as the reference's chunk decodes them (`""` is absent there).
+    #[serde(default, borrow)]
+    reasoning_content: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    content: Option<Content<'a>>,
+    #[serde(default, borrow)]
+    refusal: Option<Str<'a>>,
+    #[serde(default, borrow)]
+    tool_calls: Option<Calls<'a>>,
+    #[serde(default, borrow)]
+    function_call: Option<&'a RawValue>,
+}
+
+/// A message's `tool_calls` read in the body's one pass: what the
+/// reference's chunks give for them (anything but an array: no calls), or
+/// `None` for calls it reads otherwise (a call that is not an object, or that
+/// names its `index` as `null`).
+struct Calls<'a>(Option<Vec<ToolCall<'a>>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Calls<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Calls<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Calls<'de>, A::Error> {
+                let mut calls = Some(Vec::new());
+                while let Some(call) = seq.next_element::<Call<'de>>()? {
+                    match (call.0, &mut calls) {
+                        (Some(c), Some(calls)) => calls.push(c),
+                        _ => calls = None,
+                    }
+                }
+                Ok(Calls(calls))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Calls<'de>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Calls<'de>, E> {
+                Ok(Calls(Some(Vec::new())))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One call of `tool_calls` as the adapter's [`ToolCall`] decodes it (the same
+/// members, each decoded as there, a member twice refused), with its index
+/// given by position when it names none; `None` for a call that is not an
+/// object or names its `index` as `null`.
+struct Call<'a>(Option<ToolCall<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Call<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Call<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Call<'de>, A::Error> {
+                let mut call = ToolCall::default();
+                let mut seen = 0_u8;
+                let mut once = |n: u8| {
+                    let again = seen & (1 << n) != 0;
+                    seen |= 1 << n;
+                    if again {
+                        Err(de::Error::custom("a member twice"))
+                    } else {
+                        Ok(())
+                    }
+                };
+                let mut null_index = false;
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    match &*key {
+                        "index" => {
+                            once(0)?;
+                            call.index = map.next_value()?;
+                            null_index = call.index.is_none();
+                        }
+                        "id" => {
+                            once(1)?;
+                            call.id = map.next_value()?;
+                        }
+                        "function" => {
+                            once(2)?;
+                            call.function = map.next_value()?;
+                        }
+                        "custom" => {
+                            once(3)?;
+                            call.custom = map.next_value()?;
+                        }
+                        "type" => {
+                            once(4)?;
+                            call.kind = map.next_value()?;
+                        }
+                        "extra_content" => {
+                            once(5)?;
+                            call.extra_content = map.next_value()?;
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Call((!null_index).then_some(call)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Call<'de>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Call(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Call<'de>, E> {
+                Ok(Call(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Neither absent, `null` nor `""` (what the reference leaves out of a delta).
+fn present_raw(raw: Option<&RawValue>) -> Option<&RawValue> {
+    raw.filter(|r| !matches!(r.get().trim(), "null" | "\"\""))
+}
+
+fn from_raw<'a, T: Deserialize<'a>>(raw: &'a RawValue) -> Option<T> {
+    serde_json::from_str(raw.get()).ok()
+}
+
+impl Body<'_> {
+    /// The `chat.completion` body shape (`SPEC.body.shape`), on this decode.
+    fn is_body(&self) -> bool {
+        let choices = self.choices.as_deref().unwrap_or_default();
+        if self.object.as_ref().and_then(Value::as_str) == Some("chat.completion") {
+            return !choices.iter().any(|c| c.0.delta);
+        }
+        if self.has_type || self.object.as_ref().and_then(Value::as_str) == Some(CHUNK) {
+            return false;
+        }
+        self.choices.is_some()
+            && !choices.is_empty()
+            && choices.iter().all(|c| c.0.message.is_some() && !c.0.delta)
+    }
+}
+
+/// One chunk of one choice.
+fn chunk<'a>(index: Index, delta: Delta<'a>, finish: Option<Str<'a>>) -> Chunk<'a> {
+    let mut choices = Few::default();
+    choices.push(ChatChoice {
+        index: Some(index),
+        delta: Some(delta),
+        finish_reason: finish,
+        text: None,
+    });
+    Chunk {
+        choices: Some(choices),
+        ..Chunk::default()
+    }
+}
+
+/// The chunks of a body, in the reference's order; `None` for a body left to it.
+fn chunks<'a>(body: Body<'a>) -> Option<Vec<Chunk<'a>>> {
+    let mut out = Vec::new();
+    for (pos, choice) in body.choices.unwrap_or_default().into_iter().enumerate() {
+        let choice = choice.0;
+        let index = choice
+            .index
+            .filter(|i| !i.is_null())
+            .unwrap_or_else(|| Value::from(pos));
+        let index = Index::deserialize(&index).ok()?;
+        let finish_text = match &choice.finish_reason {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s.as_str()),
+            Some(_) => return None,
+        };
+        let delta_finish = || (finish_text == Some("")).then(|| Str("".into()));
+        let mut deltas: Vec<Delta<'_>> = Vec::new();
+        if let Some(Obj(m)) = choice.message {
+            let filled = |t: Option<Str<'a>>| t.filter(|t| !t.is_empty());
+            if let Some(t) = filled(m.reasoning_content) {
+                deltas.push(Delta {
+                    reasoning_content: Some(t),
+                    ..Delta::default()
+                });
+            }
+            if let Some(t) = filled(m.reasoning) {
+                deltas.push(Delta {
+                    reasoning: Some(t),
+                    ..Delta::default()
+                });
+            }
+            let content = m
+                .content
+                .filter(|c| !matches!(c, Content::Text(t) if t.is_empty()));
+            if content.is_some() {
+                deltas.push(Delta {
+                    content,
+                    ..Delta::default()
+                });
+            }
+            if let Some(t) = filled(m.refusal) {
+                deltas.push(Delta {
+                    refusal: Some(t),
+                    ..Delta::default()
+                });
+            }
+            let calls = match m.tool_calls {
+                Some(Calls(calls)) => calls?,
+                None => Vec::new(),
+            };
+            for (i, mut call) in calls.into_iter().enumerate() {
+                if call.index.is_none() {
+                    call.index = Some(Index(i64::try_from(i).ok()?));
+                }
+                let mut few = Few::default();
+                few.push(call);
+                deltas.push(Delta {
+                    tool_calls: Some(few),
+                    ..Delta::default()
+                });
+            }
+            if let Some(raw) = present_raw(m.function_call) {
+                deltas.push(Delta {
+                    function_call: Some(from_raw::<Function<'_>>(raw)?),
+                    ..Delta::default()
+                });
+            }
+            // The role goes with the first delta, which the chunk ignores.
+            let _ = m.role;
+        }
+        if deltas.is_empty() {
+            deltas.push(Delta::default());
+        }
+        for delta in deltas {
+            out.push(chunk(index, delta, delta_finish()));
+        }
+        if let Some(reason) = finish_text.filter(|r| !r.is_empty()) {
+            out.push(chunk(
+                index,
+                Delta::default(),
+                Some(Str(reason.to_owned().into())),
+            ));
+        }
+    }
+    match body.usage {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(usage)) => out.push(Chunk {
+            choices: Some(Few::default()),
+            usage: Some(usage),
+            ..Chunk::default()
+        }),
+        Some(_) => return None,
+    }
+    Some(out)
+}
+
+/// Reads `text` (the event `input`) as a whole `chat.completion` body into
+/// `asm`, if it is one this path reads exactly as the reference does; `None`
+/// (nothing changed) otherwise.
+pub(in crate::providers) fn feed(
+    asm: &mut Assembler,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    text: &[u8],
+    mut live: Option<&mut Vec<LiveEvent>>,
+) -> Option<Result<(), Error>> {
+    if asm.stream.done || memmem::find(text, b"\"message\"").is_none() {
+        return None;
+    }
+    let body: Body<'_> = match input {
+        Input::Text(t) => serde_json::from_str(t).ok()?,
+        _ => serde_json::from_slice(text).ok()?,
+    };
+    if !body.is_body() {
+        return None;
+    }
+    // Decoded as the reference decodes them; `Value` is cheap on these.
+    let _ = (&body.id, &body.created, &body.model, &body.system_fingerprint);
+    let chunks = chunks(body)?;
+    asm.decide(Dialect::OpenAiChat);
+    for chunk in chunks {
+        let s = &mut asm.stream;
+        s.dialect = Some(Dialect::OpenAiChat);
+        s.unknown = None;
+        let mut l = Live(live.as_deref_mut());
+        if let Err(f) = apply_chunk(s, None, chunk, &mut l) {
+            if matches!(f, Fail::Provider { .. }) {
+                asm.stream.fail_all();
+            }
+            let event = EventRef {
+                ordinal: asm.events,
+                event_type: CHUNK.to_owned(),
+            };
+            return Some(Err(renamed(f.into_error(event), BODY)));
+        }
+    }
+    let mut l = Live(live);
+    Some(
+        asm.ended_whole(&mut l)
+            .map_err(|f| renamed(asm.wrap(f, event_name, input), BODY)),
+    )
+}
