@@ -30,7 +30,7 @@ use serde_json::{Map, Value};
 use super::detect;
 use super::raw::object_for_shape;
 use super::state::{Fail, Live};
-use super::{Assembler, DecodeKind, Dialect, DialectState, Error, Input, LiveEvent};
+use super::{Assembler, DecodeKind, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
 
 /// One event made from a body: built here, or text holding parts of the body
 /// exactly as they are (key order included).
@@ -283,6 +283,53 @@ pub(crate) fn renamed(mut e: Error, what: &str) -> Error {
         };
     }
     e
+}
+
+/// Applies, in order, the typed events a direct reader built from a whole body,
+/// as the reference applies the events it makes: the dialect decided, each
+/// event's stream bookkeeping, and on a failure the stream failed where the
+/// provider failed it and the error named as the reference names it (the
+/// event's ordinal and type, then the body). `apply` gives the failure with the
+/// event's type, or `None` when the assembler holds another dialect's state
+/// (then `None` here too). The message is ended by [`end_whole`].
+pub(crate) fn apply_whole<E>(
+    asm: &mut Assembler,
+    dialect: Dialect,
+    body: &str,
+    events: Vec<E>,
+    mut live: Option<&mut Vec<LiveEvent>>,
+    mut apply: impl FnMut(&mut Assembler, E, &mut Live<'_>) -> Option<Result<(), (Fail, String)>>,
+) -> Option<Result<(), Error>> {
+    asm.decide(dialect);
+    for ev in events {
+        asm.stream.dialect = Some(dialect);
+        asm.stream.unknown = None;
+        let mut l = Live(live.as_deref_mut());
+        if let Err((f, event_type)) = apply(asm, ev, &mut l)? {
+            if matches!(f, Fail::Provider { .. }) {
+                asm.stream.fail_all();
+            }
+            let event = EventRef {
+                ordinal: asm.events,
+                event_type,
+            };
+            return Some(Err(renamed(f.into_error(event), body)));
+        }
+    }
+    Some(Ok(()))
+}
+
+/// Ends the message of a whole body a direct reader applied
+/// ([`apply_whole`]), as the reference ends it.
+pub(crate) fn end_whole(
+    asm: &mut Assembler,
+    body: &str,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    live: Option<&mut Vec<LiveEvent>>,
+) -> Result<(), Error> {
+    asm.ended_whole(&mut Live(live))
+        .map_err(|f| renamed(asm.wrap(f, event_name, input), body))
 }
 
 fn feed_array(

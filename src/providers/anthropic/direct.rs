@@ -20,11 +20,10 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{ContentBlock, Delta, Event, Message, State};
-use crate::providers::body::{may_overflow, renamed};
+use crate::providers::body::{apply_whole, end_whole, may_overflow};
 use crate::providers::json::{CompactJson, Index, Str};
-use crate::providers::state::{Fail, Live};
 use crate::providers::{
-    Assembler, Dialect, DialectState, Error, EventRef, Input, LiveEvent,
+    Assembler, Dialect, DialectState, Error, Input, LiveEvent,
 };
 
 /// What the reference names the body in errors.
@@ -268,31 +267,24 @@ pub(in crate::providers) fn feed(
         return None;
     }
     let events = events(body)?;
-    asm.decide(Dialect::Anthropic);
-    for ev in events {
-        let event_type = ev.kind.as_ref().map(|k| k.0.to_string()).unwrap_or_default();
-        let s = &mut asm.stream;
-        s.dialect = Some(Dialect::Anthropic);
-        s.unknown = None;
-        let Some(DialectState::Anthropic(st)) = &mut asm.state else {
-            return None;
-        };
-        let mut l = Live(live.as_deref_mut());
-        // The events read here never need their text (see the module).
-        if let Err(f) = State::apply_event(st, s, None, ev, Input::Text("{}"), &mut l) {
-            if matches!(f, Fail::Provider { .. }) {
-                asm.stream.fail_all();
-            }
-            let event = EventRef {
-                ordinal: asm.events,
-                event_type,
+    let applied = apply_whole(
+        asm,
+        Dialect::Anthropic,
+        BODY,
+        events,
+        live.as_deref_mut(),
+        |asm, ev, l| {
+            let kind = ev.kind.clone();
+            let Some(DialectState::Anthropic(st)) = &mut asm.state else {
+                return None;
             };
-            return Some(Err(renamed(f.into_error(event), BODY)));
-        }
+            // The events read here never need their text (see the module).
+            let applied = State::apply_event(st, &mut asm.stream, None, ev, Input::Text("{}"), l);
+            Some(applied.map_err(|f| (f, kind.map(|k| k.0.into_owned()).unwrap_or_default())))
+        },
+    )?;
+    if let Err(e) = applied {
+        return Some(Err(e));
     }
-    let mut l = Live(live);
-    Some(
-        asm.ended_whole(&mut l)
-            .map_err(|f| renamed(asm.wrap(f, event_name, input), BODY)),
-    )
+    Some(end_whole(asm, BODY, event_name, input, live))
 }

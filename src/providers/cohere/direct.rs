@@ -17,10 +17,9 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{Call, ContentPart, Delta, Event, Function, Msg, State};
-use crate::providers::body::{may_overflow, renamed, Obj};
+use crate::providers::body::{apply_whole, end_whole, may_overflow, Obj};
 use crate::providers::json::{present, Index, ObjectOnly, Str};
-use crate::providers::state::{Fail, Live};
-use crate::providers::{Assembler, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
+use crate::providers::{Assembler, Dialect, DialectState, Error, Input, LiveEvent};
 
 /// What the reference names the body in errors.
 const BODY: &str = "Cohere chat body";
@@ -264,34 +263,23 @@ pub(in crate::providers) fn feed(
     }
     let _ = &body.id;
     let events = events(body)?;
-    asm.decide(Dialect::Cohere);
-    for ev in events {
-        let event_type = ev
-            .kind
-            .as_ref()
-            .map(|k| k.0.to_string())
-            .unwrap_or_default();
-        let s = &mut asm.stream;
-        s.dialect = Some(Dialect::Cohere);
-        s.unknown = None;
-        let Some(DialectState::Cohere(st)) = &mut asm.state else {
-            return None;
-        };
-        let mut l = Live(live.as_deref_mut());
-        if let Err(f) = State::event(st, s, None, ev, &mut l) {
-            if matches!(f, Fail::Provider { .. }) {
-                asm.stream.fail_all();
-            }
-            let event = EventRef {
-                ordinal: asm.events,
-                event_type,
+    let applied = apply_whole(
+        asm,
+        Dialect::Cohere,
+        BODY,
+        events,
+        live.as_deref_mut(),
+        |asm, ev, l| {
+            let kind = ev.kind.clone();
+            let Some(DialectState::Cohere(st)) = &mut asm.state else {
+                return None;
             };
-            return Some(Err(renamed(f.into_error(event), BODY)));
-        }
+            let applied = State::event(st, &mut asm.stream, None, ev, l);
+            Some(applied.map_err(|f| (f, kind.map(|k| k.0.into_owned()).unwrap_or_default())))
+        },
+    )?;
+    if let Err(e) = applied {
+        return Some(Err(e));
     }
-    let mut l = Live(live);
-    Some(
-        asm.ended_whole(&mut l)
-            .map_err(|f| renamed(asm.wrap(f, event_name, input), BODY)),
-    )
+    Some(end_whole(asm, BODY, event_name, input, live))
 }

@@ -21,10 +21,9 @@ use serde_json::Value;
 
 use super::content::Content;
 use super::{apply_chunk, ChatChoice, Chunk, Delta, Function, ToolCall};
-use crate::providers::body::{renamed, Obj};
+use crate::providers::body::{apply_whole, end_whole, Obj};
 use crate::providers::json::{present, Few, Index, Str};
-use crate::providers::state::{Fail, Live};
-use crate::providers::{Assembler, Dialect, Error, EventRef, Input, LiveEvent};
+use crate::providers::{Assembler, Dialect, Error, Input, LiveEvent};
 
 /// What the reference names each chunk in errors: its `object`.
 const CHUNK: &str = "chat.completion.chunk";
@@ -381,26 +380,18 @@ pub(in crate::providers) fn feed(
     // Decoded as the reference decodes them; `Value` is cheap on these.
     let _ = (&body.id, &body.created, &body.model, &body.system_fingerprint);
     let chunks = chunks(body)?;
-    asm.decide(Dialect::OpenAiChat);
-    for chunk in chunks {
-        let s = &mut asm.stream;
-        s.dialect = Some(Dialect::OpenAiChat);
-        s.unknown = None;
-        let mut l = Live(live.as_deref_mut());
-        if let Err(f) = apply_chunk(s, None, chunk, &mut l) {
-            if matches!(f, Fail::Provider { .. }) {
-                asm.stream.fail_all();
-            }
-            let event = EventRef {
-                ordinal: asm.events,
-                event_type: CHUNK.to_owned(),
-            };
-            return Some(Err(renamed(f.into_error(event), BODY)));
-        }
+    let applied = apply_whole(
+        asm,
+        Dialect::OpenAiChat,
+        BODY,
+        chunks,
+        live.as_deref_mut(),
+        |asm, chunk, l| {
+            Some(apply_chunk(&mut asm.stream, None, chunk, l).map_err(|f| (f, CHUNK.to_owned())))
+        },
+    )?;
+    if let Err(e) = applied {
+        return Some(Err(e));
     }
-    let mut l = Live(live);
-    Some(
-        asm.ended_whole(&mut l)
-            .map_err(|f| renamed(asm.wrap(f, event_name, input), BODY)),
-    )
+    Some(end_whole(asm, BODY, event_name, input, live))
 }
