@@ -230,6 +230,28 @@ def tied(asserted: list[dict[str, Any]], bodies: list[Body]) -> list[Body] | str
     return bodies
 
 
+def chosen_bodies(
+    path: str,
+    asserted: list[dict[str, Any]],
+    bodies: list[Body],
+    unreadable: bool,
+    dropped: list[tuple[str, str]],
+) -> list[Body] | None:
+    """The recording's bodies tied to its asserted calls; None when it carries no call,
+    or (with the reason added to ``dropped``) when a body has no plain reading or the
+    calls cannot be tied."""
+    if not any(b[4] for b in bodies):
+        return None
+    if unreadable:
+        dropped.append((path, "a response the suite has no plain reading of"))
+        return None
+    chosen = tied(asserted, bodies)
+    if isinstance(chosen, str):
+        dropped.append((path, chosen))
+        return None
+    return chosen
+
+
 def write_case(name: str, body: Body, source: dict[str, str], written: set[bytes]) -> bool:
     """Write one body that carries calls as a case; False when it is none."""
     _, data, dialect, transport, found = body
@@ -305,14 +327,8 @@ def python_cases(
                 unreadable = True
                 continue
             bodies.append(body)
-        if not any(b[4] for b in bodies):
-            continue
-        if unreadable:
-            dropped.append((path, "a response the suite has no plain reading of"))
-            continue
-        chosen = tied(asserted, bodies)
-        if isinstance(chosen, str):
-            dropped.append((path, chosen))
+        chosen = chosen_bodies(path, asserted, bodies, unreadable, dropped)
+        if chosen is None:
             continue
         for body in chosen:
             n = body[0]
@@ -383,14 +399,8 @@ def typescript_cases(
                     unreadable = True
                     continue
                 bodies.append(body)
-            if not any(b[4] for b in bodies):
-                continue
-            if unreadable:
-                dropped.append((path, "a response the suite has no plain reading of"))
-                continue
-            chosen = tied(asserted, bodies)
-            if isinstance(chosen, str):
-                dropped.append((path, chosen))
+            chosen = chosen_bodies(path, asserted, bodies, unreadable, dropped)
+            if chosen is None:
                 continue
             for body in chosen:
                 source = {
