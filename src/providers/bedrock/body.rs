@@ -57,13 +57,15 @@ struct ConverseBlock {
     citations_content: Option<ConverseCitations>,
 }
 
+/// A `toolUse` block: its input, and the rest as its start event's `toolUse`
+/// (the direct reader reads it so too).
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ConverseToolUse {
+pub(super) struct ConverseToolUse {
     #[serde(default)]
-    input: Option<CompactJson>,
+    pub(super) input: Option<CompactJson>,
     #[serde(flatten)]
-    start: Map<String, Value>,
+    pub(super) start: Map<String, Value>,
 }
 
 #[derive(Deserialize)]

@@ -4,6 +4,9 @@
 //! `"p"` padding field is ignored (Q22).
 
 mod body;
+#[cfg(test)]
+mod body_tests;
+mod direct;
 mod guard;
 
 use serde::Deserialize;
@@ -352,6 +355,18 @@ impl State {
             (Some(n), None) if !n.is_empty() => (n, &mut outer),
             (_, None) => (outer.infer_name(), &mut outer),
         };
+        Self::event(s, event_name, name, p, live)
+    }
+
+    /// Applies one event, its payload bare: `name` is the event's, from the
+    /// transport, the boto3 wrapper or the payload's fields.
+    fn event(
+        s: &mut Stream,
+        event_name: Option<&str>,
+        name: &str,
+        p: &mut Payload<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
         let src = (NS_BLOCK, p.content_block_index.map_or(0, |i| i.0), 0);
         s.may_follow(C, name)?;
         match name {
@@ -487,6 +502,10 @@ pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
 }
 
 impl Adapter for State {
+    fn read_body(body: super::body::Body<'_, '_>) -> Option<Result<(), super::Error>> {
+        direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
+    }
+
     #[inline]
     fn feed(
         &mut self,
