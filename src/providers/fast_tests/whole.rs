@@ -130,6 +130,23 @@ fn gemini_text_chunk(r: &mut Rng) -> J {
     members(r, v)
 }
 
+/// An Ollama line of the common shape: text or thinking alone, with the
+/// members every line has around it.
+fn ollama_text_line(r: &mut Rng) -> J {
+    let field = if r.chance(80) { "content" } else { "thinking" };
+    let piece = str_field(r);
+    let message = members(r, vec![(50, "role", s("assistant")), (100, field, piece)]);
+    let (done, count) = (boolish(r), junk(r, 1));
+    let v = vec![
+        (90, "model", s("qwen3")),
+        (90, "created_at", s("2026-12-01T10:00:00.000000Z")),
+        (97, "message", message),
+        (90, "done", done),
+        (3, "eval_count", count),
+    ];
+    members(r, v)
+}
+
 /// An Ollama line of any shape: mostly text, calls now and then, counts.
 fn ollama_line(r: &mut Rng) -> J {
     let message = obj_field(r, |r| {
@@ -311,6 +328,16 @@ proptest! {
             prop_assert!(agrees.is_ok(), "template {:?}, event {:?}: {:?}", template, event, agrees);
         }
     }
+
+    /// An Ollama line made from a template the memo took: what the memo
+    /// gives is the general decode, or it leaves the line to the scanner.
+    #[test]
+    fn the_memo_and_the_general_decoder_agree_on_ollama_lines(seed in any::<u64>()) {
+        if let Some((template, event)) = memo_case_of(seed, ollama_text_line, ollama::memo_parts) {
+            let agrees = ollama::memo_agrees(&template, &event);
+            prop_assert!(agrees.is_ok(), "template {:?}, event {:?}: {:?}", template, event, agrees);
+        }
+    }
 }
 
 proptest! {
@@ -376,6 +403,20 @@ fn the_whole_call_fast_paths_serve_the_usual_events() {
     ];
     for text in served {
         assert_eq!(ollama::fast_path_agrees(text), Ok(true), "{text}");
+    }
+    // A line of text alone is a template; the memo serves the next one.
+    let (prefix, suffix) = ollama::memo_parts(served[0]).unwrap();
+    assert_eq!(
+        prefix,
+        r#"{"model":"m","message":{"role":"assistant","content":"#
+    );
+    assert_eq!(suffix, r#"},"done":false}"#);
+    let next = r#"{"model":"m","message":{"role":"assistant","content":"\"x\u00e9"},"done":false}"#;
+    assert_eq!(ollama::memo_agrees(served[0], next), Ok(true));
+    let thinking = r#"{"model":"m","message":{"thinking":"a"}}"#;
+    assert!(ollama::memo_parts(thinking).is_some());
+    for text in &served[1..] {
+        assert!(ollama::memo_parts(text).is_none(), "{text}");
     }
     let left = [
         r#"{"error":{"message":"x"}}"#,

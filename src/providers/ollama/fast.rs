@@ -1,17 +1,20 @@
 //! The fast path of an Ollama line, read by the scanner of `providers/scan`
 //! in one pass: every member the typed decode reads, a call's `arguments`
 //! object taken as its raw text and written compactly as the typed decode
-//! writes it (`compact_raw`), never through a tree.
+//! writes it (`compact_raw`), never through a tree. A line of text or
+//! thinking alone is the memo's template (`scan::Memo`): the next such line
+//! (the same model, timestamp and members) is its one string to scan.
 
 use super::{Call, Count, Function, Line, Msg};
-use crate::providers::json::TextOrObject;
-use crate::providers::scan::{Scan, Seen};
+use crate::providers::json::{Str, TextOrObject};
+use crate::providers::scan::{Facts, Memoized, Scan, Seen};
 
 /// Fills `line` (fresh) with exactly the [`Line`] the typed decode gives, or
 /// returns `None` for the general path: anything [`Scan`] does not certify, a
 /// count that is not a plain integer, an index in a string, arguments that
-/// are neither a string nor an object.
-pub(super) fn scan_line<'a>(text: &'a str, line: &mut Line<'a>) -> Option<()> {
+/// are neither a string nor an object. Gives the span of the line's text or
+/// thinking, when it has one of them only.
+pub(super) fn scan_line<'a>(text: &'a str, line: &mut Line<'a>) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
     p.object(|p, key| {
@@ -50,7 +53,8 @@ pub(super) fn scan_line<'a>(text: &'a str, line: &mut Line<'a>) -> Option<()> {
         *count = p.opt_u64()?.map(Count);
         Some(())
     })?;
-    p.end()
+    p.end()?;
+    Some(p.the_hole())
 }
 
 fn scan_message<'a>(p: &mut Scan<'a>, m: &mut Msg<'a>) -> Option<()> {
@@ -58,12 +62,12 @@ fn scan_message<'a>(p: &mut Scan<'a>, m: &mut Msg<'a>) -> Option<()> {
     p.object(|p, key| match key {
         "content" => {
             seen.once(0)?;
-            m.content = p.opt_str()?;
+            m.content = p.hole()?;
             Some(())
         }
         "thinking" => {
             seen.once(1)?;
-            m.thinking = p.opt_str()?;
+            m.thinking = p.hole()?;
             Some(())
         }
         "tool_calls" => {
@@ -136,8 +140,58 @@ pub(crate) fn text_or_object<'a>(p: &mut Scan<'a>) -> Option<TextOrObject<'a>> {
     }
 }
 
+/// The line a memo serves: text (tag 0) or thinking (tag 1) alone, `done`
+/// absent (`facts.1` is `None`) or `false` (it is `Some`), nothing else read.
+fn text_line<'a>(line: &mut Line<'a>, (tag, done, _): Facts, piece: Str<'a>) {
+    let m = line.message.insert(Msg::default());
+    if tag == 0 {
+        m.content = Some(piece);
+    } else {
+        m.thinking = Some(piece);
+    }
+    line.done = done.map(|_| false);
+}
+
+impl<'a> Memoized<'a> for Line<'a> {
+    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
+        scan_line(text, self)
+    }
+    fn facts(&self) -> Option<Facts> {
+        let m = self.message.as_ref()?;
+        let (tag, piece) = match (&m.content, &m.thinking) {
+            (Some(t), None) => (0, t),
+            (None, Some(t)) => (1, t),
+            _ => return None,
+        };
+        let done = match self.done {
+            None => None,
+            Some(false) => Some(crate::providers::json::Index(0)),
+            Some(true) => return None,
+        };
+        let facts = (tag, done, None);
+        let mut again = Line::default();
+        text_line(&mut again, facts, piece.clone());
+        (again == *self).then_some(facts)
+    }
+    fn fill(&mut self, facts: Facts, piece: Str<'a>) {
+        text_line(self, facts, piece);
+    }
+}
+
 /// See [`crate::providers::scan::fast_path_agrees`].
 #[cfg(test)]
 pub(crate) fn fast_path_agrees(text: &str) -> Result<bool, String> {
     crate::providers::scan::fast_path_agrees(scan_line, text)
+}
+
+/// See [`crate::providers::scan::memo_parts`].
+#[cfg(test)]
+pub(crate) fn memo_parts(template: &str) -> Option<(String, String)> {
+    crate::providers::scan::memo_parts::<Line<'_>>(template)
+}
+
+/// See [`crate::providers::scan::memo_agrees`].
+#[cfg(test)]
+pub(crate) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
+    crate::providers::scan::memo_agrees::<Line<'_>>(template, text)
 }

@@ -11,7 +11,7 @@ mod fast;
 mod guard;
 
 #[cfg(test)]
-pub(super) use fast::fast_path_agrees;
+pub(super) use fast::{fast_path_agrees, memo_agrees, memo_parts};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -137,7 +137,7 @@ pub(crate) struct State;
 fn apply(s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
     let mut line = Line::default();
     let fast = match input {
-        Input::Text(t) if scan::enabled() => fast::scan_line(t, &mut line).is_some(),
+        Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut line),
         _ => false,
     };
     if !fast {
