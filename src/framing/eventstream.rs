@@ -25,11 +25,11 @@ const KEEP_CAPACITY: usize = 1 << 20;
 static HASHER: std::sync::LazyLock<crc32fast::Hasher> =
     std::sync::LazyLock::new(crc32fast::Hasher::new);
 
-/// The CRC32 of `bytes`.
-fn crc32(bytes: &[u8]) -> u32 {
+/// A CRC32 hasher that has taken `bytes`.
+fn crc32_of(bytes: &[u8]) -> crc32fast::Hasher {
     let mut h = HASHER.clone();
     h.update(bytes);
-    h.finalize()
+    h
 }
 
 /// One header value, by its wire type.
@@ -214,8 +214,14 @@ fn malformed(offset: u64, reason: impl Into<String>) -> Error {
     }
 }
 
-/// Checks the first 12 bytes of a frame starting at `offset`.
-fn read_prelude(bytes: &[u8], offset: u64, max_frame_bytes: usize) -> Result<Prelude, Error> {
+/// Checks the first 12 bytes of a frame starting at `offset`; gives the
+/// prelude and the CRC32 hasher that took its two lengths (the message CRC
+/// starts with the same eight bytes: they are not hashed twice).
+fn read_prelude(
+    bytes: &[u8],
+    offset: u64,
+    max_frame_bytes: usize,
+) -> Result<(Prelude, crc32fast::Hasher), Error> {
     let (Some(total), Some(headers_len), Some(expected), Some(lengths)) = (
         be_u32(bytes, 0),
         be_u32(bytes, 4),
@@ -224,7 +230,8 @@ fn read_prelude(bytes: &[u8], offset: u64, max_frame_bytes: usize) -> Result<Pre
     ) else {
         return Err(malformed(offset, "prelude shorter than 12 bytes"));
     };
-    let computed = crc32(lengths);
+    let hasher = crc32_of(lengths);
+    let computed = hasher.clone().finalize();
     if computed != expected {
         return Err(Error::Crc {
             crc: CrcKind::Prelude,
@@ -255,10 +262,13 @@ fn read_prelude(bytes: &[u8], offset: u64, max_frame_bytes: usize) -> Result<Pre
             format!("headers length {headers_len} does not fit in a frame of {total} bytes"),
         ));
     }
-    Ok(Prelude {
-        total: total_len,
-        headers_len,
-    })
+    Ok((
+        Prelude {
+            total: total_len,
+            headers_len,
+        },
+        hasher,
+    ))
 }
 
 /// A bounds-checked cursor over a frame's headers section.
@@ -372,8 +382,9 @@ fn parse_headers(
     Ok(())
 }
 
-/// Decodes one whole frame starting at `offset`, whose prelude is checked,
-/// into `m` (whose buffers are reused). `raw` holds the headers section `m`'s
+/// Decodes one whole frame starting at `offset`, whose prelude is checked
+/// (`hasher` took its first eight bytes), into `m` (whose buffers are
+/// reused). `raw` holds the headers section `m`'s
 /// headers were read from: a frame with the same section (the usual next
 /// frame: the same names, types and event type) has the same headers, and
 /// they are not read again.
@@ -381,6 +392,7 @@ fn decode_frame(
     frame: &[u8],
     offset: u64,
     prelude: Prelude,
+    mut hasher: crc32fast::Hasher,
     m: &mut EventStreamMessage,
     raw: &mut Vec<u8>,
 ) -> Result<(), Error> {
@@ -388,7 +400,8 @@ fn decode_frame(
     let body_len = prelude.total.checked_sub(CRC_LEN).ok_or_else(short)?;
     let (body, crc) = frame.split_at_checked(body_len).ok_or_else(short)?;
     let expected = be_u32(crc, 0).ok_or_else(short)?;
-    let computed = crc32(body);
+    hasher.update(body.get(8..).ok_or_else(short)?);
+    let computed = hasher.finalize();
     if computed != expected {
         return Err(Error::Crc {
             crc: CrcKind::Message,
@@ -519,7 +532,7 @@ impl EventStreamDecoder {
                     self.pending.extend_from_slice(input);
                     return Ok(());
                 };
-                let prelude = read_prelude(head, self.frame_start, self.max_frame_bytes)?;
+                let (prelude, hasher) = read_prelude(head, self.frame_start, self.max_frame_bytes)?;
                 let Some((frame, rest)) = input.split_at_checked(prelude.total) else {
                     self.prelude = Some(prelude);
                     self.pending.reserve(prelude.total);
@@ -530,6 +543,7 @@ impl EventStreamDecoder {
                     frame,
                     self.frame_start,
                     prelude,
+                    hasher,
                     &mut self.frame,
                     &mut self.raw_headers,
                 )?;
@@ -549,17 +563,19 @@ impl EventStreamDecoder {
             }
             match self.prelude {
                 None => {
-                    let prelude =
+                    let (prelude, _) =
                         read_prelude(&self.pending, self.frame_start, self.max_frame_bytes)?;
                     self.pending
                         .reserve(prelude.total.saturating_sub(self.pending.len()));
                     self.prelude = Some(prelude);
                 }
                 Some(prelude) => {
+                    let lengths = self.pending.get(..8).unwrap_or_default();
                     decode_frame(
                         &self.pending,
                         self.frame_start,
                         prelude,
+                        crc32_of(lengths),
                         &mut self.frame,
                         &mut self.raw_headers,
                     )?;
