@@ -57,14 +57,17 @@ pub(super) fn intercept(
     if is_array(input) {
         return Some(feed_array(asm, event_name, input, live));
     }
+    // An event of a named dialect without its body marker is no body: the
+    // usual case, told before a direct reader looks (each looks for the
+    // same marker).
+    if asm.dialect.is_some_and(|d| !may_be_body(d, input)) {
+        return None;
+    }
     let mut live = live;
     if let Some(fed) = direct(asm, event_name, input, live.as_deref_mut()) {
         return Some(fed);
     }
-    let shape = match asm.dialect {
-        Some(d) if !may_be_body(d, input) => return None,
-        named => shape_of(named, input)?,
-    };
+    let shape = shape_of(asm.dialect, input)?;
     match asm.dialect {
         // Q32: a body of another dialect than the one named.
         Some(d) if d != shape => Some(Err(Error::WrongDialect {
