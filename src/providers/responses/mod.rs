@@ -18,6 +18,7 @@
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
 mod body;
+mod direct;
 mod fast;
 mod guard;
 mod ids;
@@ -390,6 +391,23 @@ impl State {
                 }
             };
         }
+        self.apply_event(s, event_name, ev, fast, input, None, live)
+    }
+
+    /// Applies one decoded event. `fast`: the fast path served it (no
+    /// snapshot to check). `snapshot`: the calls a `response.completed` holds,
+    /// when its reader has them typed already (else they are read from `input`).
+    #[allow(clippy::too_many_arguments)]
+    fn apply_event(
+        &mut self,
+        s: &mut Stream,
+        event_name: Option<&str>,
+        ev: Event<'_>,
+        fast: bool,
+        input: Input<'_>,
+        snapshot: Option<&[snapshot::SnapshotCall<'_>]>,
+        live: &mut Live<'_>,
+    ) -> R {
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         self.same_response(s, kind, ev.response.as_ref(), ev.sequence_number)?;
         if let Some(n) = ev.sequence_number {
@@ -510,7 +528,10 @@ impl State {
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 if kind == "response.completed" {
-                    self.check_carried(s, kind, input)?;
+                    match snapshot {
+                        Some(calls) => self.check_calls(s, kind, calls)?,
+                        None => self.check_carried(s, kind, input)?,
+                    }
                 }
                 let response = ev.response;
                 let (status, usage, reason, error) = match response {
@@ -591,6 +612,10 @@ pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
 }
 
 impl Adapter for State {
+    fn read_body(body: super::body::Body<'_, '_>) -> Option<Result<(), super::Error>> {
+        direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
+    }
+
     #[inline]
     fn feed(
         &mut self,
@@ -634,3 +659,6 @@ pub(crate) const SPEC: Spec = Spec {
     },
     guard: guard::GUARD,
 };
+
+#[cfg(test)]
+mod body_tests;

@@ -65,6 +65,16 @@ impl State {
         Ok(())
     }
 
+    /// Checks the calls of a `response.completed` whose output was decoded
+    /// typed already (a whole body read directly): as [`Self::check_carried`]
+    /// checks them in its `response.output`.
+    pub(super) fn check_calls(&self, s: &mut Stream, kind: &str, calls: &[SnapshotCall<'_>]) -> R {
+        for call in calls {
+            self.check_call(s, kind, "its response.output", call)?;
+        }
+        Ok(())
+    }
+
     fn check_item(&self, s: &mut Stream, kind: &str, place: &str, item: &Value) -> R {
         let Some(item) = item.as_object() else {
             return Ok(());
@@ -73,8 +83,23 @@ impl State {
         let item_type = field("type");
         let function = item_type == "function_call";
         let custom = item_type == CUSTOM;
+        if function || custom {
+            let args = match item.get(if custom { "input" } else { "arguments" }) {
+                None => None,
+                Some(Value::String(a)) => Some(Some(a.as_str())),
+                Some(_) => Some(None),
+            };
+            let call = SnapshotCall {
+                item_type,
+                call_id: field("call_id"),
+                id: field("id"),
+                name: field("name"),
+                args,
+            };
+            return self.check_call(s, kind, place, &call);
+        }
         let approval = crate::blocks::APPROVAL_KINDS.contains(&item_type);
-        if !function && !custom && !approval && !CLIENT_ITEMS.contains(&item_type) {
+        if !approval && !CLIENT_ITEMS.contains(&item_type) {
             return Ok(());
         }
         let id = [field("call_id"), field("id")]
@@ -89,21 +114,6 @@ impl State {
             .map(|(_, b)| b);
         let differs = match held {
             None => Some("no call of that id in the stream".to_owned()),
-            Some(b) if function || custom => {
-                let args = item.get(if custom { "input" } else { "arguments" });
-                let args_same = match args {
-                    Some(Value::String(a)) => same_arguments(a, &b.input),
-                    None => true,
-                    Some(_) => false,
-                };
-                if field("name") != b.name {
-                    Some(format!("the name {:?}, not {:?}", field("name"), b.name))
-                } else if !args_same {
-                    Some("other arguments than the stream's".to_owned())
-                } else {
-                    None
-                }
-            }
             Some(b) => {
                 // Kept whole (Q28): the input is the item's own fields.
                 let fields: Map<String, Value> = item
@@ -116,16 +126,65 @@ impl State {
                     .then(|| "other fields than the stream's".to_owned())
             }
         };
-        let Some(differs) = differs else {
-            return Ok(());
-        };
-        Err(violation(
-            Rule::SnapshotDiffers,
-            Some(format!("tool call {id:?}")),
-            format!(
-                "{kind} holds in {place} a {item_type} item {id:?} with {differs}: a client \
-                 reading that snapshot would run a call the stream did not deliver"
-            ),
-        ))
+        snapshot_differs(kind, place, item_type, id, differs)
     }
+
+    /// A `function_call` or `custom_tool_call` item of a snapshot against the
+    /// call of its id the stream assembled.
+    fn check_call(&self, s: &mut Stream, kind: &str, place: &str, call: &SnapshotCall<'_>) -> R {
+        let id = [call.call_id, call.id]
+            .into_iter()
+            .find(|i| !i.is_empty())
+            .unwrap_or_default();
+        let ch = s.choice(C)?;
+        let held = ch
+            .tools
+            .iter()
+            .find(|(_, b)| !id.is_empty() && b.id == id)
+            .map(|(_, b)| b);
+        let differs = match held {
+            None => Some("no call of that id in the stream".to_owned()),
+            Some(b) => {
+                let args_same = match call.args {
+                    Some(Some(a)) => same_arguments(a, &b.input),
+                    None => true,
+                    Some(None) => false,
+                };
+                if call.name != b.name {
+                    Some(format!("the name {:?}, not {:?}", call.name, b.name))
+                } else if !args_same {
+                    Some("other arguments than the stream's".to_owned())
+                } else {
+                    None
+                }
+            }
+        };
+        snapshot_differs(kind, place, call.item_type, id, differs)
+    }
+}
+
+/// A `function_call` or `custom_tool_call` item of a snapshot, as the check
+/// reads it: each string member as a string (`""` when absent or not a
+/// string), and its arguments (its `input` for a custom call): absent
+/// (`None`), a string, or anything else (`Some(None)`).
+pub(super) struct SnapshotCall<'x> {
+    pub(super) item_type: &'x str,
+    pub(super) call_id: &'x str,
+    pub(super) id: &'x str,
+    pub(super) name: &'x str,
+    pub(super) args: Option<Option<&'x str>>,
+}
+
+fn snapshot_differs(kind: &str, place: &str, item_type: &str, id: &str, differs: Option<String>) -> R {
+    let Some(differs) = differs else {
+        return Ok(());
+    };
+    Err(violation(
+        Rule::SnapshotDiffers,
+        Some(format!("tool call {id:?}")),
+        format!(
+            "{kind} holds in {place} a {item_type} item {id:?} with {differs}: a client \
+             reading that snapshot would run a call the stream did not deliver"
+        ),
+    ))
 }
