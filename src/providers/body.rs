@@ -62,7 +62,7 @@ pub(super) fn intercept(
         return Some(fed);
     }
     let shape = match asm.dialect {
-        Some(d) if !may_be_body(d, input) => return None,
+        Some(d) if !may_be_body(d, input) || surely_event(d, input) => return None,
         named => shape_of(named, input)?,
     };
     match asm.dialect {
@@ -190,6 +190,15 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
     match MARKERS.get(d as usize) {
         Some(Some(finder)) => finder.find(bytes).is_some(),
         _ => false,
+    }
+}
+
+/// An event whose text its dialect tells apart as surely no body.
+fn surely_event(d: Dialect, input: Input<'_>) -> bool {
+    match input {
+        Input::Json(b) => DialectState::surely_event(d, b),
+        Input::Text(t) => DialectState::surely_event(d, t.as_bytes()),
+        Input::Value(_) | Input::Tree(_) => false,
     }
 }
 

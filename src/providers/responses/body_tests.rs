@@ -384,6 +384,12 @@ fn responses_fixtures_agree() {
             r#"{"id":"r","object":"response","status":"completed","status":"completed","output":[]}"#,
         ),
     ];
+    let deep = format!(
+        "{{\"object\":\"response\",\"status\":\"completed\",\"metadata\":{}1{},\"output\":[]}}",
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    let bodies = bodies.into_iter().chain([(false, deep.as_str())]);
     for (read_directly, body) in bodies {
         let mut r = Ok(());
         let direct = direct_reads(|| r = agree(body));
@@ -391,5 +397,150 @@ fn responses_fixtures_agree() {
             panic!("{e}");
         }
         assert_eq!(direct > 0, read_directly, "{body}");
+    }
+}
+
+// ------------------------------------------- streamed snapshots and shapes
+
+/// A stream of two calls (a function call and a custom tool call), then
+/// events carrying `snapshot` items: an event this dialect does not read
+/// (with `item`), and `response.completed` (its `response.output`).
+fn stream_with_snapshot(items: &[String], extra: &str, seq: bool) -> Vec<String> {
+    let n = std::cell::Cell::new(0_u32);
+    let numbered = |fields: &str| {
+        let at = n.get();
+        n.set(at + 1);
+        if seq {
+            format!("{{{fields},\"sequence_number\":{at}}}")
+        } else {
+            format!("{{{fields}}}")
+        }
+    };
+    vec![
+        numbered("\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\",\"output\":[]}"),
+        numbered("\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"id\":\"fc_0\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"\"}"),
+        numbered("\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_0\",\"output_index\":0,\"delta\":\"{\\\"a\\\":1}\""),
+        numbered("\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"id\":\"fc_0\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}"),
+        numbered("\"type\":\"response.output_item.added\",\"output_index\":1,\"item\":{\"type\":\"custom_tool_call\",\"id\":\"ct_1\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"x\"}"),
+        numbered("\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":\"custom_tool_call\",\"id\":\"ct_1\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"x\"}"),
+        numbered(&format!("\"type\":\"response.web_search_call.completed\",\"output_index\":2{extra}")),
+        numbered(&format!(
+            "\"type\":\"response.completed\",\"response\":{{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{}]}}",
+            items.join(",")
+        )),
+    ]
+}
+
+/// Snapshot items: the stream's calls restated (as they are, in other
+/// spellings, changed), items of other kinds, odd ones.
+fn snapshot_item() -> BoxedStrategy<String> {
+    let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+    let deep_item = format!(
+        "{{\"type\":\"function_call\",\"call_id\":\"call_9\",\"name\":\"f0\",\"x\":{deep}}}"
+    );
+    prop_oneof![
+        8 => lit(&[
+            "{\"type\":\"function_call\",\"id\":\"fc_0\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"function_call\",\"id\":\"fc_0\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{ \\\"a\\\" : 1 }\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":2}\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f9\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":null}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"zz\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\",\"arguments\":5}",
+            "{\"type\":\"function_call\",\"call_id\":5,\"id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_\\u0030\",\"name\":\"f\\u0030\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"custom_tool_call\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"x\"}",
+            "{\"type\":\"custom_tool_call\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"y\",\"arguments\":\"x\"}",
+            "{\"type\":\"computer_call\",\"call_id\":\"call_7\",\"action\":{\"type\":\"click\"}}",
+            "{\"type\":\"mcp_approval_request\",\"id\":\"ap_1\",\"name\":\"t\",\"arguments\":\"{}\"}",
+            "{\"type\":\"message\",\"id\":\"m\",\"content\":[]}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\",\"n\":1e400}",
+            "[\"function_call\"]",
+            "5",
+        ]),
+        1 => Just(deep_item),
+        2 => item(true),
+    ]
+    .boxed()
+}
+
+/// With the fast paths (the snapshot read in place, events told from
+/// bodies without a value) and without them, a stream whose snapshots are
+/// any items gives the same.
+#[test]
+fn snapshots_read_in_place_agree() {
+    use crate::providers::scan::GENERAL_ONLY;
+    let strategy = (
+        proptest::collection::vec(snapshot_item(), 0..4),
+        prop_oneof![
+            Just(String::new()),
+            snapshot_item().prop_map(|i| format!(",\"item\":{i}")),
+            Just(",\"item\":null,\"response\":{\"output\":5}".to_owned()),
+        ],
+        any::<bool>(),
+    );
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 600,
+        ..ProptestConfig::default()
+    });
+    let r = runner.run(&strategy, |(items, extra, seq)| {
+        let events = stream_with_snapshot(&items, &extra, seq);
+        let feed = |general: bool| {
+            GENERAL_ONLY.with(|g| g.set(general));
+            let mut a = Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default());
+            let mut live = Vec::new();
+            let mut out: Vec<String> = events
+                .iter()
+                .map(|e| format!("{:?}", a.feed_text(None, e, Some(&mut live))))
+                .collect();
+            out.push(format!("{:?}", a.close(Some(&mut live))));
+            out.push(format!("{live:?} {:?}", a.messages()));
+            out.push(serde_json::to_string(&a).unwrap_or_default());
+            GENERAL_ONLY.with(|g| g.set(false));
+            out.join("\n")
+        };
+        prop_assert_eq!(feed(false), feed(true), "{:?}", events);
+        Ok(())
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
+/// What `surely_event` tells apart as no body is no body by the shapes'
+/// own reading (`detect::body_shape_for` on the whole decoded object), and
+/// the usual events that carry a response are told apart.
+#[test]
+fn events_told_from_bodies_are_no_bodies() {
+    use crate::providers::{detect, raw::object_for_shape};
+    let usual = [
+        "{\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"r\",\"object\":\"response\",\"output\":[]}}",
+        "{\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"type\":\"message\"}]}}",
+        "{\"sequence_number\":3,\"response\":{\"output\":{\"message\":{}}},\"type\":\"response.in_progress\"}",
+    ];
+    for text in usual {
+        assert!(super::direct::surely_event(text.as_bytes()), "{text}");
+    }
+    let members = prop_oneof![
+        lit(&["\"type\":\"response.completed\"", "\"type\":\"message\"", "\"type\":\"response.x\"", "\"type\":5"]),
+        lit(&["\"sequence_number\":1", "\"sequence_number\":null", "\"sequence_number\":1e400"]),
+        lit(&["\"response\":{\"object\":\"response\"}", "\"response\":null", "\"response\":[1]"]),
+        lit(&["\"object\":\"response\"", "\"choices\":[{\"message\":{}}]", "\"output\":{\"message\":{}}", "\"message\":{},\"finish_reason\":\"x\"", "\"done\":true", "\"steps\":[],\"status\":\"x\""]),
+    ];
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 2000,
+        ..ProptestConfig::default()
+    });
+    let r = runner.run(&proptest::collection::vec(members, 0..5), |ms| {
+        let text = format!("{{{}}}", ms.join(","));
+        if super::direct::surely_event(text.as_bytes()) {
+            let shape = object_for_shape(text.as_bytes()).and_then(|m| detect::body_shape_for(None, &m));
+            prop_assert_eq!(shape, None, "{}", text);
+        }
+        Ok(())
+    });
+    if let Err(e) = r {
+        panic!("{e}");
     }
 }

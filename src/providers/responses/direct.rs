@@ -22,10 +22,10 @@ use serde_json::{Map, Value};
 
 use super::snapshot::SnapshotCall;
 use super::wire::{Event, Incomplete, Item, Response};
-use crate::providers::body::{apply_whole, end_whole, may_overflow, Obj};
+use crate::providers::body::{apply_whole, end_whole, Obj};
 use crate::providers::json::{Index, Loose, Str};
 use crate::providers::state::usage_map;
-use crate::providers::{Assembler, Dialect, DialectState, Error, Input, LiveEvent};
+use crate::providers::{detect, Assembler, Dialect, DialectState, Error, Input, LiveEvent};
 
 /// What the reference names the body in errors.
 const BODY: &str = "Responses `response` body";
@@ -393,7 +393,7 @@ pub(in crate::providers) fn feed(
         Input::Text(t) => serde_json::from_str(t).ok()?,
         _ => serde_json::from_slice(text).ok()?,
     };
-    if !body.is_response || may_overflow(std::str::from_utf8(text).ok()?) {
+    if !body.is_response || !plain(text) {
         return None;
     }
     let (events, calls) = events(&body)?;
@@ -419,4 +419,121 @@ pub(in crate::providers) fn feed(
         return Some(Err(e));
     }
     Some(end_whole(asm, BODY, event_name, input, live))
+}
+
+/// A streamed event that carries a response (`response.created`,
+/// `response.in_progress`, `response.completed`, …): its members, each once,
+/// are only `type` (a `response.*` string), `sequence_number` and `response`.
+struct ResponseEvent {
+    kind: String,
+    sequence_number: Option<Value>,
+    has_response: bool,
+}
+
+impl<'de> Deserialize<'de> for ResponseEvent {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ResponseEvent;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResponseEvent, A::Error> {
+                let (mut kind, mut seq, mut response) = (None, None, false);
+                let twice = || serde::de::Error::custom("a member twice");
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    match &*key {
+                        "type" if kind.is_none() => {
+                            kind = Some(map.next_value::<Str<'de>>()?.0.into_owned());
+                        }
+                        "sequence_number" if seq.is_none() => seq = Some(map.next_value()?),
+                        "response" if !response => {
+                            map.next_value::<IgnoredAny>()?;
+                            response = true;
+                        }
+                        _ => return Err(twice()),
+                    }
+                }
+                let kind = kind.ok_or_else(|| serde::de::Error::custom("no type"))?;
+                Ok(ResponseEvent {
+                    kind,
+                    sequence_number: seq,
+                    has_response: response,
+                })
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// `true` when `text` is surely no dialect's whole body: a [`ResponseEvent`]
+/// whose members, its `response` standing in as an empty object, match no
+/// body's shape (body shapes read top-level members, never inside a
+/// `response`). Decoding it skips the response (no `Value` tree of the
+/// snapshot a `response.completed` carries); `false` when unsure.
+pub(super) fn surely_event(text: &[u8]) -> bool {
+    let Ok(ev) = serde_json::from_slice::<ResponseEvent>(text) else {
+        return false;
+    };
+    if !ev.kind.starts_with("response.") {
+        return false;
+    }
+    let mut standin = Map::new();
+    standin.insert("type".to_owned(), Value::String(ev.kind));
+    if let Some(n) = ev.sequence_number {
+        standin.insert("sequence_number".to_owned(), n);
+    }
+    if ev.has_response {
+        standin.insert("response".to_owned(), Value::Object(Map::new()));
+    }
+    detect::body_shape_for(None, &standin).is_none()
+}
+
+/// Whether every value of the JSON `text` decodes as the reference's values
+/// decode it: no number a float cannot hold (an exponent, or 300 digits in a
+/// row, outside strings: what `body::may_overflow` looks for) and no nesting
+/// near `serde_json`'s depth limit (128), which the values refuse while the
+/// skipped members here would not. Strings are passed over with `memchr`.
+pub(super) fn plain(text: &[u8]) -> bool {
+    let mut at = 0;
+    let (mut run, mut depth) = (0_u32, 0_u32);
+    while let Some(&b) = text.get(at) {
+        match b {
+            b'"' => {
+                // Past the string: its closing quote is the first one no
+                // backslash escapes.
+                at += 1;
+                loop {
+                    let Some(rest) = text.get(at..) else {
+                        return true;
+                    };
+                    let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
+                        return true;
+                    };
+                    at += i + 1;
+                    if rest.get(i) == Some(&b'"') {
+                        break;
+                    }
+                    at += 1;
+                }
+                run = 0;
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > 100 {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            b'e' | b'E' if run > 0 => return false,
+            _ => {}
+        }
+        run = if b.is_ascii_digit() { run + 1 } else { 0 };
+        if run >= 300 {
+            return false;
+        }
+        at += 1;
+    }
+    true
 }

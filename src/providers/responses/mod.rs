@@ -616,6 +616,10 @@ impl Adapter for State {
         direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
     }
 
+    fn surely_event(text: &[u8]) -> bool {
+        scan::enabled() && direct::surely_event(text)
+    }
+
     #[inline]
     fn feed(
         &mut self,
