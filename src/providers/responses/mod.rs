@@ -179,7 +179,14 @@ pub(crate) struct State {
     /// the other dialects' states are small).
     #[serde(skip)]
     memo: Box<scan::Memo<fast::Facts>>,
+    /// The call the last event, a delta, named (`delta_call`): its output
+    /// index, item id and key; dropped by every other event (never saved).
+    #[serde(skip)]
+    last_delta: Box<Option<LastDelta>>,
 }
+
+/// The call the last event, a delta, named: its output index, item id and key.
+type LastDelta = (i64, String, i64);
 
 /// True for the progress events of hosted tools and other events that carry
 /// nothing toolstitch keeps (`response.content_part.added`,
@@ -383,6 +390,7 @@ impl State {
             ev = match input.parse_typed(event_name, &HANDLED)? {
                 Ok(ev) => ev,
                 Err(unread) => {
+                    *self.last_delta = None;
                     self.check_carried(s, &unread, input)?;
                     if !is_progress(&unread) {
                         s.unknown(&unread);
@@ -409,6 +417,7 @@ impl State {
         live: &mut Live<'_>,
     ) -> R {
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
+        let last_delta = self.last_delta.take();
         self.same_response(s, kind, ev.response.as_ref(), ev.sequence_number)?;
         if let Some(n) = ev.sequence_number {
             if !self.in_sequence(s, kind, n) {
@@ -442,20 +451,15 @@ impl State {
             }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 let custom = kind.starts_with("response.custom");
-                let key = self.call(
-                    s,
-                    oi,
-                    text(&ev.item_id),
-                    ("", ""),
-                    custom.then_some(CUSTOM),
-                    false,
-                    live,
-                )?;
+                let item_id = text(&ev.item_id);
+                let kind = custom.then_some(CUSTOM);
+                let (key, hit) = self.delta_call(s, oi, item_id, kind, last_delta, live)?;
                 let delta = text(&ev.delta);
                 if self.stale_delta(s, oi, key, delta)? {
                     return Ok(());
                 }
                 s.add_to_call(C, key, "", "", delta, None, live)?;
+                self.remember_delta(s, oi, item_id, key, hit);
             }
             "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
                 let custom = kind.starts_with("response.custom");
