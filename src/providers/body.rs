@@ -67,7 +67,10 @@ pub(super) fn intercept(
     if let Some(fed) = direct(asm, event_name, input, live.as_deref_mut()) {
         return Some(fed);
     }
-    let shape = shape_of(asm.dialect, input)?;
+    let shape = match asm.dialect {
+        Some(d) if surely_event(d, input) => return None,
+        named => shape_of(named, input)?,
+    };
     match asm.dialect {
         // Q32: a body of another dialect than the one named.
         Some(d) if d != shape => Some(Err(Error::WrongDialect {
@@ -193,6 +196,15 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
     match MARKERS.get(d as usize) {
         Some(Some(finder)) => finder.find(bytes).is_some(),
         _ => false,
+    }
+}
+
+/// An event whose text its dialect tells apart as surely no body.
+fn surely_event(d: Dialect, input: Input<'_>) -> bool {
+    match input {
+        Input::Json(b) => DialectState::surely_event(d, b),
+        Input::Text(t) => DialectState::surely_event(d, t.as_bytes()),
+        Input::Value(_) | Input::Tree(_) => false,
     }
 }
 

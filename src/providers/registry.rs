@@ -222,6 +222,14 @@ macro_rules! dialects {
                     $(Dialect::$variant => <$module::State>::read_body(body),)+
                 }
             }
+
+            /// Whether dialect `d` tells `text` apart as surely no body (`Adapter::surely_event`).
+            pub(crate) fn surely_event(d: Dialect, text: &[u8]) -> bool {
+                use $crate::providers::registry::Adapter as _;
+                match d {
+                    $(Dialect::$variant => <$module::State>::surely_event(text),)+
+                }
+            }
         }
     };
 }
@@ -282,6 +290,14 @@ pub(crate) trait Adapter: Default {
     /// body of a dialect without a direct reader).
     fn read_body(_body: Body<'_, '_>) -> Option<Result<(), Error>> {
         None
+    }
+
+    /// `true` for the JSON text of an event that holds the dialect's body
+    /// marker and is surely no dialect's whole body (no body shape can match
+    /// it), told without decoding it into a `Value` (`body.rs`); `false`
+    /// when unsure.
+    fn surely_event(_text: &[u8]) -> bool {
+        false
     }
 }
 

@@ -7,6 +7,58 @@
 use super::*;
 
 impl State {
+    /// The call an argument delta names: the one the last event (a delta of
+    /// the same output index and item, whose call [`Self::remember_delta`]
+    /// kept) named, given back as the hit, else [`Self::call`]'s. (Off with
+    /// the fast paths, for the tests that hold them to the general path.)
+    pub(super) fn delta_call(
+        &mut self,
+        s: &mut Stream,
+        oi: Option<i64>,
+        item_id: &str,
+        kind: Option<&str>,
+        last: Option<LastDelta>,
+        live: &mut Live<'_>,
+    ) -> R<(i64, Option<LastDelta>)> {
+        match last {
+            Some(hit) if hit.0 == oi.unwrap_or(-1) && hit.1 == item_id && scan::enabled() => {
+                Ok((hit.2, Some(hit)))
+            }
+            _ => Ok((self.call(s, oi, item_id, ("", ""), kind, false, live)?, None)),
+        }
+    }
+
+    /// Keeps `key` as the call of the delta just applied when [`Self::call`]
+    /// would give it again, changing nothing, for the next event of the same
+    /// output index and item: the output index's call is `key`, and the item
+    /// id (if any) is that index's and the call holds its provider state. A
+    /// `hit` of [`Self::delta_call`] is kept as it is.
+    pub(super) fn remember_delta(
+        &mut self,
+        s: &mut Stream,
+        oi: Option<i64>,
+        item_id: &str,
+        key: i64,
+        hit: Option<LastDelta>,
+    ) {
+        if hit.is_some() {
+            *self.last_delta = hit;
+            return;
+        }
+        let oi = oi.unwrap_or(-1);
+        let Some(ch) = s.existing(C) else {
+            return;
+        };
+        let same = ch.call_at((NS_TOOL, oi, 0)) == Some(key)
+            && (item_id.is_empty()
+                || (self.item_at.get(&oi).is_some_and(|held| held == item_id)
+                    && self.items.get(item_id) == Some(&oi)
+                    && ch.tools.get(key).is_some_and(|b| b.provider_state.is_some())));
+        if same {
+            *self.last_delta = Some((oi, item_id.to_owned(), key));
+        }
+    }
+
     /// An event that names an item (`item_id`) must name the item its
     /// output index holds: an event for another item (an early `done` for
     /// `fc_1` read as `fc_2`'s arguments) is refused, naming both.

@@ -18,6 +18,7 @@
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
 mod body;
+mod direct;
 mod fast;
 mod guard;
 mod ids;
@@ -178,7 +179,14 @@ pub(crate) struct State {
     /// the other dialects' states are small).
     #[serde(skip)]
     memo: Box<scan::Memo<fast::Facts>>,
+    /// The call the last event, a delta, named (`delta_call`): its output
+    /// index, item id and key; dropped by every other event (never saved).
+    #[serde(skip)]
+    last_delta: Box<Option<LastDelta>>,
 }
+
+/// The call the last event, a delta, named: its output index, item id and key.
+type LastDelta = (i64, String, i64);
 
 /// True for the progress events of hosted tools and other events that carry
 /// nothing toolstitch keeps (`response.content_part.added`,
@@ -382,6 +390,7 @@ impl State {
             ev = match input.parse_typed(event_name, &HANDLED)? {
                 Ok(ev) => ev,
                 Err(unread) => {
+                    *self.last_delta = None;
                     self.check_carried(s, &unread, input)?;
                     if !is_progress(&unread) {
                         s.unknown(&unread);
@@ -390,7 +399,25 @@ impl State {
                 }
             };
         }
+        self.apply_event(s, event_name, ev, fast, input, None, live)
+    }
+
+    /// Applies one decoded event. `fast`: the fast path served it (no
+    /// snapshot to check). `snapshot`: the calls a `response.completed` holds,
+    /// when its reader has them typed already (else they are read from `input`).
+    #[allow(clippy::too_many_arguments)]
+    fn apply_event(
+        &mut self,
+        s: &mut Stream,
+        event_name: Option<&str>,
+        ev: Event<'_>,
+        fast: bool,
+        input: Input<'_>,
+        snapshot: Option<&[snapshot::SnapshotCall<'_>]>,
+        live: &mut Live<'_>,
+    ) -> R {
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
+        let last_delta = self.last_delta.take();
         self.same_response(s, kind, ev.response.as_ref(), ev.sequence_number)?;
         if let Some(n) = ev.sequence_number {
             if !self.in_sequence(s, kind, n) {
@@ -424,20 +451,15 @@ impl State {
             }
             "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
                 let custom = kind.starts_with("response.custom");
-                let key = self.call(
-                    s,
-                    oi,
-                    text(&ev.item_id),
-                    ("", ""),
-                    custom.then_some(CUSTOM),
-                    false,
-                    live,
-                )?;
+                let item_id = text(&ev.item_id);
+                let kind = custom.then_some(CUSTOM);
+                let (key, hit) = self.delta_call(s, oi, item_id, kind, last_delta, live)?;
                 let delta = text(&ev.delta);
                 if self.stale_delta(s, oi, key, delta)? {
                     return Ok(());
                 }
                 s.add_to_call(C, key, "", "", delta, None, live)?;
+                self.remember_delta(s, oi, item_id, key, hit);
             }
             "response.function_call_arguments.done" | "response.custom_tool_call_input.done" => {
                 let custom = kind.starts_with("response.custom");
@@ -510,7 +532,10 @@ impl State {
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
                 if kind == "response.completed" {
-                    self.check_carried(s, kind, input)?;
+                    match snapshot {
+                        Some(calls) => self.check_calls(s, kind, calls)?,
+                        None => self.check_carried(s, kind, input)?,
+                    }
                 }
                 let response = ev.response;
                 let (status, usage, reason, error) = match response {
@@ -591,6 +616,14 @@ pub(crate) fn tokens(u: &Map<String, Value>) -> TokenUsage {
 }
 
 impl Adapter for State {
+    fn read_body(body: super::body::Body<'_, '_>) -> Option<Result<(), super::Error>> {
+        direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
+    }
+
+    fn surely_event(text: &[u8]) -> bool {
+        scan::enabled() && direct::surely_event(text)
+    }
+
     #[inline]
     fn feed(
         &mut self,
@@ -634,3 +667,6 @@ pub(crate) const SPEC: Spec = Spec {
     },
     guard: guard::GUARD,
 };
+
+#[cfg(test)]
+mod body_tests;

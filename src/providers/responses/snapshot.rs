@@ -16,6 +16,10 @@
 
 use super::*;
 
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
 /// A `response.output` or `item` carried by any event (cold path: ends and
 /// events this dialect does not read).
 #[derive(serde::Deserialize)]
@@ -30,6 +34,116 @@ pub(super) struct Carried {
 struct CarriedResponse {
     #[serde(default)]
     output: Option<Value>,
+}
+
+/// [`Carried`] with its item and output as they are in the text.
+#[derive(serde::Deserialize)]
+struct CarriedText<'a> {
+    #[serde(borrow, default)]
+    response: Option<CarriedResponseText<'a>>,
+    #[serde(borrow, default)]
+    item: Option<&'a RawValue>,
+}
+
+#[derive(serde::Deserialize)]
+struct CarriedResponseText<'a> {
+    #[serde(borrow, default)]
+    output: Option<&'a RawValue>,
+}
+
+/// The members of an item the check reads, each as its last occurrence
+/// says: absent (`None`), a string, or any other value (`Some(None)`).
+#[derive(Default)]
+struct ItemFields<'a> {
+    kind: Option<Option<Cow<'a, str>>>,
+    call_id: Option<Option<Cow<'a, str>>>,
+    id: Option<Option<Cow<'a, str>>>,
+    name: Option<Option<Cow<'a, str>>>,
+    arguments: Option<Option<Cow<'a, str>>>,
+    input: Option<Option<Cow<'a, str>>>,
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for ItemFields<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ItemFields<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ItemFields<'de>, A::Error> {
+                let mut item = ItemFields::default();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    let slot = match &*key {
+                        "type" => &mut item.kind,
+                        "call_id" => &mut item.call_id,
+                        "id" => &mut item.id,
+                        "name" => &mut item.name,
+                        "arguments" => &mut item.arguments,
+                        "input" => &mut item.input,
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value::<StrOrOther<'de>>()?.0);
+                }
+                Ok(item)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// Any JSON value: a string, or `None` for any other.
+struct StrOrOther<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for StrOrOther<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = StrOrOther<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(StrOrOther(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(StrOrOther(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(StrOrOther(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(StrOrOther(None))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(StrOrOther(None))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(StrOrOther(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(StrOrOther(None))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(StrOrOther(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(StrOrOther(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Two argument texts say the same when they are equal, or both are JSON
@@ -51,6 +165,17 @@ impl State {
     /// Checks the calls an event carries (its `response.output`, its `item`)
     /// against the calls assembled so far. `kind` names the event.
     pub(super) fn check_carried(&self, s: &mut Stream, kind: &str, input: Input<'_>) -> R {
+        let text = match input {
+            Input::Text(t) => Some(t),
+            Input::Json(b) => std::str::from_utf8(b).ok(),
+            Input::Value(_) | Input::Tree(_) => None,
+        };
+        // The text read in place; a number no float holds or a deep nesting
+        // (which the values below refuse, and with them the whole check) is
+        // for the values.
+        if let Some(text) = text.filter(|t| scan::enabled() && direct::plain(t.as_bytes())) {
+            return self.check_carried_text(s, kind, text);
+        }
         let Ok(carried) = input.parse::<Carried>() else {
             return Ok(());
         };
@@ -65,6 +190,68 @@ impl State {
         Ok(())
     }
 
+    /// [`Self::check_carried`] on JSON text: the same checks, the items read
+    /// in place (each member the check reads as its last occurrence says, as
+    /// a value's does), a `Value` only for an item kept whole.
+    fn check_carried_text(&self, s: &mut Stream, kind: &str, text: &str) -> R {
+        let Ok(carried) = serde_json::from_str::<CarriedText<'_>>(text) else {
+            return Ok(());
+        };
+        let output = carried.response.and_then(|r| r.output);
+        if let Some(items) = output.and_then(|o| serde_json::from_str::<Vec<&RawValue>>(o.get()).ok()) {
+            for item in items {
+                self.check_raw(s, kind, "its response.output", item)?;
+            }
+        }
+        if let Some(item) = carried.item {
+            self.check_raw(s, kind, "its item", item)?;
+        }
+        Ok(())
+    }
+
+    fn check_raw(&self, s: &mut Stream, kind: &str, place: &str, raw: &RawValue) -> R {
+        if !raw.get().starts_with('{') {
+            return Ok(());
+        }
+        let Ok(item) = serde_json::from_str::<ItemFields<'_>>(raw.get()) else {
+            return Ok(());
+        };
+        let field = |f: &Option<Option<Cow<'_, str>>>| f.as_ref().and_then(|v| v.as_deref()).unwrap_or_default().to_owned();
+        let item_type = field(&item.kind);
+        let function = item_type == "function_call";
+        let custom = item_type == CUSTOM;
+        if function || custom {
+            let args = if custom { &item.input } else { &item.arguments };
+            let (call_id, id, name) = (field(&item.call_id), field(&item.id), field(&item.name));
+            let call = SnapshotCall {
+                item_type: &item_type,
+                call_id: &call_id,
+                id: &id,
+                name: &name,
+                args: args.as_ref().map(|a| a.as_deref()),
+            };
+            return self.check_call(s, kind, place, &call);
+        }
+        let approval = crate::blocks::APPROVAL_KINDS.contains(&item_type.as_str());
+        if !approval && !CLIENT_ITEMS.contains(&item_type.as_str()) {
+            return Ok(());
+        }
+        match serde_json::from_str::<Value>(raw.get()) {
+            Ok(value) => self.check_item(s, kind, place, &value),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Checks the calls of a `response.completed` whose output was decoded
+    /// typed already (a whole body read directly): as [`Self::check_carried`]
+    /// checks them in its `response.output`.
+    pub(super) fn check_calls(&self, s: &mut Stream, kind: &str, calls: &[SnapshotCall<'_>]) -> R {
+        for call in calls {
+            self.check_call(s, kind, "its response.output", call)?;
+        }
+        Ok(())
+    }
+
     fn check_item(&self, s: &mut Stream, kind: &str, place: &str, item: &Value) -> R {
         let Some(item) = item.as_object() else {
             return Ok(());
@@ -73,8 +260,23 @@ impl State {
         let item_type = field("type");
         let function = item_type == "function_call";
         let custom = item_type == CUSTOM;
+        if function || custom {
+            let args = match item.get(if custom { "input" } else { "arguments" }) {
+                None => None,
+                Some(Value::String(a)) => Some(Some(a.as_str())),
+                Some(_) => Some(None),
+            };
+            let call = SnapshotCall {
+                item_type,
+                call_id: field("call_id"),
+                id: field("id"),
+                name: field("name"),
+                args,
+            };
+            return self.check_call(s, kind, place, &call);
+        }
         let approval = crate::blocks::APPROVAL_KINDS.contains(&item_type);
-        if !function && !custom && !approval && !CLIENT_ITEMS.contains(&item_type) {
+        if !approval && !CLIENT_ITEMS.contains(&item_type) {
             return Ok(());
         }
         let id = [field("call_id"), field("id")]
@@ -89,21 +291,6 @@ impl State {
             .map(|(_, b)| b);
         let differs = match held {
             None => Some("no call of that id in the stream".to_owned()),
-            Some(b) if function || custom => {
-                let args = item.get(if custom { "input" } else { "arguments" });
-                let args_same = match args {
-                    Some(Value::String(a)) => same_arguments(a, &b.input),
-                    None => true,
-                    Some(_) => false,
-                };
-                if field("name") != b.name {
-                    Some(format!("the name {:?}, not {:?}", field("name"), b.name))
-                } else if !args_same {
-                    Some("other arguments than the stream's".to_owned())
-                } else {
-                    None
-                }
-            }
             Some(b) => {
                 // Kept whole (Q28): the input is the item's own fields.
                 let fields: Map<String, Value> = item
@@ -116,16 +303,65 @@ impl State {
                     .then(|| "other fields than the stream's".to_owned())
             }
         };
-        let Some(differs) = differs else {
-            return Ok(());
-        };
-        Err(violation(
-            Rule::SnapshotDiffers,
-            Some(format!("tool call {id:?}")),
-            format!(
-                "{kind} holds in {place} a {item_type} item {id:?} with {differs}: a client \
-                 reading that snapshot would run a call the stream did not deliver"
-            ),
-        ))
+        snapshot_differs(kind, place, item_type, id, differs)
     }
+
+    /// A `function_call` or `custom_tool_call` item of a snapshot against the
+    /// call of its id the stream assembled.
+    fn check_call(&self, s: &mut Stream, kind: &str, place: &str, call: &SnapshotCall<'_>) -> R {
+        let id = [call.call_id, call.id]
+            .into_iter()
+            .find(|i| !i.is_empty())
+            .unwrap_or_default();
+        let ch = s.choice(C)?;
+        let held = ch
+            .tools
+            .iter()
+            .find(|(_, b)| !id.is_empty() && b.id == id)
+            .map(|(_, b)| b);
+        let differs = match held {
+            None => Some("no call of that id in the stream".to_owned()),
+            Some(b) => {
+                let args_same = match call.args {
+                    Some(Some(a)) => same_arguments(a, &b.input),
+                    None => true,
+                    Some(None) => false,
+                };
+                if call.name != b.name {
+                    Some(format!("the name {:?}, not {:?}", call.name, b.name))
+                } else if !args_same {
+                    Some("other arguments than the stream's".to_owned())
+                } else {
+                    None
+                }
+            }
+        };
+        snapshot_differs(kind, place, call.item_type, id, differs)
+    }
+}
+
+/// A `function_call` or `custom_tool_call` item of a snapshot, as the check
+/// reads it: each string member as a string (`""` when absent or not a
+/// string), and its arguments (its `input` for a custom call): absent
+/// (`None`), a string, or anything else (`Some(None)`).
+pub(super) struct SnapshotCall<'x> {
+    pub(super) item_type: &'x str,
+    pub(super) call_id: &'x str,
+    pub(super) id: &'x str,
+    pub(super) name: &'x str,
+    pub(super) args: Option<Option<&'x str>>,
+}
+
+fn snapshot_differs(kind: &str, place: &str, item_type: &str, id: &str, differs: Option<String>) -> R {
+    let Some(differs) = differs else {
+        return Ok(());
+    };
+    Err(violation(
+        Rule::SnapshotDiffers,
+        Some(format!("tool call {id:?}")),
+        format!(
+            "{kind} holds in {place} a {item_type} item {id:?} with {differs}: a client \
+             reading that snapshot would run a call the stream did not deliver"
+        ),
+    ))
 }

@@ -89,7 +89,7 @@ pub(super) struct Response {
     pub(super) error: Option<Value>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 pub(super) struct Incomplete {
     #[serde(default)]
     pub(super) reason: Option<String>,

@@ -1,0 +1,546 @@
+//! The direct reader of Responses `response` bodies (`direct.rs`) against the
+//! reference path (`body.rs`: the body's events, each dispatched): on
+//! generated bodies, odd, cut and one-byte-changed ones included, and on
+//! hand-written ones, both give the same outcome, errors, messages, live
+//! events and assembler state.
+
+use proptest::prelude::*;
+
+use crate::providers::body::{with_reference, DIRECT_READS};
+use crate::providers::{Assembler, AssemblerLimits, Dialect};
+
+/// Everything a feed leaves observable: the results of the feed and of the
+/// close, the live events, the messages and the whole serialised state.
+fn outcome(d: Option<Dialect>, limits: AssemblerLimits, body: &str, prefix: &[&str]) -> String {
+    let mut a = Assembler::new(d, limits);
+    let mut live = Vec::new();
+    let mut out = Vec::new();
+    for event in prefix {
+        out.push(format!("{:?}", a.feed_text(None, event, Some(&mut live))));
+    }
+    out.push(format!("{:?}", a.feed_text(None, body, Some(&mut live))));
+    // Once more as bytes: the same body after itself (every event resent).
+    out.push(format!(
+        "{:?}",
+        a.feed_json(None, body.as_bytes(), Some(&mut live))
+    ));
+    out.push(format!("{:?}", a.close(Some(&mut live))));
+    out.push(format!("{live:?}"));
+    out.push(format!("{:?}", a.messages()));
+    out.push(serde_json::to_string(&a).unwrap_or_default());
+    out.join("\n")
+}
+
+/// Bodies read directly while `f` ran.
+fn direct_reads(f: impl FnOnce()) -> usize {
+    let before = DIRECT_READS.with(std::cell::Cell::get);
+    f();
+    DIRECT_READS.with(std::cell::Cell::get) - before
+}
+
+/// Events a stream may hold before the body: none, an unrelated one, the
+/// start of another response, a call already streamed at output index 1.
+const PREFIXES: [&[&str]; 4] = [
+    &[],
+    &["{\"choices\":[]}"],
+    &["{\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_other\",\"model\":\"grok-4\"}}"],
+    &[
+        "{\"type\":\"response.output_item.added\",\"output_index\":1,\"item\":{\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":\"call_1\",\"name\":\"f\",\"arguments\":\"\"}}",
+        "{\"type\":\"response.function_call_arguments.delta\",\"output_index\":1,\"item_id\":\"fc_1\",\"delta\":\"{}\"}",
+    ],
+];
+
+/// Both paths on one body, named and `auto`, with default and tight limits,
+/// after each prefix.
+fn agree(body: &str) -> Result<(), TestCaseError> {
+    let tight = AssemblerLimits {
+        max_calls: 1,
+        max_total_bytes: 60,
+        ..AssemblerLimits::default()
+    };
+    for named in [Some(Dialect::OpenAiResponses), None] {
+        for limits in [AssemblerLimits::default(), tight] {
+            for prefix in PREFIXES {
+                let direct = outcome(named, limits, body, prefix);
+                let reference = with_reference(|| outcome(named, limits, body, prefix));
+                prop_assert_eq!(&direct, &reference, "{:?} {:?} {:?} {}", named, limits, prefix, body);
+            }
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------- generators
+
+/// A JSON object's text from its members, duplicates and order kept.
+fn obj(members: Vec<(&'static str, String)>) -> String {
+    let inner: Vec<String> = members
+        .into_iter()
+        .map(|(k, v)| format!("{}:{v}", serde_json::Value::from(k)))
+        .collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+/// The members bodies nearly always have.
+const ALWAYS: &[&str] = &["object", "type", "output", "status", "content", "arguments"];
+
+/// Members, each present or not (now and then one twice), then shuffled a
+/// little; those named in `rare` seldom present.
+fn members(
+    rare: &'static [&'static str],
+    list: Vec<(&'static str, BoxedStrategy<String>)>,
+) -> BoxedStrategy<String> {
+    let parts: Vec<BoxedStrategy<Option<(&'static str, String)>>> = list
+        .into_iter()
+        .map(|(k, s)| {
+            let p = if rare.contains(&k) {
+                0.05
+            } else if ALWAYS.contains(&k) {
+                0.95
+            } else {
+                0.6
+            };
+            proptest::option::weighted(p, s.prop_map(move |v| (k, v))).boxed()
+        })
+        .collect();
+    (parts, 0..40_usize, any::<prop::sample::Index>())
+        .prop_map(|(ms, dup, at)| {
+            let mut ms: Vec<(&'static str, String)> = ms.into_iter().flatten().collect();
+            if dup == 0 && !ms.is_empty() {
+                let twice = ms.get(at.index(ms.len())).cloned();
+                ms.extend(twice);
+            }
+            if dup == 1 && ms.len() > 1 {
+                ms.rotate_left(1);
+            }
+            obj(ms)
+        })
+        .boxed()
+}
+
+fn lit(options: &[&'static str]) -> BoxedStrategy<String> {
+    proptest::sample::select(options.to_vec())
+        .prop_map(str::to_owned)
+        .boxed()
+}
+
+/// Values of an unusual kind, for any member.
+const ODD: &[&str] = &[
+    "null", "\"\"", "5", "1e400", "-1", "1.5", "true", "[]", "{}", "[1,2]", "\"x\"",
+];
+
+fn odd_or(wild: bool, usual: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    if !wild {
+        return usual;
+    }
+    prop_oneof![12 => usual, 1 => lit(ODD)].boxed()
+}
+
+fn text() -> BoxedStrategy<String> {
+    prop_oneof![
+        "[a-z \"\\\\é日🦀\n]{0,12}".prop_map(|s| serde_json::Value::from(s).to_string()),
+        lit(&["\"response\"", "\"\\u00e9\\n\"", "\"\"", "null"]),
+    ]
+    .boxed()
+}
+
+fn arguments() -> BoxedStrategy<String> {
+    prop_oneof![
+        lit(&[
+            "\"{\\\"city\\\":\\\"Paris\\\"}\"",
+            "\"{ \\\"city\\\" : \\\"Paris\\\" }\"",
+            "\"{}\"",
+            "\"\"",
+            "null",
+            "{\"b\": 1}",
+            "\"{\\\"x\\\": \"",
+        ]),
+        text(),
+    ]
+    .boxed()
+}
+
+fn list(item: BoxedStrategy<String>, max: usize) -> BoxedStrategy<String> {
+    proptest::collection::vec(item, 0..=max)
+        .prop_map(|v| format!("[{}]", v.join(",")))
+        .boxed()
+}
+
+fn part(wild: bool) -> BoxedStrategy<String> {
+    let part = members(&[], vec![
+        (
+            "type",
+            odd_or(
+                wild,
+                lit(&["\"output_text\"", "\"output_text\"", "\"refusal\"", "\"summary_text\"", "\"reasoning_text\"", "\"image\""]),
+            ),
+        ),
+        ("text", odd_or(wild, text())),
+        ("refusal", odd_or(wild, text())),
+        (
+            "annotations",
+            odd_or(wild, lit(&["[]", "[{\"type\":\"url_citation\",\"url\":\"u\"}]", "[1,{},[]]"])),
+        ),
+    ]);
+    if !wild {
+        return part;
+    }
+    prop_oneof![20 => part, 1 => lit(&["5", "[\"output_text\",\"hi\"]", "null"])].boxed()
+}
+
+fn item(wild: bool) -> BoxedStrategy<String> {
+    // Mostly distinct ids (two items of one id stop a body early).
+    let ids = || {
+        prop_oneof![
+            6 => (0..1000_u32).prop_map(|n| format!("\"fc_{n}\"")),
+            1 => lit(&["\"fc_1\"", "\"\"", "null"]),
+        ]
+        .boxed()
+    };
+    let call_ids = prop_oneof![
+        6 => (0..1000_u32).prop_map(|n| format!("\"call_{n}\"")),
+        1 => lit(&["\"call_1\"", "\"\"", "null"]),
+    ]
+    .boxed();
+    let kinds = lit(&[
+        "\"message\"",
+        "\"message\"",
+        "\"function_call\"",
+        "\"function_call\"",
+        "\"function_call\"",
+        "\"custom_tool_call\"",
+        "\"reasoning\"",
+        "\"reasoning\"",
+        "\"web_search_call\"",
+        "\"computer_call\"",
+        "\"later_kind\"",
+    ]);
+    let item = members(&[], vec![
+        ("type", odd_or(wild, kinds)),
+        ("id", odd_or(wild, ids())),
+        ("call_id", odd_or(wild, call_ids)),
+        ("name", odd_or(wild, lit(&["\"get_weather\"", "\"web_search\"", "\"\"", "null"]))),
+        ("arguments", odd_or(wild, arguments())),
+        ("input", odd_or(wild, arguments())),
+        ("role", lit(&["\"assistant\""])),
+        ("status", lit(&["\"completed\"", "\"in_progress\""])),
+        ("encrypted_content", odd_or(wild, lit(&["\"gAAA\"", "\"\"", "null"]))),
+        ("content", odd_or(wild, list(part(wild), 3))),
+        ("summary", odd_or(wild, list(part(wild), 2))),
+    ]);
+    if !wild {
+        return item;
+    }
+    prop_oneof![20 => item, 1 => lit(&["5", "[]", "null"])].boxed()
+}
+
+fn responses_body(wild: bool) -> BoxedStrategy<String> {
+    members(&["type"], vec![
+        ("id", odd_or(wild, lit(&["\"resp_1\"", "\"resp_other\"", "null"]))),
+        (
+            "object",
+            odd_or(wild, lit(&["\"response\"", "\"response\"", "\"response\"", "\"respons\\u0065\"", "\"chat.completion\""])),
+        ),
+        ("type", lit(&["\"message\"", "\"response.created\""])),
+        ("created_at", odd_or(wild, lit(&["1764547200"]))),
+        (
+            "status",
+            odd_or(
+                wild,
+                lit(&[
+                    "\"completed\"",
+                    "\"completed\"",
+                    "\"completed\"",
+                    "\"incomplete\"",
+                    "\"in_progress\"",
+                    "\"failed\"",
+                    "\"cancelled\"",
+                ]),
+            ),
+        ),
+        ("model", odd_or(wild, lit(&["\"gpt-4.1\"", "\"grok-4\"", "\"m\\u00e9\""]))),
+        ("output", odd_or(wild, list(item(wild), 4))),
+        (
+            "usage",
+            odd_or(
+                wild,
+                lit(&[
+                    "{\"input_tokens\":3,\"output_tokens\":4,\"total_tokens\":7}",
+                    "{\"input_tokens\":3,\"output_tokens_details\":{\"reasoning_tokens\":2}}",
+                    "null",
+                    "{\"total_tokens\":1e400}",
+                ]),
+            ),
+        ),
+        (
+            "incomplete_details",
+            odd_or(wild, lit(&["null", "{\"reason\":\"max_output_tokens\"}", "{\"reason\":null}", "{}"])),
+        ),
+        (
+            "error",
+            odd_or(wild, lit(&["null", "{\"code\":\"server_error\",\"message\":\"boom\"}"])),
+        ),
+    ])
+}
+
+/// A body, now and then cut short or with one byte changed.
+fn maybe_broken(body: BoxedStrategy<String>) -> BoxedStrategy<String> {
+    (body, 0..10_usize, any::<prop::sample::Index>(), 0..5_usize)
+        .prop_map(|(b, how, at, byte)| {
+            let cut = at.index(b.len().max(1));
+            let cut = (0..=cut).rev().find(|&i| b.is_char_boundary(i)).unwrap_or(0);
+            let (head, tail) = b.split_at(cut);
+            match how {
+                0 => head.to_owned(),
+                1 => {
+                    let extra = ["\"", "}", ",", " ", "]"].get(byte).copied().unwrap_or_default();
+                    format!("{head}{extra}{tail}")
+                }
+                _ => b,
+            }
+        })
+        .boxed()
+}
+
+/// Runs `agree` on `cases` generated bodies; at least `share` of them must
+/// be read directly (else the comparison proves little).
+fn agree_on(bodies: BoxedStrategy<String>, cases: u32, share: f64) {
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases,
+        ..ProptestConfig::default()
+    });
+    let (direct, total) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
+    let r = runner.run(&maybe_broken(bodies), |body| {
+        total.set(total.get() + 1);
+        let mut r = Ok(());
+        let read = direct_reads(|| r = agree(&body));
+        direct.set(direct.get() + usize::from(read > 0));
+        r
+    });
+    let (direct, total) = (direct.get(), total.get());
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let enough = direct as f64 >= share * total as f64;
+    assert!(enough, "{direct} of {total} bodies read directly");
+}
+
+#[test]
+fn responses_bodies_agree() {
+    // Usual members of usual types (a third broken or cut: see `maybe_broken`),
+    // then members of any type, twice over, not objects.
+    agree_on(responses_body(false), 400, 0.15);
+    agree_on(responses_body(true), 400, 0.0);
+}
+
+/// Hand-written bodies: the corpus's shape, every item kind read directly,
+/// a snapshot the stream does not hold, and bodies left to the reference.
+#[test]
+fn responses_fixtures_agree() {
+    let bodies = [
+        (
+            true,
+            r#"{"id":"resp_4","object":"response","created_at":1764547200,"status":"completed","model":"gpt-4.1",
+            "output":[{"type":"message","id":"msg_4","status":"completed","role":"assistant","content":[
+              {"type":"output_text","annotations":[],"text":"Bitte prüfe 東京 ✅"}]},
+              {"type":"function_call","id":"fc_4_0","call_id":"call_0","name":"update_record","arguments":"{\"table\":\"invoice\",\"id\":7}","status":"completed"},
+              {"type":"function_call","id":"fc_4_1","call_id":"call_1","name":"search","arguments":"{\"q\":\"x\"}","status":"completed"}],
+            "usage":{"input_tokens":812,"output_tokens":97,"total_tokens":909}}"#,
+        ),
+        (
+            true,
+            r#"{"id":"r","object":"response","status":"incomplete","incomplete_details":{"reason":"max_output_tokens"},"model":"o3",
+            "output":[{"type":"reasoning","id":"rs_1","summary":[{"type":"summary_text","text":"Plan."},{"type":"summary_text","text":"Then."}],
+              "content":[{"type":"reasoning_text","text":"Think"}],"encrypted_content":"gAAAA"},
+              {"type":"message","id":"m","content":[{"type":"refusal","refusal":"No."},{"type":"output_text","text":"hi","annotations":[{"type":"url_citation"}]},{"type":"image"}]},
+              {"type":"custom_tool_call","id":"ct","call_id":"c9","name":"grammar","input":"x = 1"}]}"#,
+        ),
+        (
+            true,
+            r#"{"id":"r","object":"response","status":"completed","model":"grok-4",
+            "output":[{"type":"custom_tool_call","id":"ct","call_id":"c1","name":"web_search","input":"{\"q\":1}"},
+              {"type":"function_call","call_id":"","name":"f","arguments":null}]}"#,
+        ),
+        (
+            true,
+            r#"{"object":"response","status":"in_progress","output":[{"type":"function_call","id":"fc","call_id":"c","name":"f","arguments":"{\"a\""}]}"#,
+        ),
+        (
+            true,
+            r#"{"object":"response","status":"completed","output":[{"type":"function_call","id":"fc","call_id":"c","name":"f","arguments":"{}"},
+              {"type":"function_call","id":"fc2","call_id":"c","name":"f","arguments":"{\"other\":1}"}]}"#,
+        ),
+        (
+            false,
+            r#"{"id":"r","object":"response","status":"completed","output":[{"type":"web_search_call","id":"ws","status":"completed"}]}"#,
+        ),
+        (
+            false,
+            r#"{"id":"r","object":"response","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]}"#,
+        ),
+        (
+            false,
+            r#"{"id":"r","object":"response","status":"completed","status":"completed","output":[]}"#,
+        ),
+    ];
+    let deep = format!(
+        "{{\"object\":\"response\",\"status\":\"completed\",\"metadata\":{}1{},\"output\":[]}}",
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    let bodies = bodies.into_iter().chain([(false, deep.as_str())]);
+    for (read_directly, body) in bodies {
+        let mut r = Ok(());
+        let direct = direct_reads(|| r = agree(body));
+        if let Err(e) = r {
+            panic!("{e}");
+        }
+        assert_eq!(direct > 0, read_directly, "{body}");
+    }
+}
+
+// ------------------------------------------- streamed snapshots and shapes
+
+/// A stream of two calls (a function call and a custom tool call), then
+/// events carrying `snapshot` items: an event this dialect does not read
+/// (with `item`), and `response.completed` (its `response.output`).
+fn stream_with_snapshot(items: &[String], extra: &str, seq: bool) -> Vec<String> {
+    let n = std::cell::Cell::new(0_u32);
+    let numbered = |fields: &str| {
+        let at = n.get();
+        n.set(at + 1);
+        if seq {
+            format!("{{{fields},\"sequence_number\":{at}}}")
+        } else {
+            format!("{{{fields}}}")
+        }
+    };
+    vec![
+        numbered("\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"in_progress\",\"output\":[]}"),
+        numbered("\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"id\":\"fc_0\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"\"}"),
+        numbered("\"type\":\"response.function_call_arguments.delta\",\"item_id\":\"fc_0\",\"output_index\":0,\"delta\":\"{\\\"a\\\":1}\""),
+        numbered("\"type\":\"response.output_item.done\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"id\":\"fc_0\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}"),
+        numbered("\"type\":\"response.output_item.added\",\"output_index\":1,\"item\":{\"type\":\"custom_tool_call\",\"id\":\"ct_1\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"x\"}"),
+        numbered("\"type\":\"response.output_item.done\",\"output_index\":1,\"item\":{\"type\":\"custom_tool_call\",\"id\":\"ct_1\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"x\"}"),
+        numbered(&format!("\"type\":\"response.web_search_call.completed\",\"output_index\":2{extra}")),
+        numbered(&format!(
+            "\"type\":\"response.completed\",\"response\":{{\"id\":\"resp_1\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{}]}}",
+            items.join(",")
+        )),
+    ]
+}
+
+/// Snapshot items: the stream's calls restated (as they are, in other
+/// spellings, changed), items of other kinds, odd ones.
+fn snapshot_item() -> BoxedStrategy<String> {
+    let deep = format!("{}1{}", "[".repeat(130), "]".repeat(130));
+    let deep_item = format!(
+        "{{\"type\":\"function_call\",\"call_id\":\"call_9\",\"name\":\"f0\",\"x\":{deep}}}"
+    );
+    prop_oneof![
+        8 => lit(&[
+            "{\"type\":\"function_call\",\"id\":\"fc_0\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"function_call\",\"id\":\"fc_0\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{ \\\"a\\\" : 1 }\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":2}\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f9\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":null}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"zz\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\",\"arguments\":5}",
+            "{\"type\":\"function_call\",\"call_id\":5,\"id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_\\u0030\",\"name\":\"f\\u0030\",\"arguments\":\"{\\\"a\\\":1}\"}",
+            "{\"type\":\"custom_tool_call\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"x\"}",
+            "{\"type\":\"custom_tool_call\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"y\",\"arguments\":\"x\"}",
+            "{\"type\":\"computer_call\",\"call_id\":\"call_7\",\"action\":{\"type\":\"click\"}}",
+            "{\"type\":\"mcp_approval_request\",\"id\":\"ap_1\",\"name\":\"t\",\"arguments\":\"{}\"}",
+            "{\"type\":\"message\",\"id\":\"m\",\"content\":[]}",
+            "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\",\"n\":1e400}",
+            "[\"function_call\"]",
+            "5",
+        ]),
+        1 => Just(deep_item),
+        2 => item(true),
+    ]
+    .boxed()
+}
+
+/// With the fast paths (the snapshot read in place, events told from
+/// bodies without a value) and without them, a stream whose snapshots are
+/// any items gives the same.
+#[test]
+fn snapshots_read_in_place_agree() {
+    use crate::providers::scan::GENERAL_ONLY;
+    let strategy = (
+        proptest::collection::vec(snapshot_item(), 0..4),
+        prop_oneof![
+            Just(String::new()),
+            snapshot_item().prop_map(|i| format!(",\"item\":{i}")),
+            Just(",\"item\":null,\"response\":{\"output\":5}".to_owned()),
+        ],
+        any::<bool>(),
+    );
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 600,
+        ..ProptestConfig::default()
+    });
+    let r = runner.run(&strategy, |(items, extra, seq)| {
+        let events = stream_with_snapshot(&items, &extra, seq);
+        let feed = |general: bool| {
+            GENERAL_ONLY.with(|g| g.set(general));
+            let mut a = Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default());
+            let mut live = Vec::new();
+            let mut out: Vec<String> = events
+                .iter()
+                .map(|e| format!("{:?}", a.feed_text(None, e, Some(&mut live))))
+                .collect();
+            out.push(format!("{:?}", a.close(Some(&mut live))));
+            out.push(format!("{live:?} {:?}", a.messages()));
+            out.push(serde_json::to_string(&a).unwrap_or_default());
+            GENERAL_ONLY.with(|g| g.set(false));
+            out.join("\n")
+        };
+        prop_assert_eq!(feed(false), feed(true), "{:?}", events);
+        Ok(())
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
+
+/// What `surely_event` tells apart as no body is no body by the shapes'
+/// own reading (`detect::body_shape_for` on the whole decoded object), and
+/// the usual events that carry a response are told apart.
+#[test]
+fn events_told_from_bodies_are_no_bodies() {
+    use crate::providers::{detect, raw::object_for_shape};
+    let usual = [
+        "{\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"r\",\"object\":\"response\",\"output\":[]}}",
+        "{\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"object\":\"response\",\"status\":\"completed\",\"output\":[{\"type\":\"message\"}]}}",
+        "{\"sequence_number\":3,\"response\":{\"output\":{\"message\":{}}},\"type\":\"response.in_progress\"}",
+    ];
+    for text in usual {
+        assert!(super::direct::surely_event(text.as_bytes()), "{text}");
+    }
+    let members = prop_oneof![
+        lit(&["\"type\":\"response.completed\"", "\"type\":\"message\"", "\"type\":\"response.x\"", "\"type\":5"]),
+        lit(&["\"sequence_number\":1", "\"sequence_number\":null", "\"sequence_number\":1e400"]),
+        lit(&["\"response\":{\"object\":\"response\"}", "\"response\":null", "\"response\":[1]"]),
+        lit(&["\"object\":\"response\"", "\"choices\":[{\"message\":{}}]", "\"output\":{\"message\":{}}", "\"message\":{},\"finish_reason\":\"x\"", "\"done\":true", "\"steps\":[],\"status\":\"x\""]),
+    ];
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 2000,
+        ..ProptestConfig::default()
+    });
+    let r = runner.run(&proptest::collection::vec(members, 0..5), |ms| {
+        let text = format!("{{{}}}", ms.join(","));
+        if super::direct::surely_event(text.as_bytes()) {
+            let shape = object_for_shape(text.as_bytes()).and_then(|m| detect::body_shape_for(None, &m));
+            prop_assert_eq!(shape, None, "{}", text);
+        }
+        Ok(())
+    });
+    if let Err(e) = r {
+        panic!("{e}");
+    }
+}
