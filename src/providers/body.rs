@@ -159,6 +159,34 @@ pub(crate) fn with_reference<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+#[cfg(test)]
+thread_local! {
+    static TYPED_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether a direct reader may read a body with the scanner of
+/// `providers/scan` before its typed decode (always, outside the tests that
+/// compare the two).
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) const fn scan_bodies() -> bool {
+    true
+}
+
+#[cfg(test)]
+pub(crate) fn scan_bodies() -> bool {
+    !TYPED_ONLY.with(std::cell::Cell::get)
+}
+
+/// Runs `f` with every body a direct reader reads decoded by its typed decode.
+#[cfg(test)]
+pub(crate) fn with_typed<T>(f: impl FnOnce() -> T) -> T {
+    TYPED_ONLY.with(|r| r.set(true));
+    let out = f();
+    TYPED_ONLY.with(|r| r.set(false));
+    out
+}
+
 fn is_array(input: Input<'_>) -> bool {
     match input {
         Input::Json(b) => b.trim_ascii_start().first() == Some(&b'['),

@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 
-use super::{with_reference, DIRECT_READS};
+use super::{with_reference, with_typed, DIRECT_READS};
 use crate::providers::{Assembler, AssemblerLimits, Dialect};
 
 /// Everything a feed leaves observable: the results of the feed and of the
@@ -50,6 +50,16 @@ fn agree(d: Dialect, body: &str) -> Result<(), TestCaseError> {
                 let direct = outcome(named, limits, body, prefix);
                 let reference = with_reference(|| outcome(named, limits, body, prefix));
                 prop_assert_eq!(&direct, &reference, "{:?} {:?} {}", named, limits, body);
+                // The direct readers' typed decodes, without their scanners.
+                let typed = with_typed(|| outcome(named, limits, body, prefix));
+                prop_assert_eq!(
+                    &typed,
+                    &reference,
+                    "typed: {:?} {:?} {}",
+                    named,
+                    limits,
+                    body
+                );
             }
         }
     }

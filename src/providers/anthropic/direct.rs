@@ -20,11 +20,14 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{ContentBlock, Delta, Event, Message, State};
-use crate::providers::body::{apply_whole, end_whole, may_overflow};
+use crate::providers::body::{apply_whole, end_whole, scan_bodies, may_overflow};
 use crate::providers::json::{CompactJson, Index, Str};
 use crate::providers::{
     Assembler, Dialect, DialectState, Error, Input, LiveEvent,
 };
+
+#[path = "scanned.rs"]
+mod scanned;
 
 /// What the reference names the body in errors.
 const BODY: &str = "Anthropic `message` body";
@@ -148,23 +151,70 @@ fn str_of(v: Option<Value>) -> Option<Option<Str<'static>>> {
     }
 }
 
+/// One block of the content, as the reference turns it into events.
+enum Item<'a> {
+    /// A text block's `text` (`null` is `None`; absent is `""`).
+    Text(Option<Str<'a>>),
+    /// A thinking block's `thinking` (as `Text`'s) and `signature`.
+    Thinking(Option<Str<'a>>, Option<Str<'a>>),
+    /// A client's call: the block as its start, and its input's compact text.
+    Tool(ContentBlock<'a>, String),
+}
+
+/// A block of the content as the typed decode reads it; `None` for a block
+/// left to the reference.
+fn item(raw: &RawValue) -> Option<Item<'_>> {
+    let block: Block<'_> = serde_json::from_str(raw.get()).ok()?;
+    if block.citations.is_some_and(|c| !c.is_empty()) || may_overflow(raw.get()) {
+        return None;
+    }
+    Some(match &*block.kind {
+        "text" => Item::Text(block.text.unwrap_or_else(|| Some(Str::default()))),
+        "thinking" => Item::Thinking(
+            block.thinking.unwrap_or_else(|| Some(Str::default())),
+            block.signature,
+        ),
+        "tool_use" => {
+            let mut head: ContentBlock<'_> = serde_json::from_str(raw.get()).ok()?;
+            let input = head.input.take().map(|c| c.0).unwrap_or_default();
+            Item::Tool(head, input)
+        }
+        _ => return None,
+    })
+}
+
+/// What a body holds that the reference turns into events.
+struct Parts<'a> {
+    usage: Option<Map<String, Value>>,
+    stop_reason: Option<Str<'static>>,
+    items: Vec<Item<'a>>,
+}
+
+/// The parts of a body the typed decode read; `None` for a body left to the
+/// reference.
+fn parts(body: Body<'_>) -> Option<Parts<'_>> {
+    let items = body.content.unwrap_or_default().into_iter().map(item).collect::<Option<_>>()?;
+    Some(Parts {
+        usage: usage(body.usage)?,
+        stop_reason: str_of(body.stop_reason)?,
+        items,
+    })
+}
+
 /// The events of a body, in the reference's order; `None` for a body left to it.
-fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
+fn events(parts: Parts<'_>) -> Option<Vec<Event<'_>>> {
     let message = Message {
-        usage: usage(body.usage.clone())?,
+        usage: parts.usage.clone(),
     };
-    let mut out = vec![Event {
+    let mut out = Vec::with_capacity(3 * parts.items.len() + 3);
+    out.push(Event {
         message: Some(message),
         ..typed("message_start")
-    }];
-    for (i, raw) in body.content.unwrap_or_default().into_iter().enumerate() {
-        let block: Block<'_> = serde_json::from_str(raw.get()).ok()?;
-        if block.citations.is_some_and(|c| !c.is_empty()) || may_overflow(raw.get()) {
-            return None;
-        }
+    });
+    for (i, item) in parts.items.into_iter().enumerate() {
         let empty = || Some(Str("".into()));
-        match &*block.kind {
-            "text" => {
+        match item {
+            Item::Text(text) => {
                 out.push(start(
                     i,
                     ContentBlock {
@@ -173,7 +223,6 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
                         ..ContentBlock::default()
                     },
                 )?);
-                let text = block.text.unwrap_or_else(|| Some(Str::default()));
                 out.push(delta(
                     i,
                     Delta {
@@ -183,7 +232,7 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
                     },
                 )?);
             }
-            "thinking" => {
+            Item::Thinking(thinking, signature) => {
                 out.push(start(
                     i,
                     ContentBlock {
@@ -193,7 +242,6 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
                         ..ContentBlock::default()
                     },
                 )?);
-                let thinking = block.thinking.unwrap_or_else(|| Some(Str::default()));
                 out.push(delta(
                     i,
                     Delta {
@@ -202,7 +250,7 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
                         ..Delta::default()
                     },
                 )?);
-                if let Some(sig) = block.signature.filter(|s| !s.is_empty()) {
+                if let Some(sig) = signature.filter(|s| !s.is_empty()) {
                     out.push(delta(
                         i,
                         Delta {
@@ -213,10 +261,8 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
                     )?);
                 }
             }
-            "tool_use" => {
+            Item::Tool(mut head, input) => {
                 // The block as its start (its `input` as `{}`), then its input.
-                let mut head: ContentBlock<'_> = serde_json::from_str(raw.get()).ok()?;
-                let input = head.input.take().map(|c| c.0).unwrap_or_default();
                 head.input = Some(CompactJson("{}".to_owned()));
                 out.push(start(i, head)?);
                 let text = if input == "{}" { String::new() } else { input };
@@ -229,17 +275,16 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
                     },
                 )?);
             }
-            _ => return None,
         }
         out.push(at("content_block_stop", i)?);
     }
     let end = Delta {
-        stop_reason: str_of(body.stop_reason)?,
+        stop_reason: parts.stop_reason,
         ..Delta::default()
     };
     out.push(Event {
         delta: Some(end),
-        usage: usage(body.usage)?,
+        usage: parts.usage,
         ..typed("message_delta")
     });
     out.push(typed("message_stop"));
@@ -259,14 +304,26 @@ pub(in crate::providers) fn feed(
     if asm.stream.done || memchr::memmem::find(text, b"\"message\"").is_none() {
         return None;
     }
-    let body: Body<'_> = match input {
-        Input::Text(t) => serde_json::from_str(t).ok()?,
-        _ => serde_json::from_slice(text).ok()?,
+    // The scanner's one pass, else the typed decode.
+    let scanned = match input {
+        _ if !scan_bodies() => None,
+        Input::Text(t) => scanned::body(t),
+        _ => simdutf8::basic::from_utf8(text).ok().and_then(scanned::body),
     };
-    if !body.is_message || (asm.dialect.is_none() && body.has_object) {
+    let (shape, parts) = match scanned {
+        Some(read) => read,
+        None => {
+            let body: Body<'_> = match input {
+                Input::Text(t) => serde_json::from_str(t).ok()?,
+                _ => serde_json::from_slice(text).ok()?,
+            };
+            ((body.is_message, body.has_object), parts(body))
+        }
+    };
+    if !shape.0 || (asm.dialect.is_none() && shape.1) {
         return None;
     }
-    let events = events(body)?;
+    let events = events(parts?)?;
     let applied = apply_whole(
         asm,
         Dialect::Anthropic,

@@ -17,9 +17,12 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{Call, ContentPart, Delta, Event, Function, Msg, State};
-use crate::providers::body::{apply_whole, end_whole, may_overflow, Obj};
+use crate::providers::body::{apply_whole, end_whole, scan_bodies, may_overflow, Obj};
 use crate::providers::json::{present, Index, ObjectOnly, Str};
 use crate::providers::{Assembler, Dialect, DialectState, Error, Input, LiveEvent};
+
+#[path = "scanned.rs"]
+mod scanned;
 
 /// What the reference names the body in errors.
 const BODY: &str = "Cohere chat body";
@@ -130,10 +133,45 @@ fn usage(u: Option<Value>) -> Option<Option<Map<String, Value>>> {
     }
 }
 
-/// The events of a body, in the reference's order; `None` for a body left to it.
-fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
+/// What a body holds that the reference turns into events.
+struct Parts<'a> {
+    finish_reason: Option<Value>,
+    usage: Option<Value>,
+    tool_plan: Option<Value>,
+    content: Vec<Part<'a>>,
+    citations: usize,
+    /// Each call's `id` and `function`.
+    calls: Vec<(Option<Str<'a>>, FunctionIn<'a>)>,
+}
+
+/// The parts of a body the typed decode read; `None` for a body left to the
+/// reference.
+fn parts(body: Body<'_>) -> Option<Parts<'_>> {
     let message = body.message?.0;
     let _ = message.role;
+    let mut calls = Vec::new();
+    for Obj(call) in message.tool_calls.unwrap_or_default() {
+        let function = match call.function {
+            Some(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get()).ok()?,
+            _ => FunctionIn {
+                name: None,
+                arguments: None,
+            },
+        };
+        calls.push((call.id, function));
+    }
+    Some(Parts {
+        finish_reason: body.finish_reason,
+        usage: body.usage,
+        tool_plan: message.tool_plan,
+        content: message.content.unwrap_or_default().into_iter().map(|p| p.0).collect(),
+        citations: message.citations.map_or(0, |c| c.len()),
+        calls,
+    })
+}
+
+/// The events of a body, in the reference's order; `None` for a body left to it.
+fn events(message: Parts<'_>) -> Option<Vec<Event<'_>>> {
     let start = Msg {
         tool_plan: Some(Str("".into())),
         ..Msg::default()
@@ -151,7 +189,7 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
         )),
         Some(_) => return None,
     }
-    for (i, Obj(part)) in message.content.unwrap_or_default().into_iter().enumerate() {
+    for (i, part) in message.content.into_iter().enumerate() {
         let thinking = part.kind.as_deref() == Some("thinking");
         let empty = Some(Str("".into()));
         let (started, delta) = if thinking {
@@ -185,25 +223,13 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
         out.push(with_message(at("content-delta", i)?, content(delta)));
         out.push(at("content-end", i)?);
     }
-    for i in 0..message.citations.map_or(0, |c| c.len()) {
+    for i in 0..message.citations {
         out.push(with_message(at("citation-start", i)?, Msg::default()));
         out.push(at("citation-end", i)?);
     }
-    for (i, Obj(call)) in message
-        .tool_calls
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-    {
-        let function = match call.function {
-            Some(raw) if raw.get().starts_with('{') => serde_json::from_str(raw.get()).ok()?,
-            _ => FunctionIn {
-                name: None,
-                arguments: None,
-            },
-        };
+    for (i, (id, function)) in message.calls.into_iter().enumerate() {
         let head = Call {
-            id: call.id,
+            id,
             function: Some(Function {
                 name: function.name,
                 arguments: Some(Str("".into())),
@@ -225,8 +251,8 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
         out.push(at("tool-call-end", i)?);
     }
     let end = Delta {
-        finish_reason: str_of(body.finish_reason)?,
-        usage: usage(body.usage)?,
+        finish_reason: str_of(message.finish_reason)?,
+        usage: usage(message.usage)?,
         ..Delta::default()
     };
     out.push(Event {
@@ -249,20 +275,33 @@ pub(in crate::providers) fn feed(
     if asm.stream.done || memchr::memmem::find(text, b"\"finish_reason\"").is_none() {
         return None;
     }
-    let body: Body<'_> = match input {
-        Input::Text(t) => serde_json::from_str(t).ok()?,
-        _ => serde_json::from_slice(text).ok()?,
+    // The scanner's one pass (it checks numbers as it goes), else the typed
+    // decode.
+    let scanned = match input {
+        _ if !scan_bodies() => None,
+        Input::Text(t) => scanned::body(t),
+        _ => simdutf8::basic::from_utf8(text).ok().and_then(scanned::body),
     };
-    // The body's shape (`SPEC.body.shape`).
-    let shaped = !body.has_type
-        && !body.object.as_ref().is_some_and(Value::is_string)
-        && body.message.is_some()
-        && body.finish_reason.is_some();
-    if !shaped || may_overflow(std::str::from_utf8(text).ok()?) {
-        return None;
-    }
-    let _ = &body.id;
-    let events = events(body)?;
+    let parts = match scanned {
+        Some(parts) => parts,
+        None => {
+            let body: Body<'_> = match input {
+                Input::Text(t) => serde_json::from_str(t).ok()?,
+                _ => serde_json::from_slice(text).ok()?,
+            };
+            // The body's shape (`SPEC.body.shape`).
+            let shaped = !body.has_type
+                && !body.object.as_ref().is_some_and(Value::is_string)
+                && body.message.is_some()
+                && body.finish_reason.is_some();
+            if !shaped || may_overflow(std::str::from_utf8(text).ok()?) {
+                return None;
+            }
+            let _ = &body.id;
+            parts(body)?
+        }
+    };
+    let events = events(parts)?;
     let applied = apply_whole(
         asm,
         Dialect::Cohere,

@@ -21,9 +21,12 @@ use serde_json::Value;
 
 use super::content::Content;
 use super::{apply_chunk, ChatChoice, Chunk, Delta, Function, ToolCall};
-use crate::providers::body::{apply_whole, end_whole, Obj};
+use crate::providers::body::{apply_whole, end_whole, scan_bodies, Obj};
 use crate::providers::json::{present, Few, Index, Str};
 use crate::providers::{Assembler, Dialect, Error, Input, LiveEvent};
+
+#[path = "scanned.rs"]
+mod scanned;
 
 /// What the reference names each chunk in errors: its `object`.
 const CHUNK: &str = "chat.completion.chunk";
@@ -370,9 +373,16 @@ pub(in crate::providers) fn feed(
     if asm.stream.done || memmem::find(text, b"\"message\"").is_none() {
         return None;
     }
-    let body: Body<'_> = match input {
-        Input::Text(t) => serde_json::from_str(t).ok()?,
-        _ => serde_json::from_slice(text).ok()?,
+    // The scanner's one pass, else the typed decode.
+    let scanned = match input {
+        _ if !scan_bodies() => None,
+        Input::Text(t) => scanned::body(t),
+        _ => simdutf8::basic::from_utf8(text).ok().and_then(scanned::body),
+    };
+    let body: Body<'_> = match (scanned, input) {
+        (Some(b), _) => b,
+        (None, Input::Text(t)) => serde_json::from_str(t).ok()?,
+        (None, _) => serde_json::from_slice(text).ok()?,
     };
     if !body.is_body() {
         return None;
