@@ -23,10 +23,17 @@ objects, cold in the cache by the time each is read), and each response's object
 just before it is read (in the cache, as in an application that feeds each object as
 its SDK yields it; only the reading is timed).
 
+LiteLLM's ``ModelResponseStream`` (what ``litellm.completion(..., stream=True)``
+yields, made from each OpenAI chat chunk as LiteLLM makes it, ``ModelResponseStream(**chunk)``)
+is measured on the same chat streams when LiteLLM is installed: it is in the
+``conformance`` dependency group, not in ``dev``, so install it into the virtual
+environment first (``.venv/bin/python -m pip install 'litellm>=1.60'``); without it its
+section is left out with a note. ``LITELLM_LOCAL_MODEL_COST_MAP`` is set so that importing
+it reads no network.
+
 Interleaved rounds, medians, ns per event and ratios; written to
-``results/sdk_objects.md``. LiteLLM's ``ModelResponseStream`` is not measured
-(LiteLLM is not among the development dependencies). Run it from a release build
-(``make release``): ``python benches/bench_sdk_objects.py [--responses N] [--rounds N]``.
+``results/sdk_objects.md``. Run it from a release build (``make release``):
+``python benches/bench_sdk_objects.py [--responses N] [--rounds N]``.
 """
 
 from __future__ import annotations
@@ -73,6 +80,10 @@ def sse_events(data: bytes) -> list[dict[str, Any]]:
 
 
 def sdk_objects(dialect: str, events: list[dict[str, Any]]) -> list[Any]:
+    if dialect == "litellm":
+        from litellm.types.utils import ModelResponseStream
+
+        return [ModelResponseStream(**e) for e in events]
     if dialect == "anthropic":
         from anthropic._models import construct_type as anthropic_construct
         from anthropic.types import RawMessageStreamEvent
@@ -96,10 +107,13 @@ class Workload:
         )
         make = {
             "openai-chat": corpus.openai_chat_stream,
+            "litellm": corpus.openai_chat_stream,
             "openai-responses": corpus.responses_stream,
             "anthropic": corpus.anthropic_stream,
         }[dialect]
-        self.dialect = dialect
+        self.sdk = dialect
+        # LiteLLM's chunks are OpenAI chat chunks.
+        self.dialect = "openai-chat" if dialect == "litellm" else dialect
         self.streams: list[bytes] = []
         self.expected: list[Calls] = []
         for n, (calls, text) in enumerate(corpus.responses(count, 1, False)):
@@ -107,7 +121,7 @@ class Workload:
             self.expected.append([tuple(c) for c in calls])
         self.reads = [[s[i : i + READ] for i in range(0, len(s), READ)] for s in self.streams]
         self.decoded = [sse_events(s) for s in self.streams]
-        self.objects = [sdk_objects(dialect, d) for d in self.decoded]
+        self.objects = [sdk_objects(self.sdk, d) for d in self.decoded]
         self.events = sum(len(o) for o in self.objects)
 
 
@@ -227,6 +241,8 @@ def pydantic_ai_anthropic(events: list[Any]) -> Calls:
     return _parts_calls(pm)
 
 
+SECTION = {"litellm": "litellm (ModelResponseStream, openai-chat)"}
+
 PYDANTIC_AI = {
     "openai-chat": pydantic_ai_chat,
     "openai-responses": pydantic_ai_responses,
@@ -302,7 +318,7 @@ def _fresh(
             for i in inputs:
                 n = objects_of.get(id(i))
                 if n is not None:
-                    i = sdk_objects(w.dialect, w.decoded[n])
+                    i = sdk_objects(w.sdk, w.decoded[n])
                 t0 = time.perf_counter()
                 fn(i)
                 total += time.perf_counter() - t0
@@ -328,6 +344,9 @@ def main() -> None:
     parser.add_argument("--responses", type=int, default=120)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--only", action="append", help="a section to run (repeatable; implies --no-write)"
+    )
     args = parser.parse_args()
     try:
         import pydantic_ai  # noqa: F401
@@ -346,13 +365,21 @@ def main() -> None:
     ]
     if not with_pai:
         lines += ["pydantic-ai is not installed: its rows are left out.", ""]
-    for dialect in ("openai-chat", "openai-responses", "anthropic"):
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    sdks = ["openai-chat", "openai-responses", "anthropic", "litellm"]
+    if importlib.util.find_spec("litellm") is None:
+        sdks.remove("litellm")
+        lines += ["LiteLLM is not installed: its section is left out.", ""]
+    if args.only:
+        sdks = [d for d in sdks if d in args.only]
+        args.no_write = True
+    for dialect in sdks:
         w = Workload(dialect, args.responses)
         cs = contenders(w, with_pai)
         ns = interleaved(w, cs, args.rounds)
         hot = fresh(w, cs, args.rounds)
         part = [
-            f"## {dialect}: {len(w.streams)} responses, {w.events:,} events",
+            f"## {SECTION.get(dialect, dialect)}: {len(w.streams)} responses, {w.events:,} events",
             "",
             *table("Objects made before the run (cold in the cache):", ns),
             *table(

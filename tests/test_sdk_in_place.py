@@ -400,3 +400,56 @@ def test_an_int_past_64_bits_takes_the_general_path_and_stays_exact() -> None:
     assert got == outcome(
         "openai-chat", [frame("openai-chat", d) for d in dumps], Assembler.feed_bytes
     )
+
+
+# ------------------------------------------------------------------ the memo of objects
+
+
+def fragments(pieces: list[str], **more: Any) -> list[Any]:
+    head, fragment = chat_stream(**more)[:2]
+    events = [head]
+    for piece in pieces:
+        call = {"index": 0, "function": {"arguments": piece}}
+        events.append({**fragment, "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+    return [chat(e) for e in events]
+
+
+def test_the_memo_serves_chunks_with_extra_fields() -> None:
+    """An extra field the chunks all carry (kept in ``__pydantic_extra__``) is compared
+    with the template's like any value: equal, the fragment is served."""
+    objects = fragments(['": ', "1", ", ", '"b": 2}'], x_unknown={"k": [1, "é"]})
+    assert objects[1].__pydantic_extra__ == {"x_unknown": {"k": [1, "é"]}}
+    asm = Assembler("openai-chat", live=False)
+    for o in objects:
+        asm.feed(o)
+    assert asm._memo_served[1] >= 2
+    assert_paths_agree("openai-chat", objects)
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["value", "nested", "added", "removed", "renamed", "set", "unset", "order"],
+)
+def test_a_model_that_differs_from_the_template_reads_as_its_dump(change: str) -> None:
+    objects = fragments(["a", "b", "c", "d"], x_unknown={"k": [1, "é"]})
+    last = objects[-1]
+    extra = last.__pydantic_extra__
+    if change == "value":
+        extra["x_unknown"] = {"k": [1, "e"]}
+    elif change == "nested":
+        # Gemini's compatible endpoint: the call's provider state (Q37).
+        call = last.choices[0].delta.tool_calls[0]
+        call.__pydantic_extra__["extra_content"] = {"google": {"thought_signature": "s"}}
+    elif change == "added":
+        extra["error"] = {"message": "overloaded", "type": "server_error"}
+    elif change == "removed":
+        extra.clear()
+    elif change == "renamed":
+        extra["error"] = extra.pop("x_unknown")
+    elif change == "set":
+        last.__pydantic_fields_set__.add("system_fingerprint")
+    elif change == "unset":
+        last.__pydantic_fields_set__.discard("model")
+    else:
+        last.__dict__["model"] = last.__dict__.pop("created")
+    assert_paths_agree("openai-chat", objects)

@@ -536,3 +536,64 @@ def _is_sdk_object(obj: object) -> bool:
     return isinstance(obj, Mapping) or any(
         callable(getattr(obj, name, None)) for name in ("to_dict", "model_dump", "to_json_dict")
     )
+
+
+# LiteLLM's responses (`ModelResponseBase`) override `model_dump` only to default
+# `exclude_unset`; `to_dict()` passes it (and `exclude_none`) itself, so their dump is
+# the base's. The override is recognised by its code, compiled here by the running
+# interpreter: any other body, however small the change, is not this one.
+_DEFAULTING_DUMP = """
+class _Defaulting:
+    def model_dump(self, **kwargs):
+        if "exclude_unset" not in kwargs and "exclude_none" not in kwargs:
+            kwargs["exclude_unset"] = True
+        return super().model_dump(**kwargs)
+"""
+
+
+def _same_code(a: Any, b: Any) -> bool:
+    """Whether two functions' code is the same but for the docstring."""
+
+    def consts(c: Any, doc: object) -> tuple[object, ...]:
+        return tuple(x for x in c.co_consts if x is not doc and x is not None)
+
+    fa, fb = getattr(a, "__code__", None), getattr(b, "__code__", None)
+    if fa is None or fb is None:
+        return False
+    return (
+        fa.co_code == fb.co_code
+        and fa.co_names == fb.co_names
+        and fa.co_varnames == fb.co_varnames
+        and fa.co_freevars == fb.co_freevars
+        and fa.co_argcount == fb.co_argcount
+        and fa.co_kwonlyargcount == fb.co_kwonlyargcount
+        # The low bits: how the code runs (the high ones are `__future__` imports).
+        and fa.co_flags & 0xFFFF == fb.co_flags & 0xFFFF
+        and consts(fa, a.__doc__) == consts(fb, b.__doc__)
+    )
+
+
+def _dumps_as_base(cls: type, base: type) -> bool:
+    """Whether ``cls().to_dict()`` is what ``base.to_dict`` makes of the same object:
+    ``cls`` keeps ``base``'s ``model_dump``, or its override is exactly LiteLLM's
+    ``exclude_unset`` default above, defined on a class whose next ``model_dump`` (for
+    ``cls``) is ``base``'s. Called once per class from Rust (``sdk.rs``)."""
+    dump = getattr(cls, "model_dump", None)
+    if dump is getattr(base, "model_dump", None):
+        return True
+    namespace: dict[str, Any] = {}
+    exec(compile(_DEFAULTING_DUMP, "<toolstitch>", "exec", dont_inherit=True), namespace)
+    if not _same_code(dump, namespace["_Defaulting"].model_dump):
+        return False
+    cells: tuple[Any, ...] = getattr(dump, "__closure__", None) or ()
+    owner = cells[0].cell_contents if len(cells) == 1 else None
+    if not (isinstance(owner, type) and owner in cls.__mro__):
+        return False
+    after = cls.__mro__[cls.__mro__.index(owner) + 1 :]
+    below = _defined(after, "model_dump")
+    return below is not None and below is _defined(base.__mro__, "model_dump")
+
+
+def _defined(mro: tuple[type, ...], name: str) -> object:
+    """The first definition of ``name`` along ``mro``."""
+    return next((c.__dict__[name] for c in mro if name in c.__dict__), None)

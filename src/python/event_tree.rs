@@ -223,21 +223,20 @@ fn walk_model<'py>(
         return Err(general());
     }
     let (dict, set, extra) = sdk::parts(obj).ok_or_else(general)?;
-    let mut len = 0;
-    for k in dict.keys() {
+    // One pass over `__dict__`: the fields set, kept for the second.
+    let mut fields = Vec::with_capacity(dict.len());
+    for (n, (k, v)) in dict.iter().enumerate() {
         let k = k.cast_into_exact::<PyString>().map_err(|_| general())?;
-        if !recipe.declares(&k) {
+        if !recipe.declares(n, &k) {
             return Err(general());
         }
-        len += usize::from(set.contains(&k).map_err(|_| general())?);
+        if set.contains(&k).map_err(|_| general())? {
+            fields.push((k, v));
+        }
     }
     let first = strs.len();
-    b.open_object(len + extra.as_ref().map_or(0, |e| e.len()));
-    for (k, v) in &dict {
-        let k = k.cast_into_exact::<PyString>().map_err(|_| general())?;
-        if !set.contains(&k).map_err(|_| general())? {
-            continue;
-        }
+    b.open_object(fields.len() + extra.as_ref().map_or(0, |e| e.len()));
+    for (k, v) in fields {
         b.push(Node::Str(strs.len()));
         strs.push(recipe.key(&k).ok_or_else(general)?.unbind());
         walk(&v, b, strs, depth + 1, true).map_err(to_general)?;

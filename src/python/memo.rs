@@ -20,12 +20,13 @@
 //!
 //! SDK objects (pydantic models) are compared the same way through what
 //! their `to_dict()` is made of: the exact class, its
-//! `__pydantic_fields_set__` (which fields were set), an empty
-//! `__pydantic_extra__`, a `__dict__` of the same length, and the value in it
-//! of every field set, looked up by name. A field not set is not in the dump,
-//! so its value is not compared (a chat chunk sets about half its fields);
-//! a template is learned only from a model whose every field set is in its
-//! `__dict__`, so that the fields compared are all the dump holds. A template of SDK objects is learned only when the
+//! `__pydantic_fields_set__` (which fields were set), the keys of its
+//! `__dict__` in order and the value of every field set among them, then its
+//! `__pydantic_extra__` (the extra fields, which LiteLLM's chunks keep their
+//! content in) as a dict. A field not set is not in the dump, so its value is
+//! not compared (a chat chunk sets about half its fields); the same keys in
+//! the same order and the same fields set make the same dump, whatever
+//! fields set are missing from `__dict__`. A template of SDK objects is learned only when the
 //! string of the common event in their `to_dict()` is the very object held by
 //! the model (the field's value passes through as it is), and it is compared
 //! outside the binding's lock (attribute reads may run Python code).
@@ -78,15 +79,21 @@ enum Slot {
     Null,
     /// The string that may differ.
     Hole,
-    /// An SDK model of exactly this class, with these fields set, no extra
-    /// fields and a `__dict__` of `len` members; the fields set follow, each a
-    /// `Key` then its value (`set` of them, in the order of `__dict__`).
+    /// An SDK model of exactly this class, with these fields set, a
+    /// `__dict__` of `len` members and `extra` extra fields. The members of
+    /// `__dict__` follow in its order, each a `Field` then its value (a field
+    /// set) or an `Unset` (a field not set, whose value the dump leaves out),
+    /// then the extra fields in their order, each a `Key` then its value.
     Model {
         class: Py<PyType>,
         fields_set: Py<PySet>,
         len: usize,
-        set: usize,
+        extra: usize,
     },
+    /// A member of a model's `__dict__` that is a field set; its value follows.
+    Field(Text),
+    /// A member of a model's `__dict__` that is not a field set.
+    Unset(Text),
 }
 
 /// The common event of a stream, as its dialect's general path found it.
@@ -302,28 +309,36 @@ impl Template {
                 class,
                 fields_set,
                 len,
-                set: count,
+                extra,
             } => {
                 if !v.get_type().is(class) {
                     return None;
                 }
-                let (dict, set, extra_empty) = model_parts(v)?;
-                if !extra_empty || dict.len() != *len || !set.eq(fields_set.bind(v.py())).ok()? {
+                let (dict, set, extras) = super::sdk::parts(v)?;
+                if dict.len() != *len
+                    || extras.as_ref().map_or(0, |e| e.len()) != *extra
+                    || !set.eq(fields_set.bind(v.py())).ok()?
+                {
                     return None;
                 }
-                // The same fields are set, and each was in the template's
-                // `__dict__`: each is looked up and compared.
-                for _ in 0..*count {
-                    let Some(Slot::Key(key)) = self.slots.get(*at) else {
-                        return None;
-                    };
-                    *at += 1;
-                    let value = dict.get_item(key.obj.bind(v.py())).ok()??;
-                    self.matches(&value, at, hole)?;
+                // The same fields are set and `__dict__` has the same keys in
+                // the same order: the values of the fields set are compared.
+                for (k, value) in &dict {
+                    match self.slots.get(*at)? {
+                        Slot::Field(key) if key.is(&k) => {
+                            *at += 1;
+                            self.matches(&value, at, hole)?;
+                        }
+                        Slot::Unset(key) if key.is(&k) => *at += 1,
+                        _ => return None,
+                    }
                 }
-                Some(())
+                match extras {
+                    Some(e) => self.members(&e, at, hole),
+                    None => Some(()),
+                }
             }
-            Slot::Key(_) => None,
+            Slot::Key(_) | Slot::Field(_) | Slot::Unset(_) => None,
         }
     }
 
@@ -345,23 +360,6 @@ impl Template {
         }
         Some(())
     }
-}
-
-/// A model's `__dict__`, its exact set of fields set, and whether its extra
-/// fields are none; `None` for an object that is not a pydantic model.
-fn model_parts<'py>(
-    v: &Bound<'py, PyAny>,
-) -> Option<(Bound<'py, PyDict>, Bound<'py, PySet>, bool)> {
-    let py = v.py();
-    let dict = v.getattr(pyo3::intern!(py, "__dict__")).ok()?;
-    let dict = dict.cast_into_exact::<PyDict>().ok()?;
-    let set = v
-        .getattr(pyo3::intern!(py, "__pydantic_fields_set__"))
-        .ok()?;
-    let set = set.cast_into_exact::<PySet>().ok()?;
-    let extra = v.getattr(pyo3::intern!(py, "__pydantic_extra__")).ok()?;
-    let empty = extra.is_none() || extra.cast_exact::<PyDict>().is_ok_and(|d| d.is_empty());
-    Some((dict, set, empty))
 }
 
 /// The walk that makes a template.
@@ -408,31 +406,34 @@ impl Learning {
         } else if let Ok(f) = v.cast_exact::<PyFloat>() {
             Slot::Float(f.value().to_bits())
         } else if self.of == Of::Objects {
-            let (dict, set, extra_empty) = model_parts(v)?;
-            if !extra_empty || !set.iter().all(|k| k.is_exact_instance_of::<PyString>()) {
+            let (dict, set, extras) = super::sdk::parts(v)?;
+            if !set.iter().all(|k| k.is_exact_instance_of::<PyString>()) {
                 return None;
             }
             let at = self.slots.len();
             self.slots.push(Slot::Null);
-            let mut count = 0;
             for (k, value) in &dict {
                 let k = k.cast_exact::<PyString>().ok()?;
-                if !set.contains(k).ok()? {
-                    continue;
+                if set.contains(k).ok()? {
+                    self.slots.push(Slot::Field(Text::of(k)?));
+                    self.value(&value, depth + 1)?;
+                } else {
+                    self.slots.push(Slot::Unset(Text::of(k)?));
                 }
-                count += 1;
-                self.slots.push(Slot::Key(Text::of(k)?));
-                self.value(&value, depth + 1)?;
             }
-            // A field set that is not in `__dict__` would not be compared.
-            if count != set.len() {
-                return None;
+            let extra = extras.as_ref().map_or(0, |e| e.len());
+            if let Some(e) = &extras {
+                for (k, value) in e {
+                    let k = k.cast_exact::<PyString>().ok()?;
+                    self.slots.push(Slot::Key(Text::of(k)?));
+                    self.value(&value, depth + 1)?;
+                }
             }
             let model = Slot::Model {
                 class: v.get_type().unbind(),
                 fields_set: set.unbind(),
                 len: dict.len(),
-                set: count,
+                extra,
             };
             *self.slots.get_mut(at)? = model;
             return Some(());

@@ -1,5 +1,5 @@
 //! The classes of the provider SDKs whose objects `feed` reads in place: the
-//! pydantic models of the `openai` and `anthropic` packages (chat chunks,
+//! pydantic models of the `openai`, `anthropic` and `litellm` packages (chat chunks,
 //! Responses events, Anthropic stream events and everything they nest).
 //!
 //! Such an object is read as its `to_dict(mode="json")` would be, without
@@ -9,9 +9,11 @@
 //! time an object of it is fed ([`learn`]), and only one whose dump is exactly
 //! that is read so ([`Recipe`]): a subclass of the SDK's own `BaseModel`,
 //! defined in the SDK's package, that overrides neither `to_dict` nor
-//! `model_dump` nor attribute access, with no serializer of its own, no
-//! computed field and no excluded field. Every other class (LiteLLM's,
-//! google-genai's, a user's subclass) keeps the general path: its
+//! `model_dump` (but for LiteLLM's `exclude_unset` default, which `to_dict`
+//! never reaches) nor attribute access, with no serializer of its own, no
+//! computed field and no excluded field. LiteLLM's chunks are such models
+//! (of the `openai` SDK's base, defined in `litellm`). Every other class
+//! (google-genai's, a user's subclass) keeps the general path: its
 //! `to_dict()` or `model_dump()` written out by Python.
 //!
 //! Reading a known object runs no Python code (`__dict__` and the two slots
@@ -35,15 +37,21 @@ const MAX_CLASSES: usize = 4096;
 pub(crate) struct Recipe {
     /// Its declared field names.
     names: Py<PyFrozenSet>,
+    /// The same, in the order of declaration: the keys of a `__dict__` that
+    /// pydantic or the SDK filled are these very objects, in this order, so
+    /// that most keys are known declared by a pointer comparison.
+    order: Vec<Py<PyString>>,
     /// The fields whose key in the dump is not their name: (name, key).
     aliases: Vec<(Box<str>, Py<PyString>)>,
 }
 
 impl Recipe {
-    /// Whether `name` is one of the declared fields.
+    /// Whether `name`, the `n`th key of a `__dict__`, is one of the declared
+    /// fields.
     #[inline]
-    pub(crate) fn declares(&self, name: &Bound<'_, PyString>) -> bool {
-        self.names.bind(name.py()).contains(name).unwrap_or(false)
+    pub(crate) fn declares(&self, n: usize, name: &Bound<'_, PyString>) -> bool {
+        self.order.get(n).is_some_and(|o| name.is(o))
+            || self.names.bind(name.py()).contains(name).unwrap_or(false)
     }
 
     /// The key of the field `name` in the dump (its alias, else itself).
@@ -116,10 +124,13 @@ pub(crate) fn learn(ty: &Bound<'_, PyType>) {
     }
 }
 
-/// The SDK packages whose models are read in place, and their base model's module.
-const SDKS: [(&str, &str); 2] = [
+/// The SDK packages whose models are read in place, and their base model's
+/// module. LiteLLM's chunks (`ModelResponseStream` and what it nests) are
+/// models of the `openai` SDK's base, defined in LiteLLM.
+const SDKS: [(&str, &str); 3] = [
     ("openai", "openai._models"),
     ("anthropic", "anthropic._models"),
+    ("litellm", "openai._models"),
 ];
 
 /// The recipe of `ty`, or `None` when its objects are not read in place.
@@ -140,8 +151,18 @@ fn examine(ty: &Bound<'_, PyType>) -> PyResult<Option<Recipe>> {
     if !ty.is_subclass(base)? {
         return Ok(None);
     }
-    // The dump is the base's, and so is attribute access.
-    for name in ["to_dict", "model_dump", "__getattribute__", "__getattr__"] {
+    // The dump is the base's, and so is attribute access. (`model_dump` may be
+    // LiteLLM's override that only defaults `exclude_unset`, which `to_dict`
+    // passes: `_dumps_as_base` knows it by its code.)
+    let dumps_as_base = py
+        .import("toolstitch.messages")?
+        .getattr("_dumps_as_base")?
+        .call1((ty, base))?
+        .is_truthy()?;
+    if !dumps_as_base {
+        return Ok(None);
+    }
+    for name in ["to_dict", "__getattribute__", "__getattr__"] {
         let ours = ty.getattr(name).ok();
         let theirs = base.getattr(name).ok();
         match (ours, theirs) {
@@ -195,6 +216,7 @@ fn examine(ty: &Bound<'_, PyType>) -> PyResult<Option<Recipe>> {
     }
     Ok(Some(Recipe {
         names: PyFrozenSet::new(py, &names)?.unbind(),
+        order: names.into_iter().map(Bound::unbind).collect(),
         aliases,
     }))
 }
