@@ -40,7 +40,7 @@ develop: $(TOOLS)
 	$(MATURIN) develop --quiet --group dev --extras $(EXTRAS)
 
 release: $(TOOLS)
-	$(MATURIN) develop --quiet --release --features python,bench-baseline --group dev \
+	$(MATURIN) develop --quiet --release --features python,relay,bench-baseline --group dev \
 		--extras $(EXTRAS)
 
 # The main job: replays the recordings bundled with the package.
@@ -54,8 +54,8 @@ test: develop
 
 lint: develop
 	cargo fmt --check
-	cargo clippy --quiet --all-targets --features python,bench-baseline -- -D warnings
-	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --features python
+	cargo clippy --quiet --all-targets --features python,relay,bench-baseline -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --features python,relay
 	$(VENV)/bin/ruff check python tests benches examples .ci fuzz conformance
 	$(VENV)/bin/ruff format --check python tests benches examples .ci fuzz conformance
 	$(VENV)/bin/mypy python tests benches examples .ci/wheel_contents.py .ci/import_test.py .ci/build_progress.py .ci/check_links.py fuzz

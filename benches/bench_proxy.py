@@ -1,6 +1,7 @@
 """``toolstitch proxy`` against a plain pass-through on the same streams.
 
-Three proxies, each a ``toolstitch proxy`` subprocess on 127.0.0.1 (uvicorn, httpx):
+Each proxy a ``toolstitch proxy`` subprocess on 127.0.0.1, on each relay (``--relay
+python``: uvicorn and httpx; ``--relay rust``: the extension's relay on tokio and hyper):
 
 - ``plain``: ``--no-check``, the same ASGI server, client and relay code with toolstitch
   left out (no reassembly, no validation, no record content): the baseline;
@@ -18,7 +19,10 @@ alternate request by request; the figures are medians, and the ratios are agains
 ``plain`` measured in the same rounds.
 
 Then a bounded load: ``--streams`` (200) concurrent requests of the long stream, every
-body checked whole, three rounds per proxy, best wall time.
+body checked whole, ``--rounds`` rounds per proxy: the CPU each proxy process spends per
+event, and each request's time to its last byte against the same burst sent straight to
+the upstream (``direct``). Then the memory of open streams: the proxy's RSS with 0, 100
+and 200 streams held open (the upstream pauses after the first event), and the slope.
 
 Last, in this process, what a request's tool set costs: compiled from its declaration
 (``Toolset``) against found in the proxy's cache (the same declaration again).
@@ -107,6 +111,8 @@ async def upstream_app(scope: Any, receive: Any, send: Any) -> None:
     while (await receive()).get("more_body"):
         pass
     name = scope["path"].rsplit("/", 1)[-1]
+    hold = name == "held"
+    name = "recorded-27" if hold else name
     await send(
         {
             "type": "http.response.start",
@@ -114,9 +120,15 @@ async def upstream_app(scope: Any, receive: Any, send: Any) -> None:
             "headers": [(b"content-type", b"text/event-stream")],
         }
     )
-    for event in STREAMS[name]:
+    for i, event in enumerate(STREAMS[name]):
         await send({"type": "http.response.body", "body": event, "more_body": True})
+        if hold and i == 0:
+            await asyncio.sleep(HOLD_SECONDS)
     await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+# How long the ``held`` stream pauses after its first event (the memory of open streams).
+HOLD_SECONDS = 6.0
 
 
 def serve_upstream() -> None:
@@ -163,18 +175,74 @@ def one(client: httpx.Client, url: str, body: dict[str, Any]) -> tuple[float, fl
     return ttfb, time.perf_counter() - started - ttfb, size
 
 
-async def burst(url: str, body: dict[str, Any], streams: int) -> tuple[float, list[int]]:
-    """``streams`` concurrent requests: the wall time and each body's size."""
+async def burst(
+    url: str, body: dict[str, Any], streams: int
+) -> tuple[float, list[int], list[float]]:
+    """``streams`` concurrent requests: the wall time, each body's size and each
+    request's time to its last byte."""
     limits = httpx.Limits(max_connections=streams)
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
 
-        async def one_async() -> int:
+        async def one_async() -> tuple[int, float]:
+            began = time.perf_counter()
             async with client.stream("POST", url, json=body) as response:
-                return sum([len(c) async for c in response.aiter_raw()])
+                size = sum([len(c) async for c in response.aiter_raw()])
+            return size, time.perf_counter() - began
 
         started = time.perf_counter()
-        sizes = await asyncio.gather(*(one_async() for _ in range(streams)))
-        return time.perf_counter() - started, list(sizes)
+        done = await asyncio.gather(*(one_async() for _ in range(streams)))
+        return time.perf_counter() - started, [d[0] for d in done], [d[1] for d in done]
+
+
+def rss_kib(pid: int) -> int:
+    """A process's resident memory (Linux ``/proc``), in KiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+async def held_open(url: str, pid: int, streams: int) -> int:
+    """The proxy's RSS while ``streams`` responses are open (each past its first event)."""
+    body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS["recorded-27"]}
+    if streams == 0:
+        return rss_kib(pid)
+    opened = 0
+    all_open = asyncio.Event()
+    limits = httpx.Limits(max_connections=streams)
+    async with httpx.AsyncClient(timeout=300, limits=limits) as client:
+
+        async def one_async() -> None:
+            nonlocal opened
+            async with client.stream("POST", url, json=body) as response:
+                chunks = response.aiter_raw()
+                await chunks.__anext__()
+                opened += 1
+                if opened == streams:
+                    all_open.set()
+                async for _ in chunks:
+                    pass
+
+        tasks = [asyncio.ensure_future(one_async()) for _ in range(streams)]
+        await asyncio.wait_for(all_open.wait(), HOLD_SECONDS)
+        rss = rss_kib(pid)
+        await asyncio.gather(*tasks)
+    return rss
+
+
+def memory(contenders: dict[str, tuple[Any, str]], counts: tuple[int, ...] = (0, 100, 200)) -> None:
+    """The memory of open streams: each proxy's RSS at each count, and the slope."""
+    print(f"\nRSS with streams held open, load average {os.getloadavg()[0]:.1f}\n")
+    print("| proxy | " + " | ".join(f"{n} open" for n in counts) + " | per open stream |")
+    print("|---|" + "---|" * (len(counts) + 1))
+    for who, (process, url) in contenders.items():
+        # A first round warms the pools and allocators; the second is the one shown.
+        for n in counts:
+            asyncio.run(held_open(f"{url}/v1/held", process.pid, n))
+        rss = [asyncio.run(held_open(f"{url}/v1/held", process.pid, n)) for n in counts]
+        slope = (rss[-1] - rss[0]) / (counts[-1] - counts[0])
+        cells = " | ".join(f"{r / 1024:.1f} MiB" for r in rss)
+        print(f"| {who} | {cells} | {slope:.1f} KiB |")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -183,7 +251,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int) -> None:
+def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int, upstream: str) -> None:
     """The bounded load: wall time, and the CPU time each proxy process spends per event
     (its own user and system time, read from ``/proc`` around each burst: what a fleet
     of proxies pays per event, and far less sensitive to other load than latency)."""
@@ -192,34 +260,40 @@ def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int) -> N
     expected = len(b"".join(STREAMS[name]))
     times: dict[str, list[float]] = {}
     cpu: dict[str, list[float]] = {}
+    last: dict[str, list[float]] = {}
     for _ in range(rounds):
-        for who, (process, url) in contenders.items():
-            before = cpu_seconds(process.pid)
+        for who, (process, url) in [("direct", (None, upstream)), *contenders.items()]:
+            before = cpu_seconds(process.pid) if process is not None else 0.0
             try:
-                elapsed, sizes = asyncio.run(burst(f"{url}/v1/{name}", body, streams))
+                elapsed, sizes, ttlb = asyncio.run(burst(f"{url}/v1/{name}", body, streams))
             except httpx.HTTPError as e:
                 raise SystemExit(f"{who}: {type(e).__name__} during the load") from e
-            spent = cpu_seconds(process.pid) - before
+            spent = cpu_seconds(process.pid) - before if process is not None else 0.0
             assert sizes == [expected] * streams, (who, sizes)
             times.setdefault(who, []).append(elapsed)
+            last.setdefault(who, []).append(statistics.median(ttlb))
             cpu.setdefault(who, []).append(spent / (streams * len(STREAMS[name])))
     print(
         f"\n{streams} concurrent streams of {name}, {rounds} rounds, load average "
         f"{os.getloadavg()[0]:.1f}\n"
     )
     print(
-        "| proxy | wall time (best) | events/s | vs plain "
-        "| proxy CPU per event (median) | vs plain |"
+        "| proxy | wall time (best) | events/s | vs python plain "
+        "| proxy CPU per event (median) | vs python plain | time to last byte (median) "
+        "| added vs direct |"
     )
-    print("|---|---|---|---|---|---|")
-    base = min(times["plain"])
-    base_cpu = statistics.median(cpu["plain"])
+    print("|---|---|---|---|---|---|---|---|")
+    base = min(times["python plain"])
+    base_cpu = statistics.median(cpu["python plain"])
+    direct = statistics.median(last["direct"])
     for who, values in times.items():
         best = min(values)
         per_event = statistics.median(cpu[who])
+        to_last = statistics.median(last[who])
         print(
             f"| {who} | {best * 1e3:.0f} ms | {streams * len(STREAMS[name]) / best:,.0f} | "
-            f"{best / base:.2f}x | {per_event * 1e6:.1f} µs | {per_event / base_cpu:.2f}x |"
+            f"{best / base:.2f}x | {per_event * 1e6:.2f} µs | {per_event / base_cpu:.2f}x | "
+            f"{to_last * 1e3:.1f} ms | {(to_last - direct) * 1e6:+.0f} µs |"
         )
 
 
@@ -271,13 +345,18 @@ def main() -> None:
     assert upstream_process.stdout is not None
     upstream = f"http://127.0.0.1:{upstream_process.stdout.readline().strip()}"
     contenders = {
-        "plain": start_proxy(upstream, "--no-check"),
-        "checking": start_proxy(upstream),
-        "enforcing": start_proxy(upstream, "--enforce"),
+        f"{relay} {who}": start_proxy(upstream, "--relay", relay, *flags)
+        for relay in ("python", "rust")
+        for who, flags in (
+            ("plain", ["--no-check"]),
+            ("checking", []),
+            ("enforcing", ["--enforce"]),
+        )
     }
     results: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     try:
-        load(contenders, args.streams, rounds=args.rounds)
+        load(contenders, args.streams, rounds=args.rounds, upstream=upstream)
+        memory(contenders)
         if args.load_only:
             return
         with httpx.Client(timeout=60) as client:
@@ -308,8 +387,8 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|")
     for name, chunks in STREAMS.items():
-        base_ttfb = statistics.median(s[0] for s in results[("plain", name)])
-        base_rest = statistics.median(s[1] for s in results[("plain", name)])
+        base_ttfb = statistics.median(s[0] for s in results[("python plain", name)])
+        base_rest = statistics.median(s[1] for s in results[("python plain", name)])
         for who in contenders:
             samples = results[(who, name)]
             ttfb = statistics.median(s[0] for s in samples)

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import gzip
+import inspect
 import json
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,43 @@ from readers import REAL, eventstream_frame, sse_events
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_FIXTURES = REAL
+
+
+# ------------------------------------------------------ both relays
+#
+# Every test that starts ``toolstitch proxy`` as a subprocess (test_proxy.proxy) runs on
+# each relay, Python's and Rust's; the in-process ASGI tests run the Python relay.
+
+_RELAYS = ("python", "rust")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if not metafunc.module.__name__.startswith("test_proxy"):
+        return
+    try:
+        source = inspect.getsource(metafunc.function)
+    except (OSError, TypeError):
+        return
+    if "proxy(" in source:
+        metafunc.fixturenames.append("relay")
+        metafunc.parametrize("relay", _RELAYS)
+
+
+@pytest.fixture(autouse=True)
+def _proxy_relay(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Points ``test_proxy.proxy`` at the test's relay (see ``pytest_generate_tests``)."""
+    callspec = getattr(request.node, "callspec", None)
+    name = callspec.params.get("relay") if callspec is not None else None
+    if name is None:
+        yield
+        return
+    import test_proxy
+
+    test_proxy.RELAY["name"] = name
+    try:
+        yield
+    finally:
+        test_proxy.RELAY["name"] = "python"
 
 
 @pytest.fixture(scope="session")

@@ -36,6 +36,7 @@ import boto3
 import jsonschema
 import openai
 import pytest
+import test_proxy
 from botocore.config import Config  # type: ignore[import-untyped]
 from differential_cases import CASES, READERS, Case, tools_for
 from google import genai
@@ -66,13 +67,18 @@ ROUTES = {
 PAIRS = [(case, reader) for case in CASES for reader in READERS[case.dialect]]
 
 
-@pytest.fixture(scope="module")
-def enforcing(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
+@pytest.fixture(scope="module", params=["python", "rust"])
+def enforcing(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Running]:
+    """The proxy under test, on each relay in turn."""
+    test_proxy.RELAY["name"] = request.param
     with (
         RecordingServer(ROUTES) as upstream,
         proxy(upstream.url, tmp_path_factory.mktemp("differential"), "--enforce") as running,
     ):
         yield running
+    test_proxy.RELAY["name"] = "python"
 
 
 # ------------------------------------------------------------ the readers

@@ -120,6 +120,10 @@ class Running:
             time.sleep(0.02)
 
 
+# The relay ``proxy()`` runs: conftest.py runs every test that starts one on each relay.
+RELAY = {"name": "python"}
+
+
 @contextmanager
 def proxy(
     upstream: str, tmp_path: Path, *args: str, env: dict[str, str] | None = None
@@ -137,6 +141,8 @@ def proxy(
             "127.0.0.1:0",
             "--records",
             str(records),
+            "--relay",
+            RELAY["name"],
             *args,
         ],
         stdout=subprocess.PIPE,

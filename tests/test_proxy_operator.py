@@ -204,6 +204,47 @@ def test_bad_flags_are_one_line_and_exit_2(args: list[str], message: str) -> Non
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--upstream", "https://127.0.0.1:9", "--relay", "rust"],
+            "use --relay python for https://",
+        ),
+        (["--upstream", "http://127.0.0.1:9", "--relay", "go"], "invalid choice: 'go'"),
+    ],
+)
+def test_the_rust_relay_refuses_what_it_cannot_serve(args: list[str], message: str) -> None:
+    """An https:// upstream on the Rust relay is the operator's error, never a silent
+    fallback to the Python relay."""
+    done = subprocess.run(
+        [sys.executable, "-m", "toolstitch", "proxy", "--listen", "127.0.0.1:0", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and "listening" not in done.stderr
+
+
+def test_a_busy_port_is_one_line_on_the_rust_relay_too() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "toolstitch", "proxy", "--relay", "rust"),
+                *("--upstream", "http://127.0.0.1:9", "--listen", f"127.0.0.1:{port}"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
 def test_help_says_what_enforce_holds() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "toolstitch", "proxy", "--help"],

@@ -1,7 +1,7 @@
 # Stubs for the Rust extension module (hand-written; keep in step with src/python/).
 # `make lint` checks them against the built module with mypy.stubtest. PyO3
 # classes are built by `__new__` (they have no `__init__` of their own).
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal, SupportsIndex, final, overload
 
 from typing_extensions import Self, disjoint_base
@@ -48,6 +48,7 @@ __all__ = [
     "_CompiledSchema",
     "_Guard",
     "_RegexGrammar",
+    "_Relay",
     "__version__",
     "_dialect_for_path",
     "_error_response",
@@ -390,6 +391,27 @@ class Assembler:
 _GuardBlocked = tuple[
     str, str, int | None, str | None, str | None, bytes, int, list[tuple[str, str]], bytes
 ]
+
+@final
+class _Relay:
+    """``toolstitch proxy --relay rust`` (``toolstitch.proxy.relay``)."""
+
+    def __new__(
+        cls,
+        host: str,
+        port: int,
+        *,
+        request: Callable[..., Any],
+        health: Callable[[bool, int], tuple[int, bytes]],
+        upstream_timeout: float,
+    ) -> _Relay: ...
+    @property
+    def port(self) -> int: ...
+    @property
+    def open(self) -> int: ...
+    def start(self) -> None: ...
+    def wait(self, timeout: float) -> bool: ...
+    def drain(self, seconds: float) -> None: ...
 
 @final
 class _Guard:

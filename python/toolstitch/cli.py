@@ -238,6 +238,13 @@ def _add_proxy(commands: Any) -> None:
         "max_input_bytes, max_total_bytes, max_calls, max_held_bytes, max_decoded_bytes, "
         "max_ratio, max_check_bytes (the defaults: python -m pydoc toolstitch.guard)",
     )
+    proxy.add_argument(
+        "--relay",
+        choices=("python", "rust"),
+        default="python",
+        help="what moves the bytes: python (uvicorn and httpx, the default) or rust (the "
+        "extension's relay on tokio and hyper, without the GIL; http:// upstreams only)",
+    )
     proxy.add_argument("--no-check", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -252,7 +259,7 @@ def _positive_seconds(text: str) -> float:
 
 
 def _limits(items: list[str], parser: argparse.ArgumentParser) -> dict[str, int]:
-    from toolstitch.proxy.app import GUARD_LIMITS
+    from toolstitch.proxy.exchange import GUARD_LIMITS
 
     limits: dict[str, int] = {}
     for item in items:
@@ -288,6 +295,7 @@ def _proxy(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         drain_seconds=args.drain_seconds,
         upstream_timeout=args.upstream_timeout,
         limits=_limits(args.limit, parser),
+        relay=args.relay,
     )
 
 

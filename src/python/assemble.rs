@@ -99,6 +99,32 @@ impl PyAssembler {
     }
 }
 
+/// Why a feed from the relay failed (made a Python error once the GIL is held).
+#[cfg(feature = "relay")]
+pub(crate) enum FeedError {
+    Bytes(providers::BytesError),
+    Reentered(super::Reentered),
+}
+
+#[cfg(feature = "relay")]
+impl FeedError {
+    pub(crate) fn into_py(self, py: Python<'_>) -> PyErr {
+        match self {
+            FeedError::Bytes(e) => bytes_error(py, &e),
+            FeedError::Reentered(e) => e.into(),
+        }
+    }
+}
+
+#[cfg(feature = "relay")]
+impl PyAssembler {
+    /// `feed_bytes` from a thread that does not hold the GIL (no live events).
+    pub(crate) fn feed_detached(&self, bytes: &[u8]) -> Result<(), FeedError> {
+        let mut st = self.state.lock_detached().map_err(FeedError::Reentered)?;
+        st.asm.feed_bytes(bytes, None).map_err(FeedError::Bytes)
+    }
+}
+
 #[pymethods]
 impl PyAssembler {
     #[new]

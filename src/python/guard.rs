@@ -26,11 +26,20 @@ struct PyCheck<'py> {
 
 impl CallCheck for PyCheck<'_> {
     fn check(&mut self, call: &ToolUse) -> Result<(), String> {
-        let block = tool_use_to_py(self.py, &call.block).map_err(|e| e.to_string())?;
-        match self.check.call1((block,)) {
-            Ok(_) => Ok(()),
-            Err(e) => Err(e.to_string()),
-        }
+        run_check(self.py, self.check, call)
+    }
+}
+
+/// Runs the Python check on one call: `Err` (why) when it raised.
+pub(crate) fn run_check(
+    py: Python<'_>,
+    check: &Bound<'_, PyAny>,
+    call: &ToolUse,
+) -> Result<(), String> {
+    let block = tool_use_to_py(py, &call.block).map_err(|e| e.to_string())?;
+    match check.call1((block,)) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(e.to_string()),
     }
 }
 
@@ -99,6 +108,30 @@ impl PyGuard {
                 "the guard is in use (by its own check, or another thread)",
             )),
         }
+    }
+}
+
+#[cfg(feature = "relay")]
+impl PyGuard {
+    /// The check it runs.
+    pub(crate) fn check(&self) -> &Py<PyAny> {
+        &self.check
+    }
+
+    /// `feed` without the GIL (`check` takes it for each call): `None` when the
+    /// guard is in use elsewhere.
+    pub(crate) fn feed_detached(&self, data: &[u8], check: &mut dyn CallCheck) -> Option<Step> {
+        self.with(|g| g.feed(data, check)).ok()
+    }
+
+    /// `finish` without the GIL.
+    pub(crate) fn finish_detached(&self, check: &mut dyn CallCheck) -> Option<Step> {
+        self.with(|g| g.finish(check)).ok()
+    }
+
+    /// `outcome` without the GIL.
+    pub(crate) fn outcome_detached(&self) -> Option<crate::guard::Outcome> {
+        self.with(|g| g.outcome()).ok()
     }
 }
 

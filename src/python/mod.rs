@@ -18,6 +18,8 @@ mod live;
 mod memo;
 mod output;
 mod registry;
+#[cfg(feature = "relay")]
+mod relay;
 mod sdk;
 mod tools;
 mod trace;
@@ -135,6 +137,8 @@ fn _toolstitch(m: &Bound<'_, PyModule>) -> PyResult<()> {
     guard::register(m)?;
     registry::register(m)?;
     trace::register(m)?;
+    #[cfg(feature = "relay")]
+    relay::register(m)?;
     #[cfg(feature = "bench-baseline")]
     baseline::register(m)?;
     Ok(())

@@ -4,31 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import re
 import socket
 import time
-import urllib.parse
-import zlib
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 import httpx
 
-from toolstitch._toolstitch import _RESPONSE_HEAD_BYTES, _Guard, _response_facts
-from toolstitch.errors import ToolstitchError
-from toolstitch.guard import Blocked, _blocked, dialect_for_path, error_response, transport_for
-from toolstitch.messages import AssembledMessage
-from toolstitch.otel import StreamTiming
-from toolstitch.streams import Assembler
-from toolstitch.tools import Toolset
+from toolstitch._toolstitch import _RESPONSE_HEAD_BYTES
+from toolstitch.guard import Blocked, _blocked
 
-from . import records
-from .records import Record, one_line
-from .spans import ResponseSpan
-from .toolsets import ToolsetCache, declared_tools, refuse_every_call
-from .upstream import upstream_error
+from .exchange import GUARD_LIMITS, Exchange, Headers, health, whole
+from .records import Record
+from .toolsets import ToolsetCache
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -37,62 +26,7 @@ Send = Callable[[Message], Awaitable[None]]
 
 _log = logging.getLogger("toolstitch.proxy")
 
-# Never forwarded (RFC 9110 7.6.1), and never sent twice: the server and the client set
-# them for their own connection.
-_HOP = frozenset(
-    {
-        b"connection",
-        b"keep-alive",
-        b"proxy-authenticate",
-        b"proxy-authorization",
-        b"proxy-connection",
-        b"te",
-        b"trailer",
-        b"transfer-encoding",
-        b"upgrade",
-        b"host",
-        b"content-length",
-    }
-)
-_READ_TYPES = ("text/event-stream", "application/json", "application/vnd.amazon.eventstream")
-# Gemini names the model before a method (`/models/gemini-2.5-flash:streamGenerateContent`);
-# Bedrock's model id is a whole path segment, `:` included (`us.amazon.nova-pro-v1:0`),
-# percent-encoded in the raw path (an ARN's `/` too).
-_GEMINI_MODEL = re.compile(r"/models/([^/:?]+)")
-_BEDROCK_MODEL = re.compile(r"/model/([^/?]+)/")
 HEALTH_PATH = "/toolstitch/health"
-# The dialects a client reads by the path it asked on (a chat client reads chat chunks,
-# whatever the body's first bytes look like): the guard reads them that way too. A
-# Bedrock InvokeModel body is the model's own dialect, so it is told from the body.
-_READ_AS_PATH = frozenset(
-    {
-        "openai-chat",
-        "openai-responses",
-        "anthropic",
-        "bedrock",
-        "gemini",
-        "gemini-interactions",
-        "cohere",
-        "ollama",
-    }
-)
-# The limits ``--limit`` may set: the guard's; those the side copy's Assembler takes too.
-GUARD_LIMITS = frozenset(
-    {
-        "max_calls",
-        "max_input_bytes",
-        "max_total_bytes",
-        "max_event_bytes",
-        "max_line_bytes",
-        "max_held_bytes",
-        "max_decoded_bytes",
-        "max_ratio",
-        "max_check_bytes",
-    }
-)
-_ASSEMBLER_LIMITS = frozenset(
-    {"max_calls", "max_input_bytes", "max_total_bytes", "max_event_bytes", "max_line_bytes"}
-)
 
 
 class Proxy:
@@ -190,14 +124,7 @@ class Proxy:
                 self.open_streams -= 1
 
     async def _health(self, send: Send) -> None:
-        status = 503 if self.draining else 200
-        body = json.dumps(
-            {
-                "status": "draining" if self.draining else "ok",
-                "open": self.open_streams,
-                "enforce": self.enforce,
-            }
-        ).encode()
+        status, body = health(self.draining, self.open_streams, self.enforce)
         await send(
             {
                 "type": "http.response.start",
@@ -229,33 +156,20 @@ class Proxy:
                 _log.exception("toolstitch proxy: writing a record failed")
 
 
-class _Exchange:
-    """One request and its response."""
+class _Exchange(Exchange):
+    """One request and its response, relayed in Python (ASGI and httpx)."""
 
     def __init__(self, proxy: Proxy, scope: Scope, receive: Receive, send: Send) -> None:
-        self.proxy = proxy
-        self.scope = scope
+        super().__init__(
+            proxy,
+            scope.get("method", "GET"),
+            scope.get("path", "/"),
+            scope.get("raw_path"),
+            scope.get("query_string", b""),
+            scope.get("headers", []),
+        )
         self.receive = receive
         self.send = send
-        self.path = scope.get("path", "/")
-        self.path_dialect = dialect_for_path(self.path)
-        self.started = time.time()
-        self.timing = StreamTiming()
-        self.record = records.new(scope.get("method", "GET"), self.path, self.started)
-        self.span = (
-            ResponseSpan(proxy.tracer, scope.get("headers", []), self.path)
-            if proxy.tracer is not None
-            else None
-        )
-        self.toolset: Toolset | None = None
-        # The check the guard runs: the toolset's, or one that refuses every call.
-        self.checker: Any = None
-        self.guard: _Guard | None = None
-        self.asm: Assembler | None = None
-        self.decoder: Any = None
-        self.read_error: str | None = None
-        self.response_started = False
-        self.head = bytearray()
 
     # ---------------------------------------------------------------- the flow
 
@@ -263,23 +177,8 @@ class _Exchange:
         body = await self._request_body()
         if body is None:
             return  # the client went away before its request was complete
-        if self.proxy.check:
-            self._read_request(body)
-        guarding = self.proxy.enforce and self.proxy.check
-        headers = [
-            (k, v)
-            for k, v in self.scope.get("headers", [])
-            if k.lower() not in _HOP and not (guarding and k.lower() == b"accept-encoding")
-        ]
-        if guarding:
-            # Events are told apart in the body as sent: ask for it uncompressed (a
-            # body compressed all the same is decoded by the guard, within bounds).
-            headers.append((b"accept-encoding", b"identity"))
-        query = self.scope.get("query_string", b"")
-        raw_path = self.scope.get("raw_path") or self.path.encode()
-        url = self.proxy.upstream + raw_path.decode("latin-1")
-        if query:
-            url += "?" + query.decode("latin-1")
+        self.read_request(body)
+        url, headers = self.upstream_request()
         client = self.proxy.client
         request = client.build_request(self.record["method"], url, headers=headers, content=body)
         self.timing.restart()
@@ -292,7 +191,7 @@ class _Exchange:
             await self._relay(response)
         finally:
             await response.aclose()
-            self._finish()
+            self.finish()
 
     async def _request_body(self) -> bytes | None:
         chunks = []
@@ -304,55 +203,14 @@ class _Exchange:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    def _read_request(self, body: bytes) -> None:
-        try:
-            request = json.loads(body) if body else None
-        except (ValueError, UnicodeDecodeError):
-            request = None
-        model = request.get("model") if isinstance(request, dict) else None
-        if not isinstance(model, str):
-            model = self._model_in_path()
-        self.record["model"] = model
-        if not isinstance(request, dict):
-            self.record["reason"] = "the request body is not a JSON object"
-            return
-        tools = declared_tools(request)
-        try:
-            # A request without tools still gets its calls recorded (as undeclared);
-            # only one that declared tools is guarded.
-            self.toolset = self.proxy.toolsets.get(tools or [])
-            if tools:
-                self.checker = self.toolset.validate
-        except ToolstitchError as e:
-            why = one_line(str(e))
-            self.record["reason"] = f"the request's tools cannot be read: {why}"
-            self.checker = refuse_every_call(why)
-
-    def _model_in_path(self) -> str | None:
-        raw = self.scope.get("raw_path") or self.path.encode()
-        bedrock = _BEDROCK_MODEL.search(raw.decode("latin-1"))
-        if bedrock:
-            return urllib.parse.unquote(bedrock.group(1))
-        gemini = _GEMINI_MODEL.search(self.path)
-        return gemini.group(1) if gemini else None
-
     async def _relay(self, response: httpx.Response) -> None:
         status = response.status_code
-        self.record["status"] = status
         media = response.headers.get("content-type", "").split(";")[0].strip().lower()
         encoding = response.headers.get("content-encoding", "identity").strip().lower()
-        self.record["streamed"] = media != "application/json"
-        if self.proxy.enforce and self.proxy.check:
-            if self.checker is None:
-                self.record["enforced"] = "unchecked"
-                self.record["unchecked"] = "the request declared no tools"
-            elif not 200 <= status < 300:
-                self.record["enforced"] = "unchecked"
-                self.record["unchecked"] = f"the upstream answered HTTP {status}"
-            else:
-                await self._guarded(response, status, media, encoding)
-                return
-        await self._passed_through(response, status, media, encoding)
+        if self.guards(status, media):
+            await self._guarded(response, status, media, encoding)
+        else:
+            await self._passed_through(response, status, media, encoding)
 
     # ------------------------------------------------------- the guarded path
 
@@ -361,30 +219,13 @@ class _Exchange:
     ) -> None:
         """The body through the core's guard: what it releases goes out as it comes; a
         block ends the response in the provider's shape."""
-        self.record["readable"] = True
-        try:
-            guard = _Guard(
-                self.checker,
-                provider=self.path_dialect if self.path_dialect in _READ_AS_PATH else "auto",
-                error_provider=self.path_dialect,
-                transport=transport_for(media),
-                encoding=encoding,
-                **self.proxy.limits,
-            )
-        except ValueError:
-            message = f"the body is {encoding}-encoded, which the guard cannot decode"
-            self.guard = None
-            self._record_block("encoding", message, None)
-            await self._whole_error(*error_response(self.path_dialect, message))
+        refused = self.new_guard(media, encoding)
+        if refused is not None or self.guard is None:
+            if refused is not None:
+                await self._whole(*refused)
             return
-        self.guard = guard
-        # The body goes out decoded, and its length is the guard's to tell.
-        dropped = (b"content-length", b"content-encoding")
-        headers = [
-            (k, v)
-            for k, v in response.headers.raw
-            if k.lower() not in _HOP and k.lower() not in dropped
-        ]
+        guard = self.guard
+        headers = self.guarded_headers(response.headers.raw)
 
         send = self.send
         head = self.head
@@ -396,7 +237,7 @@ class _Exchange:
                 if not self.response_started:
                     await self._start(status, headers)
                 if len(head) < _RESPONSE_HEAD_BYTES:
-                    self._keep_head(data)
+                    self.keep_head(data)
                 await send({"type": "http.response.body", "body": data, "more_body": True})
             ended = _blocked(blocked)
             if ended is None:
@@ -430,7 +271,7 @@ class _Exchange:
                         if not self.response_started:
                             await self._start(status, headers)
                         if len(head) < _RESPONSE_HEAD_BYTES:
-                            self._keep_head(data)
+                            self.keep_head(data)
                         await send({"type": "http.response.body", "body": data, "more_body": True})
             finally:
                 self.record["bytes"] += size
@@ -442,55 +283,22 @@ class _Exchange:
             # The drain time is over: the stream ends as a cut one does (the provider's
             # error when it was not whole), never as a whole one.
             await end()
-            self.record["reason"] = self.record["reason"] or self._cut_reason()
-        if self.read_error is not None and not self.response_started:
-            # The upstream failed before anything went out: the client gets the
-            # provider's error for an upstream failure, not a server error of the
-            # proxy's own.
-            self._record_block("unreadable", self.read_error, None)
-            status_, headers_, body = upstream_error(
-                guard.dialect or self.path_dialect, f"toolstitch proxy: {self.read_error}"
-            )
-            await self._whole_error(status_, headers_, body)
+            self.record["reason"] = self.record["reason"] or self.cut_reason()
+        failed = self.upstream_failed()
+        if failed is not None:
+            await self._whole(*failed)
             return
-        outcome = guard.outcome
-        if outcome in ("passed", "unchecked", "blocked"):
-            self.record["enforced"] = outcome
-        if outcome == "unchecked":
-            self.record["unchecked"] = guard.unchecked_reason
-        if outcome == "open":
-            # The response ended before the guard's verdict: what went out was checked
-            # as it went, the rest never left.
-            if self.read_error is not None:
-                why = self.read_error
-            elif self.record["client_disconnected"]:
-                why = "the client disconnected before the response ended"
-            else:
-                why = self._cut_reason()
-            self._record_block("incomplete", why, None)
+        self.guarded_verdict()
 
     async def _end_blocked(self, blocked: Blocked) -> None:
-        call = (
-            {"id": blocked.call_id, "name": blocked.tool_name}
-            if blocked.call_id is not None or blocked.tool_name is not None
-            else None
-        )
-        self._record_block(blocked.cause, blocked.reason, call)
+        self.blocked_record(blocked)
         if not self.response_started:
-            await self._whole_error(blocked.status, list(blocked.headers), blocked.body)
+            await self._whole(*whole_blocked(blocked))
             return
         await self.send({"type": "http.response.body", "body": blocked.tail, "more_body": False})
 
-    def _record_block(self, cause: str, reason: str, call: dict[str, Any] | None) -> None:
-        self.record["enforced"] = "blocked"
-        self.record["blocked"] = reason
-        self.record["blocked_cause"] = cause
-        self.record["blocked_call"] = call
-
-    async def _whole_error(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
-        raw = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-        raw.append((b"content-length", b"%d" % len(body)))
-        await self._start(status, raw)
+    async def _whole(self, status: int, headers: Headers, body: bytes) -> None:
+        await self._start(status, headers)
         await self.send({"type": "http.response.body", "body": body, "more_body": False})
 
     # --------------------------------------------------- the pass-through path
@@ -499,24 +307,10 @@ class _Exchange:
         self, response: httpx.Response, status: int, media: str, encoding: str
     ) -> None:
         """The body forwarded as it comes, byte for byte; a copy read on the side."""
-        readable = self.proxy.check and self._readable(status, media, encoding)
-        headers = [
-            (k, v)
-            for k, v in response.headers.raw
-            if k.lower() not in _HOP or k.lower() == b"content-length"
-        ]
-        if readable:
-            limits: dict[str, Any] = {
-                k: v for k, v in self.proxy.limits.items() if k in _ASSEMBLER_LIMITS
-            }
-            self.asm = Assembler("auto", live=False, **limits)
-            if encoding in ("gzip", "x-gzip"):
-                self.decoder = zlib.decompressobj(zlib.MAX_WBITS | 16)
-            elif encoding == "deflate":
-                self.decoder = zlib.decompressobj()
-        await self._start(status, headers)
+        self.start_copy(status, media, encoding)
+        await self._start(status, self.passed_headers(response.headers.raw))
         send = self.send
-        copy = self._copy if self.asm is not None else None
+        copy = self.copy if self.asm is not None else None
 
         async def relay() -> None:
             # The per-read path: one send, and the side copy's core call.
@@ -539,45 +333,9 @@ class _Exchange:
         if await self._pump(relay):
             # Cut at the drain time: the response is left unfinished (the server drops
             # the connection), so that it cannot pass for a whole one.
-            self.record["reason"] = self.record["reason"] or self._cut_reason()
-
-    def _readable(self, status: int, media: str, encoding: str) -> bool:
-        if status >= 400:
-            self.record["reason"] = f"the upstream answered HTTP {status}; passed through"
-        elif not any(kind in media for kind in _READ_TYPES) and not media.endswith(
-            ("ndjson", "jsonl")
-        ):
-            self.record["reason"] = f"not a provider's response ({media or 'no content type'})"
-        elif encoding not in ("identity", "", "gzip", "x-gzip", "deflate"):
-            self.record["reason"] = f"the body is {encoding}-encoded, which is not read"
-        else:
-            return True
-        return False
-
-    def _copy(self, data: bytes) -> None:
-        """The side copy of a pass-through body (never changes what is forwarded)."""
-        if self.asm is None or self.read_error is not None or not data:
-            return
-        try:
-            if self.decoder is not None:
-                # Bounded per read: a compressed body can never be decoded whole at once.
-                data = self.decoder.decompress(data, 1 << 24)
-                if self.decoder.unconsumed_tail:
-                    self.read_error = "the compressed body expands past 16 MiB per read"
-                    return
-            if len(self.head) < _RESPONSE_HEAD_BYTES:
-                self._keep_head(data)
-            self.asm.feed_bytes(data)
-        except zlib.error as e:
-            self.read_error = f"the body is not valid compressed data: {e}"
-        except ToolstitchError as e:
-            self.read_error = one_line(str(e))
-        except Exception as e:  # never let the copy break the traffic it watches
-            _log.exception("toolstitch proxy: reading %s failed", self.path)
-            self.read_error = f"the proxy could not read the response: {type(e).__name__}"
+            self.record["reason"] = self.record["reason"] or self.cut_reason()
 
     # ---------------------------------------------------------------- plumbing
-
     async def _pump(self, relay: Callable[[], Awaitable[None]]) -> bool:
         """Runs ``relay`` (the body's reads, each relayed as it comes) until it is done,
         the client disconnects (which cancels the read and so closes the upstream
@@ -616,84 +374,18 @@ class _Exchange:
             raise exception
         return cut
 
-    def _cut_reason(self) -> str:
-        return (
-            f"the proxy stopped before the response ended (drain time of "
-            f"{self.proxy.drain_seconds or 0:g} s over)"
-        )
-
-    def _keep_head(self, data: bytes) -> None:
-        """The body's first bytes (decoded), where each dialect declares its response's
-        id and model to be (read once, at the end)."""
-        room = _RESPONSE_HEAD_BYTES - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-
-    async def _start(self, status: int, headers: list[tuple[bytes, bytes]]) -> None:
+    async def _start(self, status: int, headers: Headers) -> None:
         self.record["ttfb_ms"] = (time.time() - self.started) * 1000
         self.response_started = True
         await self.send({"type": "http.response.start", "status": status, "headers": headers})
 
     async def _unreachable(self, error: httpx.HTTPError) -> None:
-        reason = f"the upstream cannot be reached: {type(error).__name__}"
-        self.record["status"] = 502
-        self.record["reason"] = reason
-        if self.proxy.enforce and self.proxy.check:
-            # No response to guard: said, not left for a "checked" verdict.
-            self.record["enforced"] = "unchecked"
-            self.record["unchecked"] = reason
-        status, headers, body = upstream_error(self.path_dialect, f"toolstitch proxy: {reason}")
+        answer = self.unreachable(type(error).__name__)
         with contextlib.suppress(Exception):
-            await self._whole_error(status, headers, body)
-        self._finish()
+            await self._whole(*answer)
+        self.finish()
 
-    def _messages(self) -> list[AssembledMessage]:
-        if self.guard is not None:
-            return self.guard.messages() if self.guard.dialect is not None else []
-        if self.asm is None or self.asm.dialect is None:
-            return []
-        return self.asm.messages()
 
-    def _finish(self) -> None:
-        record = self.record
-        if self.asm is not None:
-            if self.read_error is None and self.decoder is not None:
-                with contextlib.suppress(ToolstitchError, zlib.error):
-                    self.asm.feed_bytes(self.decoder.flush())
-            if not self.asm.closed:
-                with contextlib.suppress(ToolstitchError):
-                    self.asm.close()
-        dialect = None
-        if self.guard is not None:
-            dialect = self.guard.dialect
-        elif self.asm is not None:
-            dialect = self.asm.dialect
-        messages = self._messages()
-        if dialect is not None and self.head:
-            record["response_id"], record["response_model"] = _response_facts(
-                dialect, bytes(self.head)
-            )
-        if self.guard is not None or self.asm is not None:
-            record["dialect"] = dialect
-            if dialect is None:
-                record["reason"] = (
-                    record["reason"] or self.read_error or "no dialect recognised the response"
-                )
-            else:
-                record["readable"] = True
-                record["reason"] = record["reason"] or self.read_error
-            record["calls"] = records.calls(self.path, messages, self.read_error, self.toolset)
-            record["complete"] = (
-                bool(messages)
-                and self.read_error is None
-                and record["enforced"] != "blocked"
-                and all(m.complete and not m.problems for m in messages)
-            )
-        records.finish(record, self.started)
-        if self.span is not None:
-            try:
-                self.span.end(record, messages, self.timing, self.path_dialect)
-            except Exception:
-                _log.exception("toolstitch proxy: ending a span failed")
-        self.proxy.emit(record)
-        _log.info("%s", records.log_line(record))
+def whole_blocked(blocked: Blocked) -> tuple[int, Headers, bytes]:
+    """A blocked response that had sent nothing: the guard's whole error."""
+    return whole(blocked.status, list(blocked.headers), blocked.body)

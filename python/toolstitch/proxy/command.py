@@ -27,6 +27,7 @@ def serve(
     drain_seconds: float = 30.0,
     upstream_timeout: float = 600.0,
     limits: dict[str, int] | None = None,
+    relay: str = "python",
 ) -> int:
     """``toolstitch proxy``: serves ``Proxy(upstream)`` on ``listen`` (``host:port``; port
     0 picks a free one) until interrupted, writing records as JSON lines to ``records``
@@ -35,6 +36,8 @@ def serve(
     lets open streams finish for up to ``drain_seconds``, then ends those still open
     (each recorded as cut, a guarded one ending in the provider's error) and exits.
     ``upstream_timeout`` bounds each wait on the upstream; ``limits`` bound each guard.
+    ``relay`` is ``"python"`` (uvicorn and httpx) or ``"rust"`` (the extension's relay,
+    ``toolstitch.proxy.relay``: http:// upstreams only).
 
     An operator's mistake (a bad ``--listen``, a busy port, an unwritable ``--records``,
     a bad ``--upstream``) is one line on standard error and exit status 2."""
@@ -70,6 +73,11 @@ def serve(
         )
     except ValueError as e:
         return fail(f"--upstream: {e}")
+    if relay == "rust" and not upstream.lower().startswith("http://"):
+        return fail(
+            f"--upstream {upstream}: the Rust relay reaches http:// upstreams only; "
+            "use --relay python for https://"
+        )
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -78,10 +86,12 @@ def serve(
     except (OSError, OverflowError) as e:
         reason = getattr(e, "strerror", None) or e
         return fail(f"cannot listen on {listen}: {reason}")
-    sock.listen(1024)
     bound = sock.getsockname()
     shown = f"[{bound[0]}]" if family == socket.AF_INET6 else bound[0]
     logging.basicConfig(level=logging.INFO, format="toolstitch proxy: %(message)s")
+    if relay == "rust":
+        return _serve_rust(app, sock, listen, f"{shown}:{bound[1]}", drain_seconds, provider, out)
+    sock.listen(1024)
     # httpx logs every request's full URL, query string (and so a key) included.
     for noisy in ("httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -103,6 +113,47 @@ def serve(
     )
     try:
         server.run(sockets=[sock])
+    finally:
+        if provider is not None:
+            provider.shutdown()
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def _serve_rust(
+    app: Proxy,
+    sock: socket.socket,
+    listen: str,
+    shown: str,
+    drain_seconds: float,
+    provider: Any,
+    out: IO[str],
+) -> int:
+    """Serves ``app`` on the Rust relay, on the address ``sock`` was bound to (the relay
+    binds it anew once Python has checked it can be)."""
+    from toolstitch._toolstitch import _Relay
+
+    from .relay import hooks, run
+
+    host, port = sock.getsockname()[:2]
+    sock.close()
+    request, health = hooks(app)
+    try:
+        relay = _Relay(
+            host, port, request=request, health=health, upstream_timeout=app.upstream_timeout
+        )
+    except OSError as e:
+        print(f"toolstitch proxy: cannot listen on {listen}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    print(
+        f"toolstitch proxy: listening on http://{shown} for {app.upstream}"
+        + (" (enforcing)" if app.enforce else ""),
+        file=sys.stderr,
+        flush=True,
+    )
+    try:
+        run(app, relay, drain_seconds)
     finally:
         if provider is not None:
             provider.shutdown()
