@@ -476,8 +476,10 @@ impl Relay {
             let frame = tokio::select! {
                 biased;
                 _ = cut.wait_for(|c| *c) => return Stop::Cut,
-                () = self.down.closed() => return Stop::Gone,
+                // What the upstream already sent comes before a client that left: a
+                // client that read the last event may close before the body's end.
                 frame = tokio::time::timeout(timeout, body.frame()) => frame,
+                () = self.down.closed() => return Stop::Gone,
             };
             let data = match frame {
                 Err(_) => return Stop::Failed("ReadTimeout"),
@@ -515,8 +517,10 @@ impl Relay {
             let frame = tokio::select! {
                 biased;
                 _ = cut.wait_for(|c| *c) => break Stop::Cut,
-                () = self.down.closed() => break Stop::Gone,
+                // What the upstream already sent comes before a client that left: a
+                // client that read the last event may close before the body's end.
                 frame = tokio::time::timeout(timeout, body.frame()) => frame,
+                () = self.down.closed() => break Stop::Gone,
             };
             let data = match frame {
                 Err(_) => break Stop::Failed("ReadTimeout"),
