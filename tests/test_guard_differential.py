@@ -320,17 +320,18 @@ def guard_read(record: dict[str, Any], name: Any, arguments: Any) -> bool:
     return False
 
 
-_seen_records = 0
+# Records read so far, per running proxy (each relay writes its own file).
+_seen_records: dict[Path, int] = {}
 
 
 def next_record(running: Running, route: str) -> dict[str, Any]:
     """The record of the request just made (records are written in order; the suite
     makes one request at a time)."""
-    global _seen_records
-    records = running.records(_seen_records + 1)
-    assert len(records) > _seen_records, "the proxy wrote no record"
-    new = records[_seen_records:]
-    _seen_records = len(records)
+    seen = _seen_records.get(running.records_path, 0)
+    records = running.records(seen + 1)
+    assert len(records) > seen, "the proxy wrote no record"
+    new = records[seen:]
+    _seen_records[running.records_path] = len(records)
     mine = [r for r in new if r["path"] == route.split("?")[0]]
     assert mine, f"no record for {route}: {[r['path'] for r in new]}"
     return mine[-1]
