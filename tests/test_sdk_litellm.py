@@ -6,7 +6,7 @@ fields (``Delta``, ``StreamingChoices``) and a ``model_dump`` override that only
 call's ``type`` each time, which the chat dialect's common event does not: they are read
 whole, never served by the memo.)
 
-Skipped without LiteLLM (the ``conformance`` dependency group has it)."""
+LiteLLM is in the ``test`` dependency group (skipped where it is not installed)."""
 
 from __future__ import annotations
 
