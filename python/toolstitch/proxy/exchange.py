@@ -133,7 +133,9 @@ class Exchange:
         self.timing = StreamTiming()
         self.record = records.new(method, self.path, self.started)
         self.span = (
-            ResponseSpan(proxy.tracer, headers, self.path) if proxy.tracer is not None else None
+            ResponseSpan(proxy.tracer, headers, self.path, self.started)
+            if proxy.tracer is not None
+            else None
         )
         self.toolset: Toolset | None = None
         # The check the guard runs: the toolset's, or one that refuses every call.

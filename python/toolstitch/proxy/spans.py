@@ -27,7 +27,15 @@ from .records import Record
 class ResponseSpan:
     """The span of one response."""
 
-    def __init__(self, tracer: Any, headers: Iterable[tuple[bytes, bytes]], path: str) -> None:
+    def __init__(
+        self,
+        tracer: Any,
+        headers: Iterable[tuple[bytes, bytes]],
+        path: str,
+        started: float | None = None,
+    ) -> None:
+        """``started`` (seconds since the epoch) is when the request came in: the span
+        starts then, as the response's record does, not when the span is made."""
         from opentelemetry.propagate import extract
         from opentelemetry.trace import SpanKind
 
@@ -36,7 +44,7 @@ class ResponseSpan:
             "chat",
             context=extract(carrier),
             kind=SpanKind.CLIENT,
-            start_time=time.time_ns(),
+            start_time=time.time_ns() if started is None else int(started * 1e9),
         )
         self.path = path
 
