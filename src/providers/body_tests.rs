@@ -5,79 +5,20 @@
 
 use proptest::prelude::*;
 
-use super::{with_reference, with_typed, DIRECT_READS};
-use crate::providers::{Assembler, AssemblerLimits, Dialect};
+use crate::providers::body_harness::{self, list, lit, members_with, obj, Agree};
+use crate::providers::Dialect;
 
-/// Everything a feed leaves observable: the results of the feed and of the
-/// close, the live events, the messages and the whole serialised state.
-fn outcome(d: Option<Dialect>, limits: AssemblerLimits, body: &str, prefix: &[&str]) -> String {
-    let mut a = Assembler::new(d, limits);
-    let mut live = Vec::new();
-    let mut out = Vec::new();
-    for event in prefix {
-        out.push(format!("{:?}", a.feed_text(None, event, Some(&mut live))));
+/// Both paths on one body, alone and after an unrelated event.
+const fn agree(dialect: Dialect) -> Agree {
+    Agree {
+        dialect,
+        tight_total_bytes: 40,
+        prefixes: &[&[], &["{\"choices\":[]}"]],
+        typed: true,
     }
-    out.push(format!("{:?}", a.feed_text(None, body, Some(&mut live))));
-    // Once more as bytes: the same body after itself.
-    out.push(format!(
-        "{:?}",
-        a.feed_json(None, body.as_bytes(), Some(&mut live))
-    ));
-    out.push(format!("{:?}", a.close(Some(&mut live))));
-    out.push(format!("{live:?}"));
-    out.push(format!("{:?}", a.messages()));
-    out.push(serde_json::to_string(&a).unwrap_or_default());
-    out.join("\n")
-}
-
-/// Bodies read directly while `f` ran.
-fn direct_reads(f: impl FnOnce()) -> usize {
-    let before = DIRECT_READS.with(std::cell::Cell::get);
-    f();
-    DIRECT_READS.with(std::cell::Cell::get) - before
-}
-
-/// Both paths on one body, named and `auto`, with default and tight limits.
-fn agree(d: Dialect, body: &str) -> Result<(), TestCaseError> {
-    let tight = AssemblerLimits {
-        max_calls: 1,
-        max_total_bytes: 40,
-        ..AssemblerLimits::default()
-    };
-    for named in [Some(d), None] {
-        for limits in [AssemblerLimits::default(), tight] {
-            for prefix in [&[][..], &["{\"choices\":[]}"][..]] {
-                let direct = outcome(named, limits, body, prefix);
-                let reference = with_reference(|| outcome(named, limits, body, prefix));
-                prop_assert_eq!(&direct, &reference, "{:?} {:?} {}", named, limits, body);
-                // The direct readers' typed decodes, without their scanners.
-                let typed = with_typed(|| outcome(named, limits, body, prefix));
-                prop_assert_eq!(
-                    &typed,
-                    &reference,
-                    "typed: {:?} {:?} {}",
-                    named,
-                    limits,
-                    body
-                );
-            }
-        }
-    }
-    Ok(())
 }
 
 // ---------------------------------------------------------------- generators
-
-/// A JSON object's text from its members, duplicates and order kept (an
-/// empty value: the member is left out).
-fn obj(members: Vec<(&'static str, String)>) -> String {
-    let inner: Vec<String> = members
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| format!("{}:{v}", serde_json::Value::from(k)))
-        .collect();
-    format!("{{{}}}", inner.join(","))
-}
 
 const ALWAYS: &[&str] = &[
     "message",
@@ -88,56 +29,24 @@ const ALWAYS: &[&str] = &[
     "finish_reason",
 ];
 
-/// Members, each present or not.
+/// Members, each present or not (the members bodies always have, nearly
+/// always), now and then the first twice.
 fn members(
     list: Vec<(&'static str, BoxedStrategy<String>)>,
 ) -> BoxedStrategy<Vec<(&'static str, String)>> {
-    let parts: Vec<BoxedStrategy<Option<(&'static str, String)>>> = list
-        .into_iter()
-        .map(|(k, s)| {
-            // The members bodies always have, nearly always.
-            let p = if ALWAYS.contains(&k) { 0.95 } else { 0.6 };
-            proptest::option::weighted(p, s.prop_map(move |v| (k, v))).boxed()
-        })
-        .collect();
-    (parts, 0..40_usize)
-        .prop_map(|(ms, dup)| {
-            let mut ms: Vec<(&'static str, String)> = ms.into_iter().flatten().collect();
-            // Now and then, a member twice.
-            if dup == 0 {
-                if let Some(first) = ms.first().cloned() {
-                    ms.push(first);
-                }
-            }
-            ms
-        })
-        .boxed()
+    members_with(
+        list,
+        |k| if ALWAYS.contains(&k) { 0.95 } else { 0.6 },
+        false,
+    )
 }
-
-fn lit(options: &[&'static str]) -> BoxedStrategy<String> {
-    proptest::sample::select(options.to_vec())
-        .prop_map(str::to_owned)
-        .boxed()
-}
-
-/// Values of an unusual kind, for any member.
-const ODD: &[&str] = &[
-    "null", "\"\"", "5", "1e400", "-1", "1.5", "true", "[]", "{}", "[1,2]",
-];
 
 fn odd_or(wild: bool, usual: BoxedStrategy<String>) -> BoxedStrategy<String> {
-    if !wild {
-        return usual;
-    }
-    prop_oneof![16 => usual, 1 => lit(ODD)].boxed()
+    body_harness::odd_or(wild, 16, usual)
 }
 
 fn text() -> BoxedStrategy<String> {
-    prop_oneof![
-        "[a-z \"\\\\é日🦀\n]{0,12}".prop_map(|s| serde_json::Value::from(s).to_string()),
-        lit(&["\"message\"", "\"\\u00e9\\n\"", "\"\""]),
-    ]
-    .boxed()
+    body_harness::text_or(&["\"message\""])
 }
 
 fn arguments() -> BoxedStrategy<String> {
@@ -196,12 +105,6 @@ fn call(wild: bool) -> BoxedStrategy<String> {
         return call.boxed();
     }
     prop_oneof![30 => call, 1 => lit(&["5", "[]", "null"])].boxed()
-}
-
-fn list(item: BoxedStrategy<String>, max: usize) -> BoxedStrategy<String> {
-    proptest::collection::vec(item, 0..=max)
-        .prop_map(|v| format!("[{}]", v.join(",")))
-        .boxed()
 }
 
 fn content() -> BoxedStrategy<String> {
@@ -306,54 +209,12 @@ fn chat_body(wild: bool) -> BoxedStrategy<String> {
     .boxed()
 }
 
-/// A body, now and then cut short or with one byte changed.
-fn maybe_broken(body: BoxedStrategy<String>) -> BoxedStrategy<String> {
-    (body, 0..10_usize, any::<prop::sample::Index>(), 0..4_usize)
-        .prop_map(|(b, how, at, byte)| {
-            let cut = at.index(b.len().max(1));
-            let cut = (0..=cut)
-                .rev()
-                .find(|&i| b.is_char_boundary(i))
-                .unwrap_or(0);
-            match how {
-                0 => b[..cut].to_owned(),
-                1 => format!("{}{}{}", &b[..cut], ["\"", "}", ",", " "][byte], &b[cut..]),
-                _ => b,
-            }
-        })
-        .boxed()
-}
-
-/// Runs `agree` on `cases` generated bodies; at least `share` of them must
-/// be read directly (else the comparison proves little).
-fn agree_on(d: Dialect, bodies: BoxedStrategy<String>, cases: u32, share: f64) {
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    });
-    let (direct, total) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
-    let r = runner.run(&maybe_broken(bodies), |body| {
-        total.set(total.get() + 1);
-        let mut r = Ok(());
-        let read = direct_reads(|| r = agree(d, &body));
-        direct.set(direct.get() + usize::from(read > 0));
-        r
-    });
-    let (direct, total) = (direct.get(), total.get());
-    if let Err(e) = r {
-        panic!("{e}");
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let enough = direct as f64 >= share * total as f64;
-    assert!(enough, "{d:?}: {direct} of {total} bodies read directly");
-}
-
 #[test]
 fn chat_bodies_agree() {
     // Usual members of usual types (a third broken or cut: see `maybe_broken`),
     // then members of any type, twice over, not objects.
-    agree_on(Dialect::OpenAiChat, chat_body(false), 500, 0.25);
-    agree_on(Dialect::OpenAiChat, chat_body(true), 500, 0.0);
+    agree(Dialect::OpenAiChat).on(chat_body(false), 500, 0.25);
+    agree(Dialect::OpenAiChat).on(chat_body(true), 500, 0.0);
 }
 
 fn anthropic_block(wild: bool) -> BoxedStrategy<String> {
@@ -444,8 +305,8 @@ fn anthropic_body(wild: bool) -> BoxedStrategy<String> {
 
 #[test]
 fn anthropic_bodies_agree() {
-    agree_on(Dialect::Anthropic, anthropic_body(false), 500, 0.15);
-    agree_on(Dialect::Anthropic, anthropic_body(true), 500, 0.0);
+    agree(Dialect::Anthropic).on(anthropic_body(false), 500, 0.15);
+    agree(Dialect::Anthropic).on(anthropic_body(true), 500, 0.0);
 }
 
 fn cohere_body(wild: bool) -> BoxedStrategy<String> {
@@ -507,8 +368,8 @@ fn cohere_body(wild: bool) -> BoxedStrategy<String> {
 
 #[test]
 fn cohere_bodies_agree() {
-    agree_on(Dialect::Cohere, cohere_body(false), 500, 0.15);
-    agree_on(Dialect::Cohere, cohere_body(true), 500, 0.0);
+    agree(Dialect::Cohere).on(cohere_body(false), 500, 0.15);
+    agree(Dialect::Cohere).on(cohere_body(true), 500, 0.0);
 }
 
 /// The hand-written bodies of `tests/rust_bodies.rs` (Anthropic and Cohere).
@@ -566,12 +427,7 @@ fn anthropic_and_cohere_fixtures_agree() {
         ),
     ];
     for (d, read_directly, body) in bodies {
-        let mut r = Ok(());
-        let direct = direct_reads(|| r = agree(d, body));
-        if let Err(e) = r {
-            panic!("{e}");
-        }
-        assert_eq!(direct > 0, read_directly, "{body}");
+        assert_eq!(agree(d).read_directly(body), read_directly, "{body}");
     }
 }
 
@@ -598,14 +454,12 @@ fn chat_fixtures_agree() {
         r#"{"type":"message","role":"assistant","content":[],"stop_reason":"end_turn"}"#,
     ];
     for (i, body) in bodies.iter().enumerate() {
-        let mut r = Ok(());
-        let direct = direct_reads(|| r = agree(Dialect::OpenAiChat, body));
-        if let Err(e) = r {
-            panic!("{e}");
-        }
         // All are read directly (the last, an Anthropic body, as one when
         // named chat: a wrong dialect, which only the reference reports).
-        assert!(direct > 0, "{i}: {body}");
+        assert!(
+            agree(Dialect::OpenAiChat).read_directly(body),
+            "{i}: {body}"
+        );
     }
 }
 

@@ -690,6 +690,8 @@ impl Assembler {
 }
 
 #[cfg(test)]
+mod body_harness;
+#[cfg(test)]
 mod fast_tests;
 #[cfg(test)]
 mod tests;

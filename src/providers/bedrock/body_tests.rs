@@ -6,131 +6,42 @@
 
 use proptest::prelude::*;
 
-use crate::providers::body::{with_reference, DIRECT_READS};
-use crate::providers::{Assembler, AssemblerLimits, Dialect};
+use crate::providers::body_harness::{self, lit, list, members_with, obj, Agree};
+use crate::providers::Dialect;
 
-/// Everything a feed leaves observable: the results of the feeds and of the
-/// close, the live events, the messages and the whole serialised state.
-fn outcome(d: Option<Dialect>, limits: AssemblerLimits, body: &str, prefix: &[&str]) -> String {
-    let mut a = Assembler::new(d, limits);
-    let mut live = Vec::new();
-    let mut out = Vec::new();
-    for event in prefix {
-        out.push(format!("{:?}", a.feed_text(None, event, Some(&mut live))));
-    }
-    out.push(format!("{:?}", a.feed_text(None, body, Some(&mut live))));
-    // Once more as bytes: the same body after itself.
-    out.push(format!(
-        "{:?}",
-        a.feed_json(None, body.as_bytes(), Some(&mut live))
-    ));
-    out.push(format!("{:?}", a.close(Some(&mut live))));
-    out.push(format!("{live:?}"));
-    out.push(format!("{:?}", a.messages()));
-    out.push(serde_json::to_string(&a).unwrap_or_default());
-    out.join("\n")
-}
-
-/// Bodies read directly while `f` ran.
-fn direct_reads(f: impl FnOnce()) -> usize {
-    let before = DIRECT_READS.with(std::cell::Cell::get);
-    f();
-    DIRECT_READS.with(std::cell::Cell::get) - before
-}
-
-/// Both paths on one body, named and `auto`, with default and tight limits,
-/// alone and after a stream's first events.
-fn agree(body: &str) -> Result<(), TestCaseError> {
-    let tight = AssemblerLimits {
-        max_calls: 1,
-        max_total_bytes: 40,
-        ..AssemblerLimits::default()
-    };
-    let started: &[&str] = &[
-        r#"{"role":"assistant"}"#,
-        r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t0","name":"f"}}}"#,
-    ];
-    for named in [Some(Dialect::Bedrock), None] {
-        for limits in [AssemblerLimits::default(), tight] {
-            for prefix in [&[][..], started, &[r#"{"stopReason":"end_turn"}"#][..]] {
-                let direct = outcome(named, limits, body, prefix);
-                let reference = with_reference(|| outcome(named, limits, body, prefix));
-                prop_assert_eq!(&direct, &reference, "{:?} {:?} {}", named, limits, body);
-            }
-        }
-    }
-    Ok(())
-}
+/// Both paths on one body, alone and after a stream's first events.
+const AGREE: Agree = Agree {
+    dialect: Dialect::Bedrock,
+    tight_total_bytes: 40,
+    prefixes: &[
+        &[],
+        &[
+            r#"{"role":"assistant"}"#,
+            r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t0","name":"f"}}}"#,
+        ],
+        &[r#"{"stopReason":"end_turn"}"#],
+    ],
+    typed: false,
+};
 
 // ---------------------------------------------------------------- generators
 
-/// A JSON object's text from its members, duplicates and order kept (an
-/// empty value: the member is left out).
-fn obj(members: Vec<(&'static str, String)>) -> String {
-    let inner: Vec<String> = members
-        .into_iter()
-        .filter(|(_, v)| !v.is_empty())
-        .map(|(k, v)| format!("{}:{v}", serde_json::Value::from(k)))
-        .collect();
-    format!("{{{}}}", inner.join(","))
-}
-
-/// Members, each present or not (`often` nearly always), now and then one
-/// given twice.
+/// Members, each present or not (`often` nearly always), now and then the
+/// first given twice.
 fn members(
     list: Vec<(&'static str, BoxedStrategy<String>)>,
     often: &'static [&'static str],
 ) -> BoxedStrategy<String> {
-    let parts: Vec<BoxedStrategy<Option<(&'static str, String)>>> = list
-        .into_iter()
-        .map(|(k, s)| {
-            let p = if often.contains(&k) { 0.95 } else { 0.5 };
-            proptest::option::weighted(p, s.prop_map(move |v| (k, v))).boxed()
-        })
-        .collect();
-    (parts, 0..40_usize)
-        .prop_map(|(ms, dup)| {
-            let mut ms: Vec<(&'static str, String)> = ms.into_iter().flatten().collect();
-            if dup == 0 {
-                if let Some(first) = ms.first().cloned() {
-                    ms.push(first);
-                }
-            }
-            obj(ms)
-        })
-        .boxed()
+    let weight = |k: &str| if often.contains(&k) { 0.95 } else { 0.5 };
+    members_with(list, weight, false).prop_map(obj).boxed()
 }
-
-fn lit(options: &[&'static str]) -> BoxedStrategy<String> {
-    proptest::sample::select(options.to_vec())
-        .prop_map(str::to_owned)
-        .boxed()
-}
-
-/// Values of an unusual kind, for any member.
-const ODD: &[&str] = &[
-    "null", "\"\"", "5", "1e400", "-1", "1.5", "true", "[]", "{}", "[1,2]",
-];
 
 fn odd_or(wild: bool, usual: BoxedStrategy<String>) -> BoxedStrategy<String> {
-    if !wild {
-        return usual;
-    }
-    prop_oneof![12 => usual, 1 => lit(ODD)].boxed()
+    body_harness::odd_or(wild, 12, usual)
 }
 
 fn text() -> BoxedStrategy<String> {
-    prop_oneof![
-        "[a-z \"\\\\é日🦀\n]{0,12}".prop_map(|s| serde_json::Value::from(s).to_string()),
-        lit(&["\"output\"", "\"\\u00e9\\n\"", "\"\"", "null"]),
-    ]
-    .boxed()
-}
-
-fn list(item: BoxedStrategy<String>, max: usize) -> BoxedStrategy<String> {
-    proptest::collection::vec(item, 0..=max)
-        .prop_map(|v| format!("[{}]", v.join(",")))
-        .boxed()
+    body_harness::text_or(&["\"output\"", "null"])
 }
 
 fn tool_use(wild: bool) -> BoxedStrategy<String> {
@@ -255,55 +166,12 @@ fn converse_body(wild: bool) -> BoxedStrategy<String> {
     )
 }
 
-/// A body, now and then cut short or with one byte changed.
-fn maybe_broken(body: BoxedStrategy<String>) -> BoxedStrategy<String> {
-    (body, 0..10_usize, any::<prop::sample::Index>(), 0..4_usize)
-        .prop_map(|(b, how, at, byte)| {
-            let cut = at.index(b.len().max(1));
-            let cut = (0..=cut)
-                .rev()
-                .find(|&i| b.is_char_boundary(i))
-                .unwrap_or(0);
-            let (head, tail) = b.split_at(cut);
-            match how {
-                0 => head.to_owned(),
-                1 => format!("{head}{}{tail}", ["\"", "}", ",", " "].get(byte).unwrap_or(&"")),
-                _ => b,
-            }
-        })
-        .boxed()
-}
-
-/// Runs `agree` on `cases` generated bodies; at least `share` of them must
-/// be read directly (else the comparison proves little).
-fn agree_on(bodies: BoxedStrategy<String>, cases: u32, share: f64) {
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    });
-    let (direct, total) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
-    let r = runner.run(&maybe_broken(bodies), |body| {
-        total.set(total.get() + 1);
-        let mut r = Ok(());
-        let read = direct_reads(|| r = agree(&body));
-        direct.set(direct.get() + usize::from(read > 0));
-        r
-    });
-    let (direct, total) = (direct.get(), total.get());
-    if let Err(e) = r {
-        panic!("{e}");
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let enough = direct as f64 >= share * total as f64;
-    assert!(enough, "{direct} of {total} bodies read directly");
-}
-
 #[test]
 fn converse_bodies_agree() {
     // Usual members of usual types (a fifth cut or changed: see
     // `maybe_broken`), then members of any type, twice over, not objects.
-    agree_on(converse_body(false), 500, 0.15);
-    agree_on(converse_body(true), 500, 0.0);
+    AGREE.on(converse_body(false), 500, 0.15);
+    AGREE.on(converse_body(true), 500, 0.0);
 }
 
 #[test]
@@ -337,11 +205,6 @@ fn converse_fixtures_agree() {
         ),
     ];
     for (read_directly, body) in bodies {
-        let mut r = Ok(());
-        let direct = direct_reads(|| r = agree(body));
-        if let Err(e) = r {
-            panic!("{e}");
-        }
-        assert_eq!(direct > 0, read_directly, "{body}");
+        assert_eq!(AGREE.read_directly(body), read_directly, "{body}");
     }
 }

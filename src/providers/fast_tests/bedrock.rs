@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use super::gen::{
     event_text, index, junk, members, obj_field, render, str_field, Rng, Spelling, J,
 };
-use super::{arguments, cuts, fragments, limits, memo_case_of, obj, run, s};
+use super::{arguments, fast_is_general, fragments, memo_case_of, obj, s};
 use crate::framing::{EventStreamMessage, HeaderValue};
 use crate::providers::{bedrock, Dialect};
 
@@ -191,17 +191,7 @@ fn delta_payload(r: &mut Rng) -> J {
 fn check_stream(seed: u64) -> Result<(), TestCaseError> {
     let mut r = Rng::new(seed);
     let bytes = stream(&mut r);
-    let cuts = cuts(&mut r, bytes.len());
-    let dialect = if r.chance(30) {
-        None
-    } else {
-        Some(Dialect::Bedrock)
-    };
-    let limits = limits(&mut r);
-    let fast = run(dialect, limits, &bytes, &cuts, true);
-    let general = run(dialect, limits, &bytes, &cuts, false);
-    prop_assert_eq!(fast, general, "{} bytes cut at {:?}", bytes.len(), cuts);
-    Ok(())
+    fast_is_general(&mut r, Dialect::Bedrock, &bytes)
 }
 
 proptest! {

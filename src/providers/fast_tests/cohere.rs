@@ -6,7 +6,7 @@
 use proptest::prelude::*;
 
 use super::gen::{event_text, index, junk, members, obj_field, str_field, text, Rng, J};
-use super::{arguments, cuts, fragments, limits, memo_case_of, obj, run, s, sse};
+use super::{arguments, fast_is_general, fragments, memo_case_of, obj, s, sse};
 use crate::providers::{cohere, Dialect};
 
 /// An event of any shape: mostly the deltas of a stream, with every member
@@ -166,17 +166,7 @@ fn check_stream(seed: u64) -> Result<(), TestCaseError> {
     let mut r = Rng::new(seed);
     let events = events(&mut r);
     let bytes = sse(&mut r, &events, false);
-    let cuts = cuts(&mut r, bytes.len());
-    let dialect = if r.chance(30) {
-        None
-    } else {
-        Some(Dialect::Cohere)
-    };
-    let limits = limits(&mut r);
-    let fast = run(dialect, limits, &bytes, &cuts, true);
-    let general = run(dialect, limits, &bytes, &cuts, false);
-    prop_assert_eq!(fast, general, "{} bytes cut at {:?}", bytes.len(), cuts);
-    Ok(())
+    fast_is_general(&mut r, Dialect::Cohere, &bytes)
 }
 
 /// See [`super::memo_case_of`].

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use super::gen::{
     event_text, index, junk, members, obj_field, render, str_field, text, Rng, Spelling, J,
 };
-use super::{arguments, cuts, fragments, limits, memo_case_of, obj, run, s};
+use super::{arguments, fast_is_general, fragments, memo_case_of, obj, s};
 use crate::providers::{gemini_interactions as interactions, Dialect};
 
 /// An event of any shape: mostly the deltas and stops of a stream, with
@@ -173,17 +173,7 @@ fn check_stream(seed: u64) -> Result<(), TestCaseError> {
     let mut r = Rng::new(seed);
     let events = events(&mut r);
     let bytes = lines(&mut r, &events);
-    let cuts = cuts(&mut r, bytes.len());
-    let dialect = if r.chance(30) {
-        None
-    } else {
-        Some(Dialect::GeminiInteractions)
-    };
-    let limits = limits(&mut r);
-    let fast = run(dialect, limits, &bytes, &cuts, true);
-    let general = run(dialect, limits, &bytes, &cuts, false);
-    prop_assert_eq!(fast, general, "{} bytes cut at {:?}", bytes.len(), cuts);
-    Ok(())
+    fast_is_general(&mut r, Dialect::GeminiInteractions, &bytes)
 }
 
 /// See [`super::memo_case_of`].

@@ -219,6 +219,25 @@ fn limits(r: &mut Rng) -> AssemblerLimits {
     }
 }
 
+/// `bytes` cut anywhere, fed with the fast paths and without, to `named`
+/// (or, three times in ten, to `auto`), with default or tight limits: the
+/// same reads, live events, close, messages and events seen.
+fn fast_is_general(r: &mut Rng, named: Dialect, bytes: &[u8]) -> Result<(), TestCaseError> {
+    let cuts = cuts(r, bytes.len());
+    let dialect = if r.chance(30) { None } else { Some(named) };
+    let limits = limits(r);
+    let fast = run(dialect, limits, bytes, &cuts, true);
+    let general = run(dialect, limits, bytes, &cuts, false);
+    prop_assert_eq!(
+        fast,
+        general,
+        "stream {:?} cut at {:?}",
+        String::from_utf8_lossy(bytes),
+        cuts
+    );
+    Ok(())
+}
+
 fn check_stream(seed: u64, chat: bool) -> Result<(), TestCaseError> {
     let mut r = Rng::new(seed);
     let bytes = sse_stream(&mut r, chat);

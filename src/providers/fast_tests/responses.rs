@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 use proptest::prelude::*;
 
 use super::gen::{event_text, index, junk, members, obj_field, str_field, text, Rng, J};
-use super::{arguments, cuts, fragments, limits, memo_case_of, obj, run, s, sse};
+use super::{arguments, fast_is_general, fragments, memo_case_of, obj, s, sse};
 use crate::providers::{responses, Dialect};
 
 /// The delta types the fast path serves.
@@ -357,23 +357,7 @@ fn check_stream(seed: u64) -> Result<(), TestCaseError> {
     let mut r = Rng::new(seed);
     let events = events(&mut r);
     let bytes = sse(&mut r, &events, false);
-    let cuts = cuts(&mut r, bytes.len());
-    let dialect = if r.chance(30) {
-        None
-    } else {
-        Some(Dialect::OpenAiResponses)
-    };
-    let limits = limits(&mut r);
-    let fast = run(dialect, limits, &bytes, &cuts, true);
-    let general = run(dialect, limits, &bytes, &cuts, false);
-    prop_assert_eq!(
-        fast,
-        general,
-        "stream {:?} cut at {:?}",
-        String::from_utf8_lossy(&bytes),
-        cuts
-    );
-    Ok(())
+    fast_is_general(&mut r, Dialect::OpenAiResponses, &bytes)
 }
 
 /// The events a memo takes as templates: the deltas of text, arguments and

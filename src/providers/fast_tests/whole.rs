@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use super::gen::{
     event_text, index, junk, members, obj_field, render, str_field, text, Rng, Spelling, J,
 };
-use super::{cuts, fragments, limits, memo_case_of, obj, run, s};
+use super::{fast_is_general, fragments, memo_case_of, obj, s};
 use crate::providers::{gemini, ollama, Dialect};
 
 /// Mostly a boolean, sometimes any value.
@@ -279,17 +279,15 @@ fn check_stream(seed: u64, gemini: bool) -> Result<(), TestCaseError> {
     let events = stream_events(&mut r, gemini);
     let sse = gemini && r.chance(50);
     let bytes = encode(&mut r, &events, sse);
-    let cuts = cuts(&mut r, bytes.len());
-    let dialect = match (r.chance(30), gemini) {
-        (true, _) => None,
-        (false, true) => Some(Dialect::Gemini),
-        (false, false) => Some(Dialect::Ollama),
-    };
-    let limits = limits(&mut r);
-    let fast = run(dialect, limits, &bytes, &cuts, true);
-    let general = run(dialect, limits, &bytes, &cuts, false);
-    prop_assert_eq!(fast, general, "{} bytes cut at {:?}", bytes.len(), cuts);
-    Ok(())
+    fast_is_general(
+        &mut r,
+        if gemini {
+            Dialect::Gemini
+        } else {
+            Dialect::Ollama
+        },
+        &bytes,
+    )
 }
 
 proptest! {

@@ -290,6 +290,34 @@ fn scan_delta<'a>(p: &mut Scan<'a>, delta: &mut Delta<'a>) -> Option<()> {
     })
 }
 
+/// A call's `function` (`null`: none), as `Function` decodes it, its
+/// `arguments` string read by `arguments`; arguments as an object, or
+/// anything else the scanner refuses, are given up on (`None`).
+fn scan_function<'a>(
+    p: &mut Scan<'a>,
+    function: &mut Option<Function<'a>>,
+    arguments: fn(&mut Scan<'a>) -> Option<Option<Str<'a>>>,
+) -> Option<()> {
+    if p.null()? {
+        return Some(());
+    }
+    let f = function.insert(Function::default());
+    let mut seen = Seen::default();
+    p.object(|p, key| match key {
+        "name" => {
+            seen.once(0)?;
+            f.name = p.opt_str()?;
+            Some(())
+        }
+        "arguments" => {
+            seen.once(1)?;
+            f.arguments = arguments(p)?.map(TextOrObject::Text);
+            Some(())
+        }
+        _ => p.skip(),
+    })
+}
+
 fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
     let mut seen = Seen::default();
     p.object(|p, key| match key {
@@ -305,25 +333,8 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
         }
         "function" => {
             seen.once(2)?;
-            if !p.null()? {
-                let f = call.function.insert(Function::default());
-                let mut seen_f = Seen::default();
-                p.object(|p, key| match key {
-                    "name" => {
-                        seen_f.once(0)?;
-                        f.name = p.opt_str()?;
-                        Some(())
-                    }
-                    // An object is for the general path.
-                    "arguments" => {
-                        seen_f.once(1)?;
-                        f.arguments = p.hole()?.map(TextOrObject::Text);
-                        Some(())
-                    }
-                    _ => p.skip(),
-                })?;
-            }
-            Some(())
+            // The arguments string left as the memo's hole.
+            scan_function(p, &mut call.function, Scan::hole)
         }
         "custom" => {
             seen.once(3)?;

@@ -17,9 +17,8 @@ use serde_json::{Map, Value};
 use super::super::content::Content;
 use super::{Body, Calls, Choice, Message};
 use crate::providers::body::{may_overflow, Obj};
-use crate::providers::json::TextOrObject;
 use crate::providers::scan::{Scan, Seen};
-use crate::providers::openai_chat::{Function, ToolCall};
+use crate::providers::openai_chat::{scan_function, ToolCall};
 
 /// A member the typed decode reads as a value and drops: checked as that
 /// decode checks it (a number a float may not hold refused).
@@ -195,25 +194,7 @@ fn call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
         }
         "function" => {
             seen.once(2)?;
-            if p.null()? {
-                return Some(());
-            }
-            let f = c.function.insert(Function::default());
-            let mut seen_f = Seen::default();
-            p.object(|p, key| match key {
-                "name" => {
-                    seen_f.once(0)?;
-                    f.name = p.opt_str()?;
-                    Some(())
-                }
-                // A string (an object is given up on).
-                "arguments" => {
-                    seen_f.once(1)?;
-                    f.arguments = p.opt_str()?.map(TextOrObject::Text);
-                    Some(())
-                }
-                _ => p.skip(),
-            })
+            scan_function(p, &mut c.function, Scan::opt_str)
         }
         "custom" => {
             seen.once(3)?;

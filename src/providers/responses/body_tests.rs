@@ -6,80 +6,28 @@
 
 use proptest::prelude::*;
 
-use crate::providers::body::{with_reference, DIRECT_READS};
+use crate::providers::body_harness::{self, lit, list, members_with, obj, Agree};
 use crate::providers::{Assembler, AssemblerLimits, Dialect};
 
-/// Everything a feed leaves observable: the results of the feed and of the
-/// close, the live events, the messages and the whole serialised state.
-fn outcome(d: Option<Dialect>, limits: AssemblerLimits, body: &str, prefix: &[&str]) -> String {
-    let mut a = Assembler::new(d, limits);
-    let mut live = Vec::new();
-    let mut out = Vec::new();
-    for event in prefix {
-        out.push(format!("{:?}", a.feed_text(None, event, Some(&mut live))));
-    }
-    out.push(format!("{:?}", a.feed_text(None, body, Some(&mut live))));
-    // Once more as bytes: the same body after itself (every event resent).
-    out.push(format!(
-        "{:?}",
-        a.feed_json(None, body.as_bytes(), Some(&mut live))
-    ));
-    out.push(format!("{:?}", a.close(Some(&mut live))));
-    out.push(format!("{live:?}"));
-    out.push(format!("{:?}", a.messages()));
-    out.push(serde_json::to_string(&a).unwrap_or_default());
-    out.join("\n")
-}
-
-/// Bodies read directly while `f` ran.
-fn direct_reads(f: impl FnOnce()) -> usize {
-    let before = DIRECT_READS.with(std::cell::Cell::get);
-    f();
-    DIRECT_READS.with(std::cell::Cell::get) - before
-}
-
-/// Events a stream may hold before the body: none, an unrelated one, the
-/// start of another response, a call already streamed at output index 1.
-const PREFIXES: [&[&str]; 4] = [
-    &[],
-    &["{\"choices\":[]}"],
-    &["{\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_other\",\"model\":\"grok-4\"}}"],
-    &[
-        "{\"type\":\"response.output_item.added\",\"output_index\":1,\"item\":{\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":\"call_1\",\"name\":\"f\",\"arguments\":\"\"}}",
-        "{\"type\":\"response.function_call_arguments.delta\",\"output_index\":1,\"item_id\":\"fc_1\",\"delta\":\"{}\"}",
+/// Both paths on one body after each of the events a stream may hold before
+/// it: none, an unrelated one, the start of another response, a call
+/// already streamed at output index 1.
+const AGREE: Agree = Agree {
+    dialect: Dialect::OpenAiResponses,
+    tight_total_bytes: 60,
+    prefixes: &[
+        &[],
+        &["{\"choices\":[]}"],
+        &["{\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_other\",\"model\":\"grok-4\"}}"],
+        &[
+            "{\"type\":\"response.output_item.added\",\"output_index\":1,\"item\":{\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":\"call_1\",\"name\":\"f\",\"arguments\":\"\"}}",
+            "{\"type\":\"response.function_call_arguments.delta\",\"output_index\":1,\"item_id\":\"fc_1\",\"delta\":\"{}\"}",
+        ],
     ],
-];
-
-/// Both paths on one body, named and `auto`, with default and tight limits,
-/// after each prefix.
-fn agree(body: &str) -> Result<(), TestCaseError> {
-    let tight = AssemblerLimits {
-        max_calls: 1,
-        max_total_bytes: 60,
-        ..AssemblerLimits::default()
-    };
-    for named in [Some(Dialect::OpenAiResponses), None] {
-        for limits in [AssemblerLimits::default(), tight] {
-            for prefix in PREFIXES {
-                let direct = outcome(named, limits, body, prefix);
-                let reference = with_reference(|| outcome(named, limits, body, prefix));
-                prop_assert_eq!(&direct, &reference, "{:?} {:?} {:?} {}", named, limits, prefix, body);
-            }
-        }
-    }
-    Ok(())
-}
+    typed: false,
+};
 
 // ---------------------------------------------------------------- generators
-
-/// A JSON object's text from its members, duplicates and order kept.
-fn obj(members: Vec<(&'static str, String)>) -> String {
-    let inner: Vec<String> = members
-        .into_iter()
-        .map(|(k, v)| format!("{}:{v}", serde_json::Value::from(k)))
-        .collect();
-    format!("{{{}}}", inner.join(","))
-}
 
 /// The members bodies nearly always have.
 const ALWAYS: &[&str] = &["object", "type", "output", "status", "content", "arguments"];
@@ -90,58 +38,24 @@ fn members(
     rare: &'static [&'static str],
     list: Vec<(&'static str, BoxedStrategy<String>)>,
 ) -> BoxedStrategy<String> {
-    let parts: Vec<BoxedStrategy<Option<(&'static str, String)>>> = list
-        .into_iter()
-        .map(|(k, s)| {
-            let p = if rare.contains(&k) {
-                0.05
-            } else if ALWAYS.contains(&k) {
-                0.95
-            } else {
-                0.6
-            };
-            proptest::option::weighted(p, s.prop_map(move |v| (k, v))).boxed()
-        })
-        .collect();
-    (parts, 0..40_usize, any::<prop::sample::Index>())
-        .prop_map(|(ms, dup, at)| {
-            let mut ms: Vec<(&'static str, String)> = ms.into_iter().flatten().collect();
-            if dup == 0 && !ms.is_empty() {
-                let twice = ms.get(at.index(ms.len())).cloned();
-                ms.extend(twice);
-            }
-            if dup == 1 && ms.len() > 1 {
-                ms.rotate_left(1);
-            }
-            obj(ms)
-        })
-        .boxed()
+    let weight = |k: &str| {
+        if rare.contains(&k) {
+            0.05
+        } else if ALWAYS.contains(&k) {
+            0.95
+        } else {
+            0.6
+        }
+    };
+    members_with(list, weight, true).prop_map(obj).boxed()
 }
-
-fn lit(options: &[&'static str]) -> BoxedStrategy<String> {
-    proptest::sample::select(options.to_vec())
-        .prop_map(str::to_owned)
-        .boxed()
-}
-
-/// Values of an unusual kind, for any member.
-const ODD: &[&str] = &[
-    "null", "\"\"", "5", "1e400", "-1", "1.5", "true", "[]", "{}", "[1,2]", "\"x\"",
-];
 
 fn odd_or(wild: bool, usual: BoxedStrategy<String>) -> BoxedStrategy<String> {
-    if !wild {
-        return usual;
-    }
-    prop_oneof![12 => usual, 1 => lit(ODD)].boxed()
+    body_harness::odd_or(wild, 12, usual)
 }
 
 fn text() -> BoxedStrategy<String> {
-    prop_oneof![
-        "[a-z \"\\\\é日🦀\n]{0,12}".prop_map(|s| serde_json::Value::from(s).to_string()),
-        lit(&["\"response\"", "\"\\u00e9\\n\"", "\"\"", "null"]),
-    ]
-    .boxed()
+    body_harness::text_or(&["\"response\"", "null"])
 }
 
 fn arguments() -> BoxedStrategy<String> {
@@ -158,12 +72,6 @@ fn arguments() -> BoxedStrategy<String> {
         text(),
     ]
     .boxed()
-}
-
-fn list(item: BoxedStrategy<String>, max: usize) -> BoxedStrategy<String> {
-    proptest::collection::vec(item, 0..=max)
-        .prop_map(|v| format!("[{}]", v.join(",")))
-        .boxed()
 }
 
 fn part(wild: bool) -> BoxedStrategy<String> {
@@ -283,55 +191,12 @@ fn responses_body(wild: bool) -> BoxedStrategy<String> {
     ])
 }
 
-/// A body, now and then cut short or with one byte changed.
-fn maybe_broken(body: BoxedStrategy<String>) -> BoxedStrategy<String> {
-    (body, 0..10_usize, any::<prop::sample::Index>(), 0..5_usize)
-        .prop_map(|(b, how, at, byte)| {
-            let cut = at.index(b.len().max(1));
-            let cut = (0..=cut).rev().find(|&i| b.is_char_boundary(i)).unwrap_or(0);
-            let (head, tail) = b.split_at(cut);
-            match how {
-                0 => head.to_owned(),
-                1 => {
-                    let extra = ["\"", "}", ",", " ", "]"].get(byte).copied().unwrap_or_default();
-                    format!("{head}{extra}{tail}")
-                }
-                _ => b,
-            }
-        })
-        .boxed()
-}
-
-/// Runs `agree` on `cases` generated bodies; at least `share` of them must
-/// be read directly (else the comparison proves little).
-fn agree_on(bodies: BoxedStrategy<String>, cases: u32, share: f64) {
-    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
-        cases,
-        ..ProptestConfig::default()
-    });
-    let (direct, total) = (std::cell::Cell::new(0), std::cell::Cell::new(0));
-    let r = runner.run(&maybe_broken(bodies), |body| {
-        total.set(total.get() + 1);
-        let mut r = Ok(());
-        let read = direct_reads(|| r = agree(&body));
-        direct.set(direct.get() + usize::from(read > 0));
-        r
-    });
-    let (direct, total) = (direct.get(), total.get());
-    if let Err(e) = r {
-        panic!("{e}");
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let enough = direct as f64 >= share * total as f64;
-    assert!(enough, "{direct} of {total} bodies read directly");
-}
-
 #[test]
 fn responses_bodies_agree() {
     // Usual members of usual types (a third broken or cut: see `maybe_broken`),
     // then members of any type, twice over, not objects.
-    agree_on(responses_body(false), 400, 0.15);
-    agree_on(responses_body(true), 400, 0.0);
+    AGREE.on(responses_body(false), 400, 0.15);
+    AGREE.on(responses_body(true), 400, 0.0);
 }
 
 /// Hand-written bodies: the corpus's shape, every item kind read directly,
@@ -391,12 +256,7 @@ fn responses_fixtures_agree() {
     );
     let bodies = bodies.into_iter().chain([(false, deep.as_str())]);
     for (read_directly, body) in bodies {
-        let mut r = Ok(());
-        let direct = direct_reads(|| r = agree(body));
-        if let Err(e) = r {
-            panic!("{e}");
-        }
-        assert_eq!(direct > 0, read_directly, "{body}");
+        assert_eq!(AGREE.read_directly(body), read_directly, "{body}");
     }
 }
 
