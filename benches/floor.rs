@@ -47,6 +47,9 @@ use serde::{Deserialize, Deserializer};
 // Every dialect's floor on a corpus of `benches/corpus.py` (`--corpus NAME=DIR`).
 #[path = "floor/dialects.rs"]
 mod dialects;
+// One group alone, for a profiler or for counting instructions.
+#[path = "floor/count.rs"]
+mod count;
 
 const READ: usize = 64 * 1024;
 const ARG_BYTES: usize = 2048;
@@ -791,7 +794,7 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     if let Some(at) = args.iter().position(|a| a == "--profile-corpus") {
-        profile_corpus(&args[at + 1..]);
+        count::profile_corpus(&args[at + 1..]);
         return;
     }
     if let Some(at) = args.iter().position(|a| a == "--profile") {
@@ -817,12 +820,20 @@ fn main() {
         .max(3);
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load = load.split_whitespace().next().unwrap_or("?").to_owned();
-    let mut md = vec![
-        "# The floor of stream reassembly".to_owned(),
-        String::new(),
+    let cpus = std::thread::available_parallelism().map_or(0, usize::from);
+    let intro = if corpora_only {
+        format!(
+            "Produced by `cargo bench --bench floor -- --corpora-only --corpus NAME=DIR ...` \
+             (release build), medians of {rounds} interleaved rounds, load average at start \
+             {load}, {cpus} CPUs: each dialect's own floor beside toolstitch on the corpora \
+             below (`benches/README.md` describes the floors; the 4-call and \
+             one-large-argument workloads are left out of such a run). \
+             `benches/floor_instructions.py` adds the instruction counts."
+        )
+    } else {
         format!(
             "Produced by `cargo bench --bench floor` (release build), medians of {rounds} \
-             interleaved rounds, load average at start {load}, {} CPUs. The workloads are \
+             interleaved rounds, load average at start {load}, {cpus} CPUs. The workloads are \
              the 4-call OpenAI chat and Anthropic workloads of `benches/compare.py` (same \
              shape, own random sequence); every floor rebuilt exactly the calls toolstitch \
              rebuilt before it was timed. A floor frames lines with `memchr`, parses each \
@@ -833,9 +844,13 @@ fn main() {
              (a document: words, quotes, tabs, non-ASCII) cut in fragments of 1-16 KiB. \
              Through Python: \
              `benches/compare.py --floor benches/results/floor.json` (release build) adds \
-             its section below.",
-            std::thread::available_parallelism().map_or(0, usize::from)
-        ),
+             its section below."
+        )
+    };
+    let mut md = vec![
+        "# The floor of stream reassembly".to_owned(),
+        String::new(),
+        intro,
         String::new(),
     ];
     let mut json = serde_json::Map::new();
@@ -994,38 +1009,4 @@ fn corpus_section(
     }
     md.push(String::new());
     json.insert(format!("corpus:{name}"), entry.into());
-}
-
-/// `--profile-corpus DIR DIALECT/FORM [SECONDS] [floor]`: toolstitch (or the
-/// floor) alone on one group of a corpus, for about SECONDS (5), for a profiler.
-fn profile_corpus(args: &[String]) {
-    let files = dialects::load(std::path::Path::new(&args[0]));
-    let groups = dialects::groups(&files);
-    let g = groups
-        .iter()
-        .find(|g| {
-            format!(
-                "{}/{}",
-                g.dialect.name(),
-                if g.body { "body" } else { "stream" }
-            ) == args[1]
-        })
-        .unwrap();
-    let seconds: f64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(5.0);
-    let floor = args.get(3).is_some_and(|a| a == "floor");
-    let t0 = Instant::now();
-    let mut passes = 0_u32;
-    // One pass at least: `SECONDS` 0 is one pass (for callgrind).
-    while passes == 0 || t0.elapsed().as_secs_f64() < seconds {
-        for f in &g.files {
-            if floor {
-                drop(std::hint::black_box(dialects::floor(f)));
-            } else {
-                drop(std::hint::black_box(dialects::toolstitch(f)));
-            }
-        }
-        passes += 1;
-    }
-    let per_file = t0.elapsed().as_secs_f64() / f64::from(passes) / g.files.len() as f64 * 1e6;
-    println!("{}: {passes} passes, {per_file:.1} us per file", args[1]);
 }

@@ -56,12 +56,18 @@ struct Entry {
 
 /// The files of a corpus directory, gzipped ones left out.
 pub fn load(dir: &Path) -> Vec<File> {
+    load_dialect(dir, None)
+}
+
+/// The files of a corpus directory, gzipped ones left out; only those of
+/// `dialect` (its name) when one is given.
+pub fn load_dialect(dir: &Path, dialect: Option<&str>) -> Vec<File> {
     let text = std::fs::read_to_string(dir.join(".manifest.json")).unwrap();
     let manifest: Manifest = serde_json::from_str(&text).unwrap();
     manifest
         .files
         .into_iter()
-        .filter(|e| !e.gzip)
+        .filter(|e| !e.gzip && dialect.is_none_or(|d| d == e.dialect))
         .map(|e| File {
             dialect: Dialect::parse_provider(&e.dialect).unwrap().unwrap(),
             transport: match e.transport.as_str() {
