@@ -34,7 +34,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import corpus  # noqa: E402
+import corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benches" / "results"
@@ -140,27 +140,35 @@ def main() -> None:
         )
     if a.no_write:
         return
-    command = "python benches/floor_instructions.py --corpus " + f"{name}=DIR" + (
-        " --only " + " ".join(a.only) if a.only else f" --forms {a.forms}"
+    command = (
+        "python benches/floor_instructions.py --corpus "
+        + f"{name}=DIR"
+        + (" --only " + " ".join(a.only) if a.only else f" --forms {a.forms}")
     )
-    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body = [
         f"`{command}` ({when}; release build, load average {os.getloadavg()[0]:.2f}, which "
         "moves no count). Instructions of one pass over the group's files, counted by "
         "callgrind between the entry and the return of `floor::count::measured_toolstitch` "
         "or `measured_floor`; each count checked against the whole program's count with "
-        f"one pass more (within {TOLERANCE:.0%}; \"check\" gives how far off).",
+        f'one pass more (within {TOLERANCE:.0%}; "check" gives how far off).',
         "",
         "| dialect | form | toolstitch instructions | floor instructions | vs floor | check |",
         "|---|---|---:|---:|---:|---:|",
     ]
     for group, r in rows.items():
         dialect, form = group.split("/")
-        ts, fl = int(r["toolstitch"]["instructions"]), int(r["floor"]["instructions"])
+        ours, floor = int(r["toolstitch"]["instructions"]), int(r["floor"]["instructions"])
         off = max(float(r["toolstitch"]["off"]), float(r["floor"]["off"]))
-        body.append(f"| {dialect} | {form} | {ts:,} | {fl:,} | {ts / fl:.2f}x | {off:.2%} |")
+        body.append(
+            f"| {dialect} | {form} | {ours:,} | {floor:,} | {ours / floor:.2f}x | {off:.2%} |"
+        )
     md_path = RESULTS / "floor.md"
-    md_path.write_text(replace_section(md_path.read_text(), f"## Instructions (callgrind), the {name} corpus", body))
+    md_path.write_text(
+        replace_section(
+            md_path.read_text(), f"## Instructions (callgrind), the {name} corpus", body
+        )
+    )
     js_path = RESULTS / "floor.json"
     js = json.loads(js_path.read_text())
     js[f"instructions:{name}"] = {"command": command, "date": when, "groups": rows}
