@@ -164,6 +164,12 @@ fn at(i: i64) -> Src {
     (NS_BLOCK, i, 0)
 }
 
+/// A call's signature as its provider state (the JSON string), or `None`
+/// when it is empty: made only when a delta carries one, not for each delta.
+fn signature_state(signature: &str) -> Option<String> {
+    (!signature.is_empty()).then(|| json_string(signature))
+}
+
 impl State {
     pub(crate) fn apply(
         &mut self,
@@ -441,8 +447,8 @@ impl State {
             }
             "thought_signature" if step == Kind::Call => {
                 let key = s.call_for_delta(C, src, live)?;
-                let st = json_string(text(&d.signature));
-                let state = (!text(&d.signature).is_empty()).then_some((st.as_str(), FORMAT));
+                let st = signature_state(text(&d.signature));
+                let state = st.as_deref().map(|st| (st, FORMAT));
                 s.add_to_call(C, key, "", "", "", state, live)?;
             }
             "thought_signature" => {
@@ -462,8 +468,8 @@ impl State {
                 };
                 self.keeps_start(i, args)?;
                 let key = s.call_for_delta(C, src, live)?;
-                let sig = json_string(text(&d.signature));
-                let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
+                let sig = signature_state(text(&d.signature));
+                let state = sig.as_deref().map(|st| (st, FORMAT));
                 s.add_to_call(C, key, text(&d.id), "", args, state, live)?;
             }
             // The other form (Q56): the call whole, its arguments an object.
@@ -476,8 +482,8 @@ impl State {
                 self.keeps_start(i, args)?;
                 let key = s.call_for_delta(C, src, live)?;
                 let (id, name) = whole_names(s, i, key, text(&d.id), text(&d.name))?;
-                let sig = json_string(text(&d.signature));
-                let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
+                let sig = signature_state(text(&d.signature));
+                let state = sig.as_deref().map(|st| (st, FORMAT));
                 s.add_to_call(C, key, id, name, args, state, live)?;
             }
             k if SERVER_CALLS.contains(&k) => {
@@ -488,8 +494,8 @@ impl State {
                     None => "",
                 };
                 self.keeps_start(i, args)?;
-                let sig = json_string(text(&d.signature));
-                let state = (!text(&d.signature).is_empty()).then_some((sig.as_str(), FORMAT));
+                let sig = signature_state(text(&d.signature));
+                let state = sig.as_deref().map(|st| (st, FORMAT));
                 s.add_to_call(C, key, text(&d.id), "", args, state, live)?;
             }
             k if SERVER_RESULTS.contains(&k) => {
