@@ -938,7 +938,7 @@ fn corpus_section(
     md: &mut Vec<String>,
     json: &mut serde_json::Map<String, serde_json::Value>,
 ) {
-    let files = dialects::load(dir);
+    let files = dialects::load(dir, None);
     let groups = dialects::groups(&files);
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let load = load.split_whitespace().next().unwrap_or("?").to_owned();

@@ -48,7 +48,7 @@ pub fn profile_corpus(args: &[String]) {
         .and_then(|n| n.parse().ok())
         .unwrap_or(1);
     let dialect = args[1].split('/').next().unwrap();
-    let files = dialects::load_dialect(std::path::Path::new(&args[0]), Some(dialect));
+    let files = dialects::load(std::path::Path::new(&args[0]), Some(dialect));
     let groups = dialects::groups(&files);
     let g = groups
         .iter()

@@ -54,14 +54,9 @@ struct Entry {
     gzip: bool,
 }
 
-/// The files of a corpus directory, gzipped ones left out.
-pub fn load(dir: &Path) -> Vec<File> {
-    load_dialect(dir, None)
-}
-
 /// The files of a corpus directory, gzipped ones left out; only those of
 /// `dialect` (its name) when one is given.
-pub fn load_dialect(dir: &Path, dialect: Option<&str>) -> Vec<File> {
+pub fn load(dir: &Path, dialect: Option<&str>) -> Vec<File> {
     let text = std::fs::read_to_string(dir.join(".manifest.json")).unwrap();
     let manifest: Manifest = serde_json::from_str(&text).unwrap();
     manifest
