@@ -166,10 +166,16 @@ fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize,
     Some(p.the_hole())
 }
 
+/// The tag of [`Facts`] for a fragment whose call says `"type": "function"`
+/// (LiteLLM's chunks say it in every fragment); 0 for one that names no type.
+/// Any other type is not the common event.
+const TYPED_FUNCTION: u8 = 1;
+
 /// Makes `chunk` (fresh) the chunk of the common event: one choice whose
-/// delta is the next argument fragment of one call, and nothing else (what a
-/// [`scan::Memo`] serves). Built in place, as the scanner builds.
-fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (_, choice, call): Facts, arguments: Str<'a>) {
+/// delta is the next argument fragment of one call (with `"type": "function"`
+/// when the tag says so), and nothing else (what a [`scan::Memo`] serves).
+/// Built in place, as the scanner builds.
+fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (tag, choice, call): Facts, arguments: Str<'a>) {
     let Some(ch) = chunk.choices.insert(Few::default()).slot() else {
         return;
     };
@@ -179,6 +185,9 @@ fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (_, choice, call): Facts, arguments
         return;
     };
     tc.index = call;
+    if tag == TYPED_FUNCTION {
+        tc.kind = Some(Str("function".into()));
+    }
     tc.function = Some(Function {
         name: None,
         arguments: Some(TextOrObject::Text(arguments)),
@@ -192,7 +201,12 @@ fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
     let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {
         return None;
     };
-    let facts = (0, choice.index, call.index);
+    let tag = match call.kind.as_deref() {
+        None => 0,
+        Some("function") => TYPED_FUNCTION,
+        Some(_) => return None,
+    };
+    let facts = (tag, choice.index, call.index);
     let mut again = Chunk::default();
     fragment_chunk(&mut again, facts, arguments.clone());
     (again == *chunk).then_some((facts, &**arguments))
@@ -581,7 +595,7 @@ impl Adapter for State {
         &mut self,
         s: &mut Stream,
         name: Option<&str>,
-        facts: Facts,
+        (facts, _): (Facts, Option<&str>),
         piece: &str,
         live: &mut Live<'_>,
     ) -> Option<R> {
