@@ -393,6 +393,29 @@ mod tests {
     }
 
     #[test]
+    fn a_piece_of_text_alone_is_common_and_with_a_refusal_is_not() {
+        let text = |piece: &str| chunk(&json!({"content": piece}));
+        let (mut asm_text, mut trees, learned) = learn(Dialect::OpenAiChat, &[text("Let ")]);
+        let common = learned.expect("a delta of text alone is the common event");
+        assert_eq!((common.facts.0, common.piece.1), (2, 4));
+        for piece in ["me ", "look."] {
+            asm_text
+                .feed_json(None, text(piece).to_string().as_bytes(), None)
+                .unwrap();
+            trees
+                .feed_common(None, &common, piece, None)
+                .unwrap()
+                .unwrap();
+        }
+        assert_eq!(trees.messages(), asm_text.messages());
+        let with_refusal = chunk(&json!({"content": "x", "refusal": "no"}));
+        let parts = chunk(&json!({"content": [{"type": "text", "text": "x"}]}));
+        for ev in [with_refusal, parts] {
+            assert_eq!(learn(Dialect::OpenAiChat, &[ev]).2, None);
+        }
+    }
+
+    #[test]
     fn a_chunk_named_a_body_reads_as_a_chunk_from_a_tree_as_from_text() {
         let mut ev = fragment("x");
         ev["object"] = json!("chat.completion");

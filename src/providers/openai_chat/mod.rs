@@ -171,16 +171,24 @@ fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize,
 /// Any other type is not the common event.
 const TYPED_FUNCTION: u8 = 1;
 
+/// The tag of [`Facts`] for a piece of text: a delta that is `content` alone.
+const TEXT: u8 = 2;
+
 /// Makes `chunk` (fresh) the chunk of the common event: one choice whose
 /// delta is the next argument fragment of one call (with `"type": "function"`
-/// when the tag says so), and nothing else (what a [`scan::Memo`] serves).
-/// Built in place, as the scanner builds.
+/// when the tag says so) or, tagged [`TEXT`], the next piece of text, and
+/// nothing else (what a [`scan::Memo`] serves). Built in place, as the
+/// scanner builds.
 fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (tag, choice, call): Facts, arguments: Str<'a>) {
     let Some(ch) = chunk.choices.insert(Few::default()).slot() else {
         return;
     };
     ch.index = choice;
     let delta = ch.delta.insert(Delta::default());
+    if tag == TEXT {
+        delta.content = Some(Content::Text(arguments));
+        return;
+    }
     let Some(tc) = delta.tool_calls.insert(Few::default()).slot() else {
         return;
     };
@@ -197,7 +205,14 @@ fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (tag, choice, call): Facts, argumen
 /// The facts and the string of a chunk that is exactly a [`fragment_chunk`].
 fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
     let choice = chunk.choices.as_ref()?.iter().next()?;
-    let call = choice.delta.as_ref()?.tool_calls.as_ref()?.iter().next()?;
+    let delta = choice.delta.as_ref()?;
+    if let Some(Content::Text(text)) = &delta.content {
+        let facts = (TEXT, choice.index, None);
+        let mut again = Chunk::default();
+        fragment_chunk(&mut again, facts, text.clone());
+        return (again == *chunk).then_some((facts, &**text));
+    }
+    let call = delta.tool_calls.as_ref()?.iter().next()?;
     let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {
         return None;
     };

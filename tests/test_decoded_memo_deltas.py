@@ -1,7 +1,9 @@
-"""The memo of decoded events on the Responses API: a delta that is exactly the last one
-with another string (its type, item id and indexes, nothing else) is served, as dict and
-as SDK object, and anything else, however close (a sequence number, a nonce, another
-item, another type), takes the general path with the result the bytes give."""
+"""The memo of decoded events on the Responses API and on chat text: a delta that is
+exactly the last one with another string (a Responses delta's type, item id and indexes,
+nothing else; a chat chunk whose delta is `content` alone) is served, as dict and as SDK
+object, and anything else, however close (a sequence number, a nonce, another item,
+another type, a role beside the text), takes the general path with the result the bytes
+give."""
 
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from test_decoded_memo import (
+    CHAT_HEAD,
+    CHAT_TAIL,
     MEMO_SETTINGS,
     as_bytes,
     assert_dicts_as_bytes,
+    chat,
     mutate,
     run,
     served,
@@ -182,3 +187,52 @@ def test_sdk_deltas_are_served_and_their_neighbours_are_not() -> None:
     other.item_id = "fc_9"
     before, after = objects_served(other)
     assert after == before
+
+
+# ------------------------------------------------------------------ chat text
+
+
+def text(piece: Any, **more: Any) -> Event:
+    return chat({"content": piece, **more})
+
+
+TEXT = ([CHAT_HEAD[0], text("Let me "), text("look.")], CHAT_HEAD[1:] + CHAT_TAIL)
+TEXT_NEIGHBOURS = {
+    "a role as well": text("x", role="assistant"),
+    "a refusal as well": text("x", refusal=None),
+    "a call as well": text("x", tool_calls=[{"index": 0, "function": {"arguments": "{}"}}]),
+    "another choice": {**text("x"), "choices": [{**text("x")["choices"][0], "index": 1}]},
+    "a finish reason": chat({"content": "x"}, "stop"),
+    "content parts": text([{"type": "text", "text": "x"}]),
+    "content null": text(None),
+    "a reasoning text": chat({"reasoning_content": "x"}),
+}
+
+
+def test_chat_text_is_served_and_gives_the_bytes_result() -> None:
+    before, after = served("openai-chat", text(" Now."), TEXT)
+    assert before == 1 and after == 2
+    asm, _ = run("openai-chat", lambda a, e: a.feed(e), [*TEXT[0], *TEXT[1]])
+    first = asm.messages()[0].blocks[0]
+    assert getattr(first, "text", None) == "Let me look."
+
+
+@pytest.mark.parametrize("name", TEXT_NEIGHBOURS)
+def test_chat_text_neighbours_take_the_general_path(name: str) -> None:
+    before, after = served("openai-chat", TEXT_NEIGHBOURS[name], TEXT)
+    assert after == before
+
+
+@st.composite
+def text_neighbourhoods(draw: st.DrawFn) -> list[Any]:
+    odd = [
+        mutate(draw, text(draw(words))) if draw(st.booleans()) else text(draw(words))
+        for _ in range(draw(st.integers(1, 6)))
+    ]
+    return [*TEXT[0], *odd]
+
+
+@MEMO_SETTINGS
+@given(text_neighbourhoods())
+def test_generated_chat_text_neighbours_read_as_their_bytes(events: list[Any]) -> None:
+    assert_dicts_as_bytes("openai-chat", events)
