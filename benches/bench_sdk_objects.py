@@ -358,7 +358,8 @@ def main() -> None:
         "# SDK objects: feed(obj) against pydantic-ai's parts manager",
         "",
         f"`python benches/bench_sdk_objects.py --responses {args.responses} --rounds "
-        f"{args.rounds}` (release build; interleaved rounds, medians; load average "
+        f"{args.rounds}` (release build; interleaved rounds, medians; "
+        f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
         f"{os.getloadavg()[0]:.1f} at the start). ns per event; ratios are the other "
         "contender's time over `feed(SDK object)`'s.",
         "",

@@ -37,6 +37,11 @@ def fragment(arguments: Any, index: Any = 0) -> Event:
     return chat({"tool_calls": [{"index": index, "function": {"arguments": arguments}}]})
 
 
+def typed(arguments: Any, kind: Any = "function") -> Event:
+    """A fragment whose call names its type, as LiteLLM's chunks do."""
+    return chat({"tool_calls": [{"index": 0, "function": {"arguments": arguments}, "type": kind}]})
+
+
 CHAT_HEAD = [
     chat({"role": "assistant", "content": None}),
     chat(
@@ -173,10 +178,13 @@ def as_bytes(dialect: str, events: list[Any]) -> tuple[Assembler, list[str | Non
     return run(dialect, lambda a, e: a.feed_bytes(sse(dialect, e)), events)
 
 
-def served(dialect: str, odd: Any) -> tuple[int, int]:
+def served(
+    dialect: str, odd: Any, stream: tuple[list[Any], list[Any]] | None = None
+) -> tuple[int, int]:
     """How many events the memo served while reading `odd` after the head of the
-    stream, and checks the result of the whole stream against its bytes."""
-    head, tail = (
+    stream (`stream`'s head and tail, else the dialect's above), and checks the result
+    of the whole stream against its bytes."""
+    head, tail = stream or (
         (CHAT_HEAD, CHAT_TAIL) if dialect == "openai-chat" else (ANTHROPIC_HEAD, ANTHROPIC_TAIL)
     )
     asm = Assembler(dialect, live=False)  # type: ignore[arg-type]
@@ -223,6 +231,26 @@ def test_an_equal_event_with_another_string_is_served() -> None:
     assert after == before + 1
     before, after = served("anthropic", anthropic_delta('is", "unit"'))
     assert after == before + 1
+    # Fragments that say `"type": "function"` each time: served after the first.
+    before, after = served("openai-chat", typed('is"}'), TYPED)
+    assert before == 1 and after == 2
+
+
+TYPED = ([*CHAT_HEAD[:2], typed('{"city"'), typed(': "Par')], CHAT_TAIL[1:])
+
+
+@pytest.mark.parametrize("kind", ["custom", "tool", None, 1, ["function"]])
+def test_a_fragment_of_another_type_takes_the_general_path(kind: Any) -> None:
+    """Only `"type": "function"` is the typed common event: after its template, a
+    fragment naming another type is not served, and a stream of such fragments
+    learns nothing (their result is the general path's, an error where it is one)."""
+    before, after = served("openai-chat", typed("x", kind), TYPED)
+    assert after == before
+    events = [*CHAT_HEAD[:2], *(typed(p, kind) for p in ['{"a"', ": 1", "}"])]
+    asm, errors = run("openai-chat", lambda a, e: a.feed(e), events)
+    ref, ref_errors = as_bytes("openai-chat", events)
+    assert errors == ref_errors and summary(asm) == summary(ref)
+    assert asm._memo_served[0] == (2 if kind is None else 0)
 
 
 # Each case is the common event changed in one place: never served, and the result is

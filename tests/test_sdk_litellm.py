@@ -2,19 +2,22 @@
 the ``openai`` SDK's base, defined in ``litellm``, with their content among the extra
 fields (``Delta``, ``StreamingChoices``) and a ``model_dump`` override that only defaults
 ``exclude_unset``. Every feed gives what the object's ``to_dict(mode="json")``, its
-``model_dump`` and the bytes of the same stream give; a class whose dump differs takes the general path. (LiteLLM's fragments name their
-call's ``type`` each time, which the chat dialect's common event does not: they are read
-whole, never served by the memo.)
+``model_dump`` and the bytes of the same stream give; a class whose dump differs takes the general path. LiteLLM's fragments name their
+call's ``type`` (``"function"``) each time, which the chat dialect's common event takes:
+they are served by the memo after the first.
 
 LiteLLM is in the ``test`` dependency group (skipped where it is not installed)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from typing import Any
 
 import pytest
 from hypothesis import given
+from toolstitch import Assembler
+from toolstitch.errors import ToolstitchError
 from toolstitch.messages import _dumps_as_base
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -60,6 +63,34 @@ def test_litellm_classes_dump_as_the_openai_base() -> None:
 
 def delta(arguments: str) -> dict[str, Any]:
     return {"tool_calls": [{"index": 0, "function": {"arguments": arguments}}]}
+
+
+def test_fragments_are_served_by_the_memo() -> None:
+    """Every fragment after the first is the memo's (LiteLLM names the call's type,
+    ``"function"``, each time), with the result of the objects' dumps and bytes; one
+    whose type is another is read whole, with its dump's result or error."""
+    first, fragment = chat_stream()[:2]
+    events = [first] + [
+        {**fragment, "choices": [{"index": 0, "delta": delta(p)}]} for p in ["1", "2", "3"]
+    ]
+    objects = [litellm(e) for e in events]
+    assert all(o.choices[0].delta.tool_calls[0].type == "function" for o in objects[1:]), (
+        "LiteLLM names the call's type in every fragment"
+    )
+    assert_paths_agree("openai-chat", objects)
+    asm = Assembler("openai-chat", live=False)
+    for o in objects:
+        asm.feed(o)
+    assert asm._memo_served[1] == 2
+    for kind in ("custom", "tool"):
+        odd = litellm(events[-1])
+        odd.choices[0].delta.tool_calls[0].type = kind
+        assert_paths_agree("openai-chat", [*objects, odd])
+        asm = Assembler("openai-chat", live=False)
+        for o in [*objects, odd]:
+            with contextlib.suppress(ToolstitchError):
+                asm.feed(o)
+        assert asm._memo_served[1] == 2
 
 
 def test_changed_extra_fields_read_as_their_dump() -> None:

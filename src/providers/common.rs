@@ -23,14 +23,17 @@ use super::scan::Facts;
 use super::state::{Live, Stream};
 use super::{Assembler, Dialect, Error, Fail, Input, LiveEvent};
 
-/// A dialect's common event, learned from a tree: its facts, the dialect, the
-/// event's own type (for messages, as the general path names it), and the
-/// address and length of its string in the tree's texts (compared, never
-/// dereferenced: the binding finds which of its strings that was).
+/// A dialect's common event, learned from a tree: its facts, the id it names
+/// (a Responses delta's `item_id`, the same in every event the template
+/// matches), the dialect, the event's own type (for messages, as the general
+/// path names it), and the address and length of its string in the tree's
+/// texts (compared, never dereferenced: the binding finds which of its strings
+/// that was).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Common {
     pub(crate) dialect: Dialect,
     pub(crate) facts: Facts,
+    pub(crate) id: Option<String>,
     pub(crate) event_type: Option<String>,
     pub(crate) piece: (usize, usize),
 }
@@ -44,8 +47,21 @@ pub(crate) fn note<E>(
     ev: &E,
     common: fn(&E) -> Option<(Facts, &str)>,
 ) {
+    note_named(s, input, ev, |e| common(e).map(|(f, p)| (f, None, p)));
+}
+
+/// [`note`] for a common event that also names an id (its facts, the id and
+/// its string).
+#[inline]
+pub(crate) fn note_named<E>(
+    s: &mut Stream,
+    input: Input<'_>,
+    ev: &E,
+    common: impl Fn(&E) -> Option<(Facts, Option<&str>, &str)>,
+) {
     if let Input::Tree(_) = input {
-        s.learned = common(ev).map(|(f, p)| (f, p.as_ptr() as usize, p.len()));
+        s.learned =
+            common(ev).map(|(f, id, p)| (f, id.map(str::to_owned), p.as_ptr() as usize, p.len()));
     }
 }
 
@@ -63,7 +79,7 @@ impl Assembler {
     ) -> Result<Option<Common>, Error> {
         self.stream.learned = None;
         self.feed_tree(event_name, tree, live)?;
-        let Some((facts, at, len)) = self.stream.learned.take() else {
+        let Some((facts, id, at, len)) = self.stream.learned.take() else {
             return Ok(None);
         };
         // Only an object dispatched to its dialect as it is (not a body, not
@@ -74,6 +90,7 @@ impl Assembler {
         Ok(Some(Common {
             dialect,
             facts,
+            id,
             event_type: Input::Tree(tree).self_type(),
             piece: (at, len),
         }))
@@ -105,7 +122,8 @@ impl Assembler {
         let s = &mut self.stream;
         s.unknown = None;
         let mut live = Live(live);
-        let Some(r) = state.feed_common(s, event_name, common.facts, piece, &mut live) else {
+        let facts = (common.facts, common.id.as_deref());
+        let Some(r) = state.feed_common(s, event_name, facts, piece, &mut live) else {
             (self.events, self.stream.ordinal) = before;
             return None;
         };
@@ -292,6 +310,109 @@ mod tests {
             e.to_string().contains("event #3 (chat.completion.chunk)"),
             "{e}"
         );
+    }
+
+    /// Feeds `events` as text to one assembler and as trees to another; the
+    /// common event the last tree was.
+    fn learn(dialect: Dialect, events: &[Value]) -> (Assembler, Assembler, Option<Common>) {
+        let limits = AssemblerLimits::default();
+        let (mut text, mut trees) = (
+            Assembler::new(Some(dialect), limits),
+            Assembler::new(Some(dialect), limits),
+        );
+        let mut learned = None;
+        for ev in events {
+            text.feed_json(None, ev.to_string().as_bytes(), None)
+                .unwrap();
+            learned = feed_tree(&mut trees, ev).0.unwrap();
+        }
+        (text, trees, learned)
+    }
+
+    fn delta(piece: &str) -> Value {
+        json!({"type": "response.function_call_arguments.delta", "item_id": "fc_1",
+            "output_index": 0, "delta": piece})
+    }
+
+    #[test]
+    fn a_responses_delta_is_served_with_its_item_id() {
+        let added = json!({"type": "response.output_item.added", "output_index": 0,
+            "item": {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "f"}});
+        let (mut text, mut trees, learned) =
+            learn(Dialect::OpenAiResponses, &[added, delta("{\"a\"")]);
+        let common = learned.expect("a delta of the open call is the common event");
+        assert_eq!(common.id.as_deref(), Some("fc_1"));
+        for piece in [": 1", "}"] {
+            text.feed_json(None, delta(piece).to_string().as_bytes(), None)
+                .unwrap();
+            assert!(matches!(
+                trees.feed_common(None, &common, piece, None),
+                Some(Ok(()))
+            ));
+        }
+        text.close(None).unwrap();
+        trees.close(None).unwrap();
+        assert_eq!(trees.messages(), text.messages());
+        assert_eq!(trees.messages()[0].blocks.len(), 1);
+        // Numbered, with a nonce, or with more members: not the common event.
+        for more in [
+            json!({"sequence_number": 3}),
+            json!({"obfuscation": "n"}),
+            json!({"name": "f"}),
+        ] {
+            let mut ev = delta("x");
+            ev.as_object_mut()
+                .unwrap()
+                .extend(more.as_object().unwrap().clone());
+            assert_eq!(learn(Dialect::OpenAiResponses, &[ev]).2, None);
+        }
+    }
+
+    #[test]
+    fn a_fragment_typed_function_is_common_and_no_other_type_is() {
+        let typed = |kind: Value| {
+            chunk(&json!({"tool_calls": [{"index": 0, "type": kind,
+                "function": {"arguments": "x"}}]}))
+        };
+        let (mut text, mut trees, learned) = learn(
+            Dialect::OpenAiChat,
+            &[head()[0].clone(), typed(json!("function"))],
+        );
+        let common = learned.expect("a fragment typed `function` is the common event");
+        assert_eq!(common.facts.0, 1);
+        text.feed_json(None, typed(json!("function")).to_string().as_bytes(), None)
+            .unwrap();
+        trees
+            .feed_common(None, &common, "x", None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(trees.messages(), text.messages());
+        for kind in [json!("custom"), json!("tool")] {
+            assert_eq!(learn(Dialect::OpenAiChat, &[typed(kind)]).2, None);
+        }
+    }
+
+    #[test]
+    fn a_piece_of_text_alone_is_common_and_with_a_refusal_is_not() {
+        let text = |piece: &str| chunk(&json!({"content": piece}));
+        let (mut asm_text, mut trees, learned) = learn(Dialect::OpenAiChat, &[text("Let ")]);
+        let common = learned.expect("a delta of text alone is the common event");
+        assert_eq!((common.facts.0, common.piece.1), (2, 4));
+        for piece in ["me ", "look."] {
+            asm_text
+                .feed_json(None, text(piece).to_string().as_bytes(), None)
+                .unwrap();
+            trees
+                .feed_common(None, &common, piece, None)
+                .unwrap()
+                .unwrap();
+        }
+        assert_eq!(trees.messages(), asm_text.messages());
+        let with_refusal = chunk(&json!({"content": "x", "refusal": "no"}));
+        let parts = chunk(&json!({"content": [{"type": "text", "text": "x"}]}));
+        for ev in [with_refusal, parts] {
+            assert_eq!(learn(Dialect::OpenAiChat, &[ev]).2, None);
+        }
     }
 
     #[test]

@@ -166,7 +166,7 @@ macro_rules! dialects {
                 &mut self,
                 s: &mut $crate::providers::state::Stream,
                 event_name: Option<&str>,
-                facts: $crate::providers::scan::Facts,
+                facts: ($crate::providers::scan::Facts, Option<&str>),
                 piece: &str,
                 live: &mut $crate::providers::state::Live<'_>,
             ) -> Option<$crate::providers::state::R> {
@@ -245,15 +245,15 @@ pub(crate) trait Adapter: Default {
         live: &mut Live<'_>,
     ) -> R;
 
-    /// Applies the dialect's common event with these facts and `piece` as its
-    /// string (see `common.rs`), as its memo's typed event is applied; `None`,
+    /// Applies the dialect's common event with these facts (and the id it
+    /// names, if any) and `piece` as its string (see `common.rs`), as its memo's typed event is applied; `None`,
     /// before anything changes, for a dialect that has no common event.
     #[cfg_attr(not(feature = "python"), allow(dead_code))]
     fn feed_common(
         &mut self,
         _s: &mut Stream,
         _event_name: Option<&str>,
-        _facts: Facts,
+        _facts: (Facts, Option<&str>),
         _piece: &str,
         _live: &mut Live<'_>,
     ) -> Option<R> {

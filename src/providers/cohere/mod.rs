@@ -314,7 +314,7 @@ impl Adapter for State {
         &mut self,
         s: &mut Stream,
         name: Option<&str>,
-        facts: Facts,
+        (facts, _): (Facts, Option<&str>),
         piece: &str,
         live: &mut Live<'_>,
     ) -> Option<R> {

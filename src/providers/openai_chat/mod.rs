@@ -8,9 +8,11 @@ mod body;
 mod direct;
 mod guard;
 mod calls;
+mod common_event;
 mod content;
 mod done;
 
+use common_event::{fragment_chunk, fragment_common};
 use content::{Content, Part};
 use calls::{content_parts, executed_tools, fragment, restated_finish, Args, Piece, EXECUTED};
 
@@ -24,7 +26,7 @@ use super::json::{
 use super::outcome::{count, first, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
-use super::scan::{self, Facts, Memoized, Scan, Seen};
+use super::scan::{self, Facts, Scan, Seen};
 use super::state::{
     provider_error, usage_map, Fail, Live, Stream, TextKind, R,
 };
@@ -164,50 +166,6 @@ fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize,
     })?;
     p.end()?;
     Some(p.the_hole())
-}
-
-/// Makes `chunk` (fresh) the chunk of the common event: one choice whose
-/// delta is the next argument fragment of one call, and nothing else (what a
-/// [`scan::Memo`] serves). Built in place, as the scanner builds.
-fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (_, choice, call): Facts, arguments: Str<'a>) {
-    let Some(ch) = chunk.choices.insert(Few::default()).slot() else {
-        return;
-    };
-    ch.index = choice;
-    let delta = ch.delta.insert(Delta::default());
-    let Some(tc) = delta.tool_calls.insert(Few::default()).slot() else {
-        return;
-    };
-    tc.index = call;
-    tc.function = Some(Function {
-        name: None,
-        arguments: Some(TextOrObject::Text(arguments)),
-    });
-}
-
-/// The facts and the string of a chunk that is exactly a [`fragment_chunk`].
-fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
-    let choice = chunk.choices.as_ref()?.iter().next()?;
-    let call = choice.delta.as_ref()?.tool_calls.as_ref()?.iter().next()?;
-    let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {
-        return None;
-    };
-    let facts = (0, choice.index, call.index);
-    let mut again = Chunk::default();
-    fragment_chunk(&mut again, facts, arguments.clone());
-    (again == *chunk).then_some((facts, &**arguments))
-}
-
-impl<'a> Memoized<'a> for Chunk<'a> {
-    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
-        scan_chunk(text, self)
-    }
-    fn facts(&self) -> Option<Facts> {
-        fragment_common(self).map(|(facts, _)| facts)
-    }
-    fn fill(&mut self, facts: Facts, piece: Str<'a>) {
-        fragment_chunk(self, facts, piece);
-    }
 }
 
 /// See [`scan::memo_parts`].
@@ -592,7 +550,7 @@ impl Adapter for State {
         &mut self,
         s: &mut Stream,
         name: Option<&str>,
-        facts: Facts,
+        (facts, _): (Facts, Option<&str>),
         piece: &str,
         live: &mut Live<'_>,
     ) -> Option<R> {

@@ -3,8 +3,11 @@
 //! reasoning text), read by the scanner of `providers/scan` in one pass.
 
 use super::wire::Event;
+use super::State;
 use crate::providers::json::{Index, Str};
-use crate::providers::scan::{Memo, Scan, Seen};
+use crate::providers::scan::{self, Memo, Scan, Seen};
+use crate::providers::state::{Live, Stream, R};
+use crate::providers::Input;
 
 /// The event types the fast path serves: the deltas among those `apply`
 /// reads (`HANDLED`), the `.done` events of a call's arguments or input (the
@@ -155,6 +158,38 @@ pub(super) fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Even
         }
     }
     true
+}
+
+/// The common event of a tree (`providers/common.rs`): an event that is
+/// exactly a [`delta_event`] (no sequence number, no nonce, nothing else);
+/// its tag and indexes, its item id and its string.
+pub(super) fn common<'e>(ev: &'e Event<'_>) -> Option<(scan::Facts, Option<&'e str>, &'e str)> {
+    let kind = ev.kind.as_deref()?;
+    let tag = u8::try_from(MEMO_DELTAS.iter().position(|k| *k == kind)?).ok()?;
+    let piece = ev.delta.as_deref()?;
+    let id = ev.item_id.as_deref();
+    let mut again = Event::default();
+    let facts = (tag, ev.output_index, ev.content_index, None);
+    delta_event(&mut again, facts, id, Str(piece.into()));
+    (again == *ev).then_some(((tag, ev.output_index, ev.content_index), id, piece))
+}
+
+impl State {
+    /// Applies the common event with these facts, item id and string: the
+    /// [`delta_event`] the general path decoded, applied as it applies it.
+    pub(super) fn apply_common(
+        &mut self,
+        s: &mut Stream,
+        event_name: Option<&str>,
+        ((tag, output, content), id): (scan::Facts, Option<&str>),
+        piece: &str,
+        live: &mut Live<'_>,
+    ) -> R {
+        let mut ev = Event::default();
+        delta_event(&mut ev, (tag, output, content, None), id, Str(piece.into()));
+        // A delta's input is never read (no snapshot to check): any text stands for it.
+        self.apply_event(s, event_name, ev, true, Input::Text("{}"), None, live)
+    }
 }
 
 /// What the memo keeps of `template` around its string (for the tests).

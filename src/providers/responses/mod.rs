@@ -45,7 +45,7 @@ use super::state::{
     provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING,
     NS_REFUSAL, NS_TEXT, NS_TOOL, R,
 };
-use super::{Input, NoteKind, ProblemKind, Rule};
+use super::{common, Input, NoteKind, ProblemKind, Rule};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock, CUSTOM};
 
@@ -398,6 +398,7 @@ impl State {
                     return Ok(());
                 }
             };
+            common::note_named(s, input, &ev, fast::common);
         }
         self.apply_event(s, event_name, ev, fast, input, None, live)
     }
@@ -633,6 +634,17 @@ impl Adapter for State {
         live: &mut Live<'_>,
     ) -> R {
         self.apply(s, name, input, live)
+    }
+
+    fn feed_common(
+        &mut self,
+        s: &mut Stream,
+        name: Option<&str>,
+        facts: (scan::Facts, Option<&str>),
+        piece: &str,
+        live: &mut Live<'_>,
+    ) -> Option<R> {
+        Some(self.apply_common(s, name, facts, piece, live))
     }
 }
 

@@ -1,0 +1,82 @@
+//! The chat dialect's common event: one choice whose delta is the next
+//! argument fragment of one call, or the next piece of text, and nothing else
+//! (what a [`crate::providers::scan::Memo`] of the bytes and the binding's memo of decoded
+//! events serve).
+
+use super::content::Content;
+use super::{scan_chunk, Chunk, Delta, Function};
+use crate::providers::json::{Few, Str, TextOrObject};
+use crate::providers::scan::{Facts, Memoized};
+
+/// The tag of [`Facts`] for a fragment whose call says `"type": "function"`
+/// (LiteLLM's chunks say it in every fragment); 0 for one that names no type.
+/// Any other type is not the common event.
+const TYPED_FUNCTION: u8 = 1;
+
+/// The tag of [`Facts`] for a piece of text: a delta that is `content` alone.
+const TEXT: u8 = 2;
+
+/// Makes `chunk` (fresh) the chunk of the common event: one choice whose
+/// delta is the next argument fragment of one call (with `"type": "function"`
+/// when the tag says so) or, tagged [`TEXT`], the next piece of text, and
+/// nothing else (what a [`crate::providers::scan::Memo`] serves). Built in place, as the
+/// scanner builds.
+pub(super) fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (tag, choice, call): Facts, arguments: Str<'a>) {
+    let Some(ch) = chunk.choices.insert(Few::default()).slot() else {
+        return;
+    };
+    ch.index = choice;
+    let delta = ch.delta.insert(Delta::default());
+    if tag == TEXT {
+        delta.content = Some(Content::Text(arguments));
+        return;
+    }
+    let Some(tc) = delta.tool_calls.insert(Few::default()).slot() else {
+        return;
+    };
+    tc.index = call;
+    if tag == TYPED_FUNCTION {
+        tc.kind = Some(Str("function".into()));
+    }
+    tc.function = Some(Function {
+        name: None,
+        arguments: Some(TextOrObject::Text(arguments)),
+    });
+}
+
+/// The facts and the string of a chunk that is exactly a [`fragment_chunk`].
+pub(super) fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
+    let choice = chunk.choices.as_ref()?.iter().next()?;
+    let delta = choice.delta.as_ref()?;
+    if let Some(Content::Text(text)) = &delta.content {
+        let facts = (TEXT, choice.index, None);
+        let mut again = Chunk::default();
+        fragment_chunk(&mut again, facts, text.clone());
+        return (again == *chunk).then_some((facts, &**text));
+    }
+    let call = delta.tool_calls.as_ref()?.iter().next()?;
+    let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {
+        return None;
+    };
+    let tag = match call.kind.as_deref() {
+        None => 0,
+        Some("function") => TYPED_FUNCTION,
+        Some(_) => return None,
+    };
+    let facts = (tag, choice.index, call.index);
+    let mut again = Chunk::default();
+    fragment_chunk(&mut again, facts, arguments.clone());
+    (again == *chunk).then_some((facts, &**arguments))
+}
+
+impl<'a> Memoized<'a> for Chunk<'a> {
+    fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
+        scan_chunk(text, self)
+    }
+    fn facts(&self) -> Option<Facts> {
+        fragment_common(self).map(|(facts, _)| facts)
+    }
+    fn fill(&mut self, facts: Facts, piece: Str<'a>) {
+        fragment_chunk(self, facts, piece);
+    }
+}
