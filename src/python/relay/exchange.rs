@@ -12,7 +12,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::body::{read_error_name, request_error_name, Abort, Decoder, Piece, RelayBody};
 use super::Shared;
@@ -462,29 +462,29 @@ impl Relay {
         }
     }
 
-    /// Reads the body until it ends, the client goes, the drain time is over or
-    /// the upstream fails; `each` handles a read after it went out (pass-through).
-    async fn read(
+    /// The body's next read: the upstream's next frame with data, or why the read
+    /// loop stops (the drain's cut, the upstream's end, timeout or failure, the
+    /// client gone). Counts the read in the facts.
+    async fn next_read(
         &mut self,
         body: &mut Incoming,
+        cut: &mut watch::Receiver<bool>,
         issued: Instant,
-        mut each: impl FnMut(&mut Self, &[u8]),
-    ) -> Stop {
-        let mut cut = self.shared.cut.subscribe();
+    ) -> Result<Bytes, Stop> {
         let timeout = self.shared.upstream_timeout;
         loop {
             let frame = tokio::select! {
                 biased;
-                _ = cut.wait_for(|c| *c) => return Stop::Cut,
+                _ = cut.wait_for(|c| *c) => return Err(Stop::Cut),
                 // What the upstream already sent comes before a client that left: a
                 // client that read the last event may close before the body's end.
                 frame = tokio::time::timeout(timeout, body.frame()) => frame,
-                () = self.down.closed() => return Stop::Gone,
+                () = self.down.closed() => return Err(Stop::Gone),
             };
             let data = match frame {
-                Err(_) => return Stop::Failed("ReadTimeout"),
-                Ok(None) => return Stop::Ended,
-                Ok(Some(Err(e))) => return Stop::Failed(read_error_name(&e)),
+                Err(_) => return Err(Stop::Failed("ReadTimeout")),
+                Ok(None) => return Err(Stop::Ended),
+                Ok(Some(Err(e))) => return Err(Stop::Failed(read_error_name(&e))),
                 Ok(Some(Ok(frame))) => match frame.into_data() {
                     Ok(data) => data,
                     Err(_) => continue,
@@ -495,6 +495,24 @@ impl Relay {
             }
             self.facts.bytes += data.len() as u64;
             self.facts.reads += 1;
+            return Ok(data);
+        }
+    }
+
+    /// Reads the body until it ends, the client goes, the drain time is over or
+    /// the upstream fails; `each` handles a read after it went out (pass-through).
+    async fn read(
+        &mut self,
+        body: &mut Incoming,
+        issued: Instant,
+        mut each: impl FnMut(&mut Self, &[u8]),
+    ) -> Stop {
+        let mut cut = self.shared.cut.subscribe();
+        loop {
+            let data = match self.next_read(body, &mut cut, issued).await {
+                Ok(data) => data,
+                Err(stop) => return stop,
+            };
             if !self.down.send(data.clone()).await {
                 return Stop::Gone;
             }
@@ -512,30 +530,11 @@ impl Relay {
     ) {
         let check = guard.check();
         let mut cut = self.shared.cut.subscribe();
-        let timeout = self.shared.upstream_timeout;
         let stop = loop {
-            let frame = tokio::select! {
-                biased;
-                _ = cut.wait_for(|c| *c) => break Stop::Cut,
-                // What the upstream already sent comes before a client that left: a
-                // client that read the last event may close before the body's end.
-                frame = tokio::time::timeout(timeout, body.frame()) => frame,
-                () = self.down.closed() => break Stop::Gone,
+            let data = match self.next_read(body, &mut cut, issued).await {
+                Ok(data) => data,
+                Err(stop) => break stop,
             };
-            let data = match frame {
-                Err(_) => break Stop::Failed("ReadTimeout"),
-                Ok(None) => break Stop::Ended,
-                Ok(Some(Err(e))) => break Stop::Failed(read_error_name(&e)),
-                Ok(Some(Ok(frame))) => match frame.into_data() {
-                    Ok(data) => data,
-                    Err(_) => continue,
-                },
-            };
-            if let Some(chunks) = self.facts.chunks.as_mut() {
-                chunks.push(issued.elapsed().as_secs_f64());
-            }
-            self.facts.bytes += data.len() as u64;
-            self.facts.reads += 1;
             let step = guard.feed_detached(&data, &mut AttachedCheck { check });
             match self.forward(step, status, headers).await {
                 Forwarded::Going => {}
