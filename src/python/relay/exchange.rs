@@ -15,6 +15,7 @@ use pyo3::types::{PyBytes, PyList, PyTuple};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::body::{read_error_name, request_error_name, Abort, Decoder, Piece, RelayBody};
+use super::tls::tls_failure;
 use super::Shared;
 use crate::guard::{Blocked, CallCheck, Outcome, Step};
 use crate::providers::{ToolUse, HEAD_BYTES};
@@ -298,12 +299,12 @@ impl Relay {
         let issued = Instant::now();
         match self.upstream(&method, &url, &headers, body).await {
             Ok(upstream) => self.relay(upstream, issued).await,
-            Err(name) => {
+            Err((name, tls)) => {
                 let answer = Python::attach(|py| {
                     let answer = self
                         .exchange
                         .bind(py)
-                        .call_method1("unreachable", (name,))?;
+                        .call_method1("unreachable", (name, tls))?;
                     whole_from_py(&answer)
                 });
                 match answer {
@@ -316,15 +317,16 @@ impl Relay {
     }
 
     /// The upstream's response head; a connection that could not be made is tried
-    /// once more (no byte of the request went out).
+    /// once more (no byte of the request went out). The error: its name as httpx
+    /// spells it, and what a failed TLS handshake said.
     async fn upstream(
         &self,
         method: &hyper::Method,
         url: &str,
         headers: &Headers,
         body: Bytes,
-    ) -> Result<Response<Incoming>, &'static str> {
-        let uri: hyper::Uri = url.parse().map_err(|_| "InvalidURL")?;
+    ) -> Result<Response<Incoming>, (&'static str, Option<String>)> {
+        let uri: hyper::Uri = url.parse().map_err(|_| ("InvalidURL", None))?;
         let mut tries = 0;
         loop {
             tries += 1;
@@ -339,10 +341,10 @@ impl Relay {
             }
             let wait = self.shared.upstream_timeout + Duration::from_secs(30);
             match tokio::time::timeout(wait, self.shared.client.request(request)).await {
-                Err(_) => return Err("ReadTimeout"),
+                Err(_) => return Err(("ReadTimeout", None)),
                 Ok(Ok(response)) => return Ok(response),
                 Ok(Err(e)) if e.is_connect() && tries < 2 => continue,
-                Ok(Err(e)) => return Err(request_error_name(&e)),
+                Ok(Err(e)) => return Err((request_error_name(&e), tls_failure(&e))),
             }
         }
     }
