@@ -22,11 +22,17 @@ fn roots() -> Result<RootCertStore, String> {
     let (found, place) = if let Some(file) = set("SSL_CERT_FILE") {
         let place = format!("SSL_CERT_FILE={}", file.to_string_lossy());
         let file = std::path::PathBuf::from(file);
-        (rustls_native_certs::load_certs_from_paths(Some(&file), None), place)
+        (
+            rustls_native_certs::load_certs_from_paths(Some(&file), None),
+            place,
+        )
     } else if let Some(dir) = set("SSL_CERT_DIR") {
         let place = format!("SSL_CERT_DIR={}", dir.to_string_lossy());
         let dir = std::path::PathBuf::from(dir);
-        (rustls_native_certs::load_certs_from_paths(None, Some(&dir)), place)
+        (
+            rustls_native_certs::load_certs_from_paths(None, Some(&dir)),
+            place,
+        )
     } else {
         let place = "the platform's certificate store".to_owned();
         (rustls_native_certs::load_native_certs(), place)
@@ -85,7 +91,10 @@ pub(crate) fn tls_failure(error: &(dyn std::error::Error + 'static)) -> Option<S
         if let Some(tls) = e.downcast_ref::<rustls::Error>() {
             return Some(tls.to_string());
         }
-        seen = match e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref()) {
+        seen = match e
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
             Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
             None => e.source(),
         };
