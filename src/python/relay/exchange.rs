@@ -538,7 +538,7 @@ impl Relay {
                 Err(stop) => break stop,
             };
             let step = guard.feed_detached(&data, &mut AttachedCheck { check });
-            match self.forward(step, status, headers).await {
+            match self.forward(step, status, headers, Some(&data)).await {
                 Forwarded::Going => {}
                 Forwarded::Blocked => break Stop::Blocked,
                 Forwarded::Gone => break Stop::Gone,
@@ -583,7 +583,7 @@ impl Relay {
     async fn guarded_end(&mut self, guard: &PyGuard, status: u16, headers: &Headers) {
         let check = guard.check();
         let step = guard.finish_detached(&mut AttachedCheck { check });
-        if let Forwarded::Going = self.forward(step, status, headers).await {
+        if let Forwarded::Going = self.forward(step, status, headers, None).await {
             if !self.down.started() {
                 self.start(status, headers);
             }
@@ -591,7 +591,16 @@ impl Relay {
         }
     }
 
-    async fn forward(&mut self, step: Option<Step>, status: u16, headers: &Headers) -> Forwarded {
+    /// Sends what the guard released; `read`: the read it was fed, sent itself (no
+    /// copy) when the guard released exactly its bytes, as it does for a read of
+    /// whole events that pass.
+    async fn forward(
+        &mut self,
+        step: Option<Step>,
+        status: u16,
+        headers: &Headers,
+        read: Option<&Bytes>,
+    ) -> Forwarded {
         let Some(step) = step else {
             return Forwarded::Gone;
         };
@@ -602,7 +611,11 @@ impl Relay {
             if self.facts.head.len() < HEAD_BYTES {
                 self.keep_head(&step.forward);
             }
-            if !self.down.send(Bytes::from(step.forward)).await {
+            let out = match read {
+                Some(read) if read.as_ref() == step.forward.as_slice() => read.clone(),
+                _ => Bytes::from(step.forward),
+            };
+            if !self.down.send(out).await {
                 return Forwarded::Gone;
             }
         }
