@@ -21,13 +21,22 @@ alternate request by request; the figures are medians, and the ratios are agains
 Then a bounded load: ``--streams`` (200) concurrent requests of the long stream, every
 body checked whole, ``--rounds`` rounds per proxy: the CPU each proxy process spends per
 event, and each request's time to its last byte against the same burst sent straight to
-the upstream (``direct``). Then the memory of open streams: the proxy's RSS with 0, 100
-and 200 streams held open (the upstream pauses after the first event), and the slope.
+the upstream (``direct``). Then the memory of open streams: a fresh proxy process each,
+its RSS after a few requests and with 100, then 200 streams held open (the upstream
+pauses after the first event; every held stream must come whole), and the slope.
+
+``--latency-only``: the latency a proxy adds while 200 streams are open through it. The
+load comes from two processes of its own (paced streams: 120 events, one every 50 ms,
+as a model sends them), so the load-generating client does not share the measuring
+process; this process probes at a low rate, each probe a request of the recorded stream
+straight to the upstream and then through the proxy, back to back, and the figures are
+the medians of the pairs' differences (time to first byte, time to last byte).
 
 Last, in this process, what a request's tool set costs: compiled from its declaration
 (``Toolset``) against found in the proxy's cache (the same declaration again).
 
-Run: ``.venv/bin/python benches/bench_proxy.py [--requests N] [--streams N] [--load-only]``
+Run: ``.venv/bin/python benches/bench_proxy.py [--requests N] [--streams N] [--load-only]
+[--latency-only] [--memory-only]``
 (never part of the tests).
 """
 
@@ -87,6 +96,9 @@ STREAMS = {
     "recorded-27": events(RECORDED.read_bytes()),
     "generated-600": events(generated_stream()),
 }
+# The latency part's background load: a 120-event stream sent at a model's pace.
+PACED = events(generated_stream(120))
+PACE_SECONDS = 0.05
 TOOLS = {
     "recorded-27": [
         {"type": "function", "function": {"name": "GetWeatherArgs", "parameters": {}}},
@@ -112,7 +124,8 @@ async def upstream_app(scope: Any, receive: Any, send: Any) -> None:
         pass
     name = scope["path"].rsplit("/", 1)[-1]
     hold = name == "held"
-    name = "recorded-27" if hold else name
+    paced = name == "paced"
+    stream = PACED if paced else STREAMS["recorded-27" if hold else name]
     await send(
         {
             "type": "http.response.start",
@@ -120,15 +133,17 @@ async def upstream_app(scope: Any, receive: Any, send: Any) -> None:
             "headers": [(b"content-type", b"text/event-stream")],
         }
     )
-    for i, event in enumerate(STREAMS[name]):
+    for i, event in enumerate(stream):
         await send({"type": "http.response.body", "body": event, "more_body": True})
         if hold and i == 0:
             await asyncio.sleep(HOLD_SECONDS)
+        elif paced:
+            await asyncio.sleep(PACE_SECONDS)
     await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 # How long the ``held`` stream pauses after its first event (the memory of open streams).
-HOLD_SECONDS = 6.0
+HOLD_SECONDS = 12.0
 
 
 def serve_upstream() -> None:
@@ -202,47 +217,77 @@ def rss_kib(pid: int) -> int:
     return 0
 
 
-async def held_open(url: str, pid: int, streams: int) -> int:
-    """The proxy's RSS while ``streams`` responses are open (each past its first event)."""
+async def held_open(url: str, pid: int, streams: int) -> tuple[int, list[str]]:
+    """The proxy's RSS while ``streams`` responses are open (each past its first event),
+    and what went wrong with any of them (each must come whole)."""
     body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS["recorded-27"]}
-    if streams == 0:
-        return rss_kib(pid)
+    expected = len(b"".join(STREAMS["recorded-27"]))
     opened = 0
     all_open = asyncio.Event()
+    failures: list[str] = []
     limits = httpx.Limits(max_connections=streams)
     async with httpx.AsyncClient(timeout=300, limits=limits) as client:
 
         async def one_async() -> None:
             nonlocal opened
-            async with client.stream("POST", url, json=body) as response:
-                chunks = response.aiter_raw()
-                await chunks.__anext__()
-                opened += 1
-                if opened == streams:
-                    all_open.set()
-                async for _ in chunks:
-                    pass
+            try:
+                async with client.stream("POST", url, json=body) as response:
+                    chunks = response.aiter_raw()
+                    size = len(await chunks.__anext__())
+                    opened += 1
+                    if opened == streams:
+                        all_open.set()
+                    size += sum([len(c) async for c in chunks])
+                if size != expected:
+                    failures.append(f"{size} of {expected} bytes")
+            except httpx.HTTPError as e:
+                failures.append(f"{type(e).__name__}: {e}")
 
         tasks = [asyncio.ensure_future(one_async()) for _ in range(streams)]
-        await asyncio.wait_for(all_open.wait(), HOLD_SECONDS)
+        try:
+            await asyncio.wait_for(all_open.wait(), HOLD_SECONDS)
+        except TimeoutError:
+            raise SystemExit(f"{opened} of {streams} streams opened in {HOLD_SECONDS} s") from None
         rss = rss_kib(pid)
         await asyncio.gather(*tasks)
-    return rss
+    return rss, failures
 
 
-def memory(contenders: dict[str, tuple[Any, str]], counts: tuple[int, ...] = (0, 100, 200)) -> None:
-    """The memory of open streams: each proxy's RSS at each count, and the slope."""
+def memory(upstream: str, counts: tuple[int, ...] = (100, 200)) -> None:
+    """The memory of open streams: for each proxy, a fresh process warmed by a few
+    sequential requests (RSS at 0 open), then ``counts`` streams held open in turn (the
+    RSS while they are), and the slope. A fresh process each time: a heap that grew for
+    an earlier round is not given back, so a warm process's RSS would hide the streams."""
     print(f"\nRSS with streams held open, load average {os.getloadavg()[0]:.1f}\n")
-    print("| proxy | " + " | ".join(f"{n} open" for n in counts) + " | per open stream |")
-    print("|---|" + "---|" * (len(counts) + 1))
-    for who, (process, url) in contenders.items():
-        # A first round warms the pools and allocators; the second is the one shown.
-        for n in counts:
-            asyncio.run(held_open(f"{url}/v1/held", process.pid, n))
-        rss = [asyncio.run(held_open(f"{url}/v1/held", process.pid, n)) for n in counts]
-        slope = (rss[-1] - rss[0]) / (counts[-1] - counts[0])
-        cells = " | ".join(f"{r / 1024:.1f} MiB" for r in rss)
-        print(f"| {who} | {cells} | {slope:.1f} KiB |")
+    print("| proxy | 0 open | " + " | ".join(f"{n} open" for n in counts) + " | per open stream |")
+    print("|---|---|" + "---|" * (len(counts) + 1))
+    body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS["recorded-27"]}
+    for relay in ("python", "rust"):
+        for who, flags in (
+            ("plain", ["--no-check"]),
+            ("checking", []),
+            ("enforcing", ["--enforce"]),
+        ):
+            process, url = start_proxy(upstream, "--relay", relay, *flags)
+            try:
+                with httpx.Client(timeout=60) as client:
+                    for _ in range(5):
+                        one(client, f"{url}/v1/recorded-27", body)
+                rss = [rss_kib(process.pid)]
+                for n in counts:
+                    held, failures = asyncio.run(held_open(f"{url}/v1/held", process.pid, n))
+                    if failures:
+                        raise SystemExit(
+                            f"{relay} {who}: {len(failures)} held streams failed: "
+                            f"{sorted(set(failures))}"
+                        )
+                    rss.append(held)
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
+            slope = (rss[-1] - rss[0]) / counts[-1]
+            cells = " | ".join(f"{r / 1024:.1f} MiB" for r in rss)
+            print(f"| {relay} {who} | {cells} | {slope:.1f} KiB |", flush=True)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -297,6 +342,115 @@ def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int, upst
         )
 
 
+async def paced_load(url: str, streams: int, seconds: float) -> tuple[int, int]:
+    """``streams`` concurrent paced streams through ``url`` for ``seconds`` (each
+    request followed by the next; every body checked whole): how many completed, and
+    how many requests failed before their response began (tried again: a keep-alive
+    connection the server closed as it was reused)."""
+    body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS["generated-600"]}
+    expected = len(b"".join(PACED))
+    deadline = time.monotonic() + seconds
+    done = 0
+    failed = 0
+    limits = httpx.Limits(max_connections=streams)
+    async with httpx.AsyncClient(timeout=120, limits=limits) as client:
+
+        async def keep_one() -> None:
+            nonlocal done, failed
+            while time.monotonic() < deadline:
+                try:
+                    async with client.stream("POST", url, json=body) as response:
+                        chunks = response.aiter_raw()
+                        size = len(await chunks.__anext__())
+                        size += sum([len(c) async for c in chunks])
+                except (httpx.ReadError, httpx.RemoteProtocolError):
+                    failed += 1
+                    continue
+                if size != expected:
+                    raise SystemExit(f"a paced stream came back with {size} of {expected} bytes")
+                done += 1
+
+        await asyncio.gather(*(keep_one() for _ in range(streams)))
+    return done, failed
+
+
+def latency(
+    contenders: dict[str, tuple[Any, str]],
+    upstream: str,
+    streams: int,
+    processes: int = 2,
+    samples: int = 80,
+) -> None:
+    """The latency a proxy adds with ``streams`` streams open through it: the load (paced
+    streams, a model's pace) comes from ``processes`` processes of their own; this
+    process, otherwise idle, probes at a low rate, each sample a request of the recorded
+    stream straight to the upstream and then through the proxy, back to back. The
+    figures: medians of the pairs' differences (time to first byte, to last byte)."""
+    name = "recorded-27"
+    body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS[name]}
+    expected = len(b"".join(STREAMS[name]))
+    print(
+        f"\nAdded latency with {streams} paced streams open ({len(PACED)} events, one every "
+        f"{PACE_SECONDS * 1e3:.0f} ms) from {processes} load processes; {samples} probes of "
+        f"{name} per proxy\n"
+    )
+    print(
+        "| proxy | load average | TTFB direct | TTFB proxied | added (median) "
+        "| TTLB direct | TTLB proxied | added (median) | added p90 (TTLB) | streams done "
+        "| failed before the response |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for who, (_, url) in contenders.items():
+        loaders = [
+            subprocess.Popen(
+                [
+                    *(sys.executable, __file__, "--load-client", f"{url}/v1/paced"),
+                    *(str(streams // processes), str(LOAD_SECONDS)),
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(processes)
+        ]
+        time.sleep(LOAD_RAMP_SECONDS)
+        pairs: list[tuple[float, float, float, float]] = []
+        with httpx.Client(timeout=60) as client:
+            for _ in range(3):  # warm-up: connections open on both paths
+                one(client, f"{upstream}/v1/{name}", body)
+                one(client, f"{url}/v1/{name}", body)
+            for _ in range(samples):
+                d_first, d_rest, d_size = one(client, f"{upstream}/v1/{name}", body)
+                p_first, p_rest, p_size = one(client, f"{url}/v1/{name}", body)
+                assert d_size == p_size == expected, (who, d_size, p_size)
+                pairs.append((d_first, d_first + d_rest, p_first, p_first + p_rest))
+                time.sleep(0.05)
+        busy = os.getloadavg()[0]
+        done = failed = 0
+        for loader in loaders:
+            out, _ = loader.communicate(timeout=LOAD_SECONDS + 120)
+            if loader.returncode != 0:
+                raise SystemExit(f"{who}: a load process failed")
+            done += int(out.split()[0])
+            failed += int(out.split()[1])
+        first_added = statistics.median(p[2] - p[0] for p in pairs)
+        last_added = sorted(p[3] - p[1] for p in pairs)
+        print(
+            f"| {who} | {busy:.1f} | {statistics.median(p[0] for p in pairs) * 1e3:.2f} ms | "
+            f"{statistics.median(p[2] for p in pairs) * 1e3:.2f} ms | "
+            f"{first_added * 1e6:+.0f} µs | "
+            f"{statistics.median(p[1] for p in pairs) * 1e3:.2f} ms | "
+            f"{statistics.median(p[3] for p in pairs) * 1e3:.2f} ms | "
+            f"{statistics.median(last_added) * 1e6:+.0f} µs | "
+            f"{last_added[int(len(last_added) * 0.9)] * 1e6:+.0f} µs | {done} | {failed} |"
+        )
+
+
+# The latency part's load: how long each load process runs, and how long the probes
+# wait for every stream to be open.
+LOAD_SECONDS = 25.0
+LOAD_RAMP_SECONDS = 4.0
+
+
 def toolset_costs(repeat: int = 2000) -> None:
     """A request's tool set: compiled anew against the proxy's cache hit, per request."""
     import timeit
@@ -332,9 +486,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds of the concurrent part")
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--toolsets-only", action="store_true", help="only the tool set costs")
+    parser.add_argument("--latency-only", action="store_true", help="only the added latency")
+    parser.add_argument("--memory-only", action="store_true", help="only the open streams' RSS")
+    parser.add_argument("--load-client", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:
         serve_upstream()
+        return
+    if args.load_client:
+        url, streams, seconds = args.load_client
+        print(*asyncio.run(paced_load(url, int(streams), float(seconds))))
         return
     if args.toolsets_only:
         toolset_costs()
@@ -355,8 +516,18 @@ def main() -> None:
     }
     results: dict[tuple[str, str], list[tuple[float, float, int]]] = {}
     try:
+        if args.latency_only:
+            latency(
+                {k: v for k, v in contenders.items() if "checking" not in k},
+                upstream,
+                args.streams,
+            )
+            return
+        if args.memory_only:
+            memory(upstream)
+            return
         load(contenders, args.streams, rounds=args.rounds, upstream=upstream)
-        memory(contenders)
+        memory(upstream)
         if args.load_only:
             return
         with httpx.Client(timeout=60) as client:

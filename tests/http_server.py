@@ -13,7 +13,8 @@ Paths pick a recording (``routes``); a prefix changes how it is sent:
 A route may be a function of the request's JSON body that returns the recording (an
 agent loop's second request, carrying the tool results, gets the final answer).
 
-Every request (method, path, JSON body) is kept in ``requests``.
+Every request (method, path, JSON body) is kept in ``requests``. With ``tls`` (a server
+``ssl.SSLContext``) it serves https: ``url`` then starts ``https://``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import gzip
 import json
 import random
 import re
+import ssl
 import sys
 import threading
 from collections.abc import Callable, Mapping
@@ -57,8 +59,9 @@ class _Server(ThreadingHTTPServer):
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that stops reading early (a test of an error path) closes the
-        # connection under the writer: expected, not worth a traceback.
-        if not isinstance(sys.exc_info()[1], ConnectionError):
+        # connection under the writer, and a client that refuses the certificate ends
+        # the handshake: expected, not worth a traceback.
+        if not isinstance(sys.exc_info()[1], ConnectionError | ssl.SSLError):
             super().handle_error(request, client_address)
 
 
@@ -123,8 +126,16 @@ class _Handler(BaseHTTPRequestHandler):
 class RecordingServer:
     """``with RecordingServer(routes) as server:`` serves ``routes`` at ``server.url``."""
 
-    def __init__(self, routes: Mapping[str, Route]) -> None:
+    def __init__(self, routes: Mapping[str, Route], tls: ssl.SSLContext | None = None) -> None:
         self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._scheme = "http"
+        if tls is not None:
+            # The handshake runs on the request's own thread (its first read), so a
+            # client that refuses the certificate never holds up the others.
+            self._server.socket = tls.wrap_socket(
+                self._server.socket, server_side=True, do_handshake_on_connect=False
+            )
+            self._scheme = "https"
         self._server.routes = dict(routes)
         self._server.requests = []
         self._server.lock = threading.Lock()
@@ -135,7 +146,7 @@ class RecordingServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        return f"{self._scheme}://{host!s}:{port}"
 
     @property
     def requests(self) -> list[Request]:

@@ -207,16 +207,12 @@ def test_bad_flags_are_one_line_and_exit_2(args: list[str], message: str) -> Non
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (
-            ["--upstream", "https://127.0.0.1:9", "--relay", "rust"],
-            "use --relay python for https://",
-        ),
         (["--upstream", "http://127.0.0.1:9", "--relay", "go"], "invalid choice: 'go'"),
     ],
 )
 def test_the_rust_relay_refuses_what_it_cannot_serve(args: list[str], message: str) -> None:
-    """An https:// upstream on the Rust relay is the operator's error, never a silent
-    fallback to the Python relay."""
+    """A relay the proxy does not have is the operator's error, never a silent fallback
+    to the Python relay (an https:// upstream: tests/test_proxy_tls.py)."""
     done = subprocess.run(
         [sys.executable, "-m", "toolstitch", "proxy", "--listen", "127.0.0.1:0", *args],
         capture_output=True,

@@ -404,6 +404,7 @@ class _Relay:
         request: Callable[..., Any],
         health: Callable[[bool, int], tuple[int, bytes]],
         upstream_timeout: float,
+        https: bool = False,
     ) -> _Relay: ...
     @property
     def port(self) -> int: ...

@@ -243,7 +243,7 @@ def _add_proxy(commands: Any) -> None:
         choices=("python", "rust"),
         default="python",
         help="what moves the bytes: python (uvicorn and httpx, the default) or rust (the "
-        "extension's relay on tokio and hyper, without the GIL; http:// upstreams only)",
+        "extension's relay on tokio and hyper, without the GIL)",
     )
     proxy.add_argument("--no-check", action="store_true", help=argparse.SUPPRESS)
 

@@ -238,6 +238,8 @@ pub struct Guard {
     /// The last byte released that is not whitespace.
     last_released: Option<u8>,
     live: Vec<LiveEvent>,
+    /// The cuts of one read, kept between reads (no allocation per read).
+    cuts: Vec<usize>,
     judge: Judge,
     /// Events no dialect read while none was known.
     unknown_events: u64,
@@ -281,6 +283,7 @@ impl Guard {
             array: false,
             last_released: None,
             live: Vec::new(),
+            cuts: Vec::new(),
             judge: Judge::default(),
             unknown_events: 0,
             error_dialect: error_dialect.or(dialect),
@@ -490,10 +493,11 @@ impl Guard {
                 Some(b'[')
             );
         }
-        let mut cut_at = Vec::new();
+        let mut cut_at = std::mem::take(&mut self.cuts);
+        cut_at.clear();
         cutter.cuts(self.held.get(from..).unwrap_or_default(), &mut cut_at);
         let mut start = from;
-        for cut in cut_at.into_iter().map(|c| c + from) {
+        for cut in cut_at.iter().map(|c| c + from) {
             if !self.push_piece(start, cut, step) {
                 return false;
             }
@@ -502,6 +506,7 @@ impl Guard {
                 return false;
             }
         }
+        self.cuts = cut_at;
         let end = self.held.len();
         if start < end && !self.push_piece(start, end, step) {
             return false;

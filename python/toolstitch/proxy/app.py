@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import logging
 import socket
+import ssl
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -57,6 +58,7 @@ class Proxy:
         if url.scheme not in ("http", "https") or not url.host:
             raise ValueError(f"the upstream must be an http:// or https:// URL, not {upstream!r}")
         self.upstream = upstream.rstrip("/")
+        self.https = url.scheme == "https"
         self.enforce = enforce
         self.on_record = on_record
         self.check = check
@@ -101,6 +103,10 @@ class Proxy:
                     # A connection that could not be made is tried once more: no byte
                     # of the request went out. Anything later is the client's to retry.
                     retries=1,
+                    # An https:// upstream: httpx's trusted certificates (SSL_CERT_FILE,
+                    # else SSL_CERT_DIR, else certifi's bundle). An http:// one is never
+                    # reached over TLS: its client reads no certificate and trusts none.
+                    verify=True if self.https else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT),
                 ),
                 timeout=httpx.Timeout(
                     self.upstream_timeout, connect=min(30.0, self.upstream_timeout)
@@ -380,10 +386,23 @@ class _Exchange(Exchange):
         await self.send({"type": "http.response.start", "status": status, "headers": headers})
 
     async def _unreachable(self, error: httpx.HTTPError) -> None:
-        answer = self.unreachable(type(error).__name__)
+        answer = self.unreachable(type(error).__name__, _tls_failure(error))
         with contextlib.suppress(Exception):
             await self._whole(*answer)
         self.finish()
+
+
+def _tls_failure(error: BaseException) -> str | None:
+    """What a failed TLS handshake said, from the exceptions ``error`` was raised from
+    (httpx wraps httpcore's, which wraps the ``ssl`` module's), or ``None``."""
+    seen: BaseException | None = error
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ssl.SSLError):
+            return getattr(seen, "verify_message", None) or seen.reason or str(seen)
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def whole_blocked(blocked: Blocked) -> tuple[int, Headers, bytes]:

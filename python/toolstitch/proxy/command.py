@@ -37,7 +37,7 @@ def serve(
     (each recorded as cut, a guarded one ending in the provider's error) and exits.
     ``upstream_timeout`` bounds each wait on the upstream; ``limits`` bound each guard.
     ``relay`` is ``"python"`` (uvicorn and httpx) or ``"rust"`` (the extension's relay,
-    ``toolstitch.proxy.relay``: http:// upstreams only).
+    ``toolstitch.proxy.relay``).
 
     An operator's mistake (a bad ``--listen``, a busy port, an unwritable ``--records``,
     a bad ``--upstream``) is one line on standard error and exit status 2."""
@@ -73,11 +73,13 @@ def serve(
         )
     except ValueError as e:
         return fail(f"--upstream: {e}")
-    if relay == "rust" and not upstream.lower().startswith("http://"):
-        return fail(
-            f"--upstream {upstream}: the Rust relay reaches http:// upstreams only; "
-            "use --relay python for https://"
-        )
+    if relay == "python" and app.https:
+        # The trusted certificates are read now: one that cannot be is said at start,
+        # as the Rust relay says it.
+        try:
+            app.client  # noqa: B018 (built for its certificates)
+        except (OSError, ValueError) as e:
+            return fail(f"--upstream {upstream}: no trusted certificate found in {_trust()} ({e})")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         sock = socket.socket(family, socket.SOCK_STREAM)
@@ -121,6 +123,16 @@ def serve(
     return 0
 
 
+def _trust() -> str:
+    """Where the trusted certificates of an https:// upstream come from (both relays
+    look at SSL_CERT_FILE, then SSL_CERT_DIR; then httpx takes certifi's bundle, the
+    Rust relay the platform's store)."""
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        if os.environ.get(name):
+            return f"{name}={os.environ[name]}"
+    return "certifi's bundle"
+
+
 def _serve_rust(
     app: Proxy,
     sock: socket.socket,
@@ -141,8 +153,16 @@ def _serve_rust(
     request, health = hooks(app)
     try:
         relay = _Relay(
-            host, port, request=request, health=health, upstream_timeout=app.upstream_timeout
+            host,
+            port,
+            request=request,
+            health=health,
+            upstream_timeout=app.upstream_timeout,
+            https=app.upstream.lower().startswith("https://"),
         )
+    except ValueError as e:
+        print(f"toolstitch proxy: --upstream {app.upstream}: {e}", file=sys.stderr)
+        return 2
     except OSError as e:
         print(f"toolstitch proxy: cannot listen on {listen}: {e.strerror or e}", file=sys.stderr)
         return 2

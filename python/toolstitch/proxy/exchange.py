@@ -204,9 +204,17 @@ class Exchange:
             url += "?" + self.query.decode("latin-1")
         return url, headers
 
-    def unreachable(self, error: str) -> Whole:
-        """The upstream could not be reached (``error`` names why): the answer."""
+    def unreachable(self, error: str, tls: str | None = None) -> Whole:
+        """The upstream could not be reached (``error`` names why): the answer. ``tls``:
+        what a failed TLS handshake said (a certificate not trusted, a name it is not
+        valid for), logged for the operator; the client's answer does not carry it."""
         reason = f"the upstream cannot be reached: {error}"
+        if tls is not None:
+            _log.warning(
+                "the TLS handshake with %s failed: %s",
+                self.proxy.upstream,
+                one_line(tls),
+            )
         self.record["status"] = 502
         self.record["reason"] = reason
         if self.guarding:

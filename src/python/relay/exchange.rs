@@ -12,9 +12,10 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::body::{read_error_name, request_error_name, Abort, Decoder, Piece, RelayBody};
+use super::tls::tls_failure;
 use super::Shared;
 use crate::guard::{Blocked, CallCheck, Outcome, Step};
 use crate::providers::{ToolUse, HEAD_BYTES};
@@ -298,12 +299,12 @@ impl Relay {
         let issued = Instant::now();
         match self.upstream(&method, &url, &headers, body).await {
             Ok(upstream) => self.relay(upstream, issued).await,
-            Err(name) => {
+            Err((name, tls)) => {
                 let answer = Python::attach(|py| {
                     let answer = self
                         .exchange
                         .bind(py)
-                        .call_method1("unreachable", (name,))?;
+                        .call_method1("unreachable", (name, tls))?;
                     whole_from_py(&answer)
                 });
                 match answer {
@@ -316,15 +317,16 @@ impl Relay {
     }
 
     /// The upstream's response head; a connection that could not be made is tried
-    /// once more (no byte of the request went out).
+    /// once more (no byte of the request went out). The error: its name as httpx
+    /// spells it, and what a failed TLS handshake said.
     async fn upstream(
         &self,
         method: &hyper::Method,
         url: &str,
         headers: &Headers,
         body: Bytes,
-    ) -> Result<Response<Incoming>, &'static str> {
-        let uri: hyper::Uri = url.parse().map_err(|_| "InvalidURL")?;
+    ) -> Result<Response<Incoming>, (&'static str, Option<String>)> {
+        let uri: hyper::Uri = url.parse().map_err(|_| ("InvalidURL", None))?;
         let mut tries = 0;
         loop {
             tries += 1;
@@ -339,10 +341,10 @@ impl Relay {
             }
             let wait = self.shared.upstream_timeout + Duration::from_secs(30);
             match tokio::time::timeout(wait, self.shared.client.request(request)).await {
-                Err(_) => return Err("ReadTimeout"),
+                Err(_) => return Err(("ReadTimeout", None)),
                 Ok(Ok(response)) => return Ok(response),
                 Ok(Err(e)) if e.is_connect() && tries < 2 => continue,
-                Ok(Err(e)) => return Err(request_error_name(&e)),
+                Ok(Err(e)) => return Err((request_error_name(&e), tls_failure(&e))),
             }
         }
     }
@@ -462,29 +464,29 @@ impl Relay {
         }
     }
 
-    /// Reads the body until it ends, the client goes, the drain time is over or
-    /// the upstream fails; `each` handles a read after it went out (pass-through).
-    async fn read(
+    /// The body's next read: the upstream's next frame with data, or why the read
+    /// loop stops (the drain's cut, the upstream's end, timeout or failure, the
+    /// client gone). Counts the read in the facts.
+    async fn next_read(
         &mut self,
         body: &mut Incoming,
+        cut: &mut watch::Receiver<bool>,
         issued: Instant,
-        mut each: impl FnMut(&mut Self, &[u8]),
-    ) -> Stop {
-        let mut cut = self.shared.cut.subscribe();
+    ) -> Result<Bytes, Stop> {
         let timeout = self.shared.upstream_timeout;
         loop {
             let frame = tokio::select! {
                 biased;
-                _ = cut.wait_for(|c| *c) => return Stop::Cut,
+                _ = cut.wait_for(|c| *c) => return Err(Stop::Cut),
                 // What the upstream already sent comes before a client that left: a
                 // client that read the last event may close before the body's end.
                 frame = tokio::time::timeout(timeout, body.frame()) => frame,
-                () = self.down.closed() => return Stop::Gone,
+                () = self.down.closed() => return Err(Stop::Gone),
             };
             let data = match frame {
-                Err(_) => return Stop::Failed("ReadTimeout"),
-                Ok(None) => return Stop::Ended,
-                Ok(Some(Err(e))) => return Stop::Failed(read_error_name(&e)),
+                Err(_) => return Err(Stop::Failed("ReadTimeout")),
+                Ok(None) => return Err(Stop::Ended),
+                Ok(Some(Err(e))) => return Err(Stop::Failed(read_error_name(&e))),
                 Ok(Some(Ok(frame))) => match frame.into_data() {
                     Ok(data) => data,
                     Err(_) => continue,
@@ -495,6 +497,24 @@ impl Relay {
             }
             self.facts.bytes += data.len() as u64;
             self.facts.reads += 1;
+            return Ok(data);
+        }
+    }
+
+    /// Reads the body until it ends, the client goes, the drain time is over or
+    /// the upstream fails; `each` handles a read after it went out (pass-through).
+    async fn read(
+        &mut self,
+        body: &mut Incoming,
+        issued: Instant,
+        mut each: impl FnMut(&mut Self, &[u8]),
+    ) -> Stop {
+        let mut cut = self.shared.cut.subscribe();
+        loop {
+            let data = match self.next_read(body, &mut cut, issued).await {
+                Ok(data) => data,
+                Err(stop) => return stop,
+            };
             if !self.down.send(data.clone()).await {
                 return Stop::Gone;
             }
@@ -512,32 +532,13 @@ impl Relay {
     ) {
         let check = guard.check();
         let mut cut = self.shared.cut.subscribe();
-        let timeout = self.shared.upstream_timeout;
         let stop = loop {
-            let frame = tokio::select! {
-                biased;
-                _ = cut.wait_for(|c| *c) => break Stop::Cut,
-                // What the upstream already sent comes before a client that left: a
-                // client that read the last event may close before the body's end.
-                frame = tokio::time::timeout(timeout, body.frame()) => frame,
-                () = self.down.closed() => break Stop::Gone,
+            let data = match self.next_read(body, &mut cut, issued).await {
+                Ok(data) => data,
+                Err(stop) => break stop,
             };
-            let data = match frame {
-                Err(_) => break Stop::Failed("ReadTimeout"),
-                Ok(None) => break Stop::Ended,
-                Ok(Some(Err(e))) => break Stop::Failed(read_error_name(&e)),
-                Ok(Some(Ok(frame))) => match frame.into_data() {
-                    Ok(data) => data,
-                    Err(_) => continue,
-                },
-            };
-            if let Some(chunks) = self.facts.chunks.as_mut() {
-                chunks.push(issued.elapsed().as_secs_f64());
-            }
-            self.facts.bytes += data.len() as u64;
-            self.facts.reads += 1;
             let step = guard.feed_detached(&data, &mut AttachedCheck { check });
-            match self.forward(step, status, headers).await {
+            match self.forward(step, status, headers, Some(&data)).await {
                 Forwarded::Going => {}
                 Forwarded::Blocked => break Stop::Blocked,
                 Forwarded::Gone => break Stop::Gone,
@@ -582,7 +583,7 @@ impl Relay {
     async fn guarded_end(&mut self, guard: &PyGuard, status: u16, headers: &Headers) {
         let check = guard.check();
         let step = guard.finish_detached(&mut AttachedCheck { check });
-        if let Forwarded::Going = self.forward(step, status, headers).await {
+        if let Forwarded::Going = self.forward(step, status, headers, None).await {
             if !self.down.started() {
                 self.start(status, headers);
             }
@@ -590,7 +591,16 @@ impl Relay {
         }
     }
 
-    async fn forward(&mut self, step: Option<Step>, status: u16, headers: &Headers) -> Forwarded {
+    /// Sends what the guard released; `read`: the read it was fed, sent itself (no
+    /// copy) when the guard released exactly its bytes, as it does for a read of
+    /// whole events that pass.
+    async fn forward(
+        &mut self,
+        step: Option<Step>,
+        status: u16,
+        headers: &Headers,
+        read: Option<&Bytes>,
+    ) -> Forwarded {
         let Some(step) = step else {
             return Forwarded::Gone;
         };
@@ -601,7 +611,11 @@ impl Relay {
             if self.facts.head.len() < HEAD_BYTES {
                 self.keep_head(&step.forward);
             }
-            if !self.down.send(Bytes::from(step.forward)).await {
+            let out = match read {
+                Some(read) if read.as_ref() == step.forward.as_slice() => read.clone(),
+                _ => Bytes::from(step.forward),
+            };
+            if !self.down.send(out).await {
                 return Forwarded::Gone;
             }
         }

@@ -8,6 +8,7 @@
 
 mod body;
 mod exchange;
+mod tls;
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -19,15 +20,14 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::graceful::GracefulShutdown;
-use pyo3::exceptions::{PyOSError, PyRuntimeError};
+use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use tokio::sync::watch;
 
-pub(crate) type Upstream = Client<HttpConnector, Full<Bytes>>;
+pub(crate) type Upstream = Client<tls::Connector, Full<Bytes>>;
 
 /// What every exchange of one relay shares.
 pub(crate) struct Shared {
@@ -84,24 +84,23 @@ fn listen(host: &str, port: u16) -> std::io::Result<std::net::TcpListener> {
 impl PyRelay {
     /// Listens on `host:port` (an address Python resolved and bound a moment before,
     /// so that an operator's mistake is said by Python); `request` and `health` are
-    /// the hooks (see the module's doc).
+    /// the hooks (see the module's doc); `https`: the upstream is an `https://` one
+    /// (the trusted certificates are loaded: none found raises `ValueError`).
     #[new]
-    #[pyo3(signature = (host, port, *, request, health, upstream_timeout))]
+    #[pyo3(signature = (host, port, *, request, health, upstream_timeout, https = false))]
     fn new(
         host: &str,
         port: u16,
         request: Py<PyAny>,
         health: Py<PyAny>,
         upstream_timeout: f64,
+        https: bool,
     ) -> PyResult<Self> {
-        let listener = listen(host, port).map_err(|e| os_error(&e))?;
         let timeout = Duration::try_from_secs_f64(upstream_timeout)
             .map_err(|e| PyRuntimeError::new_err(format!("upstream_timeout: {e}")))?;
-        let mut connector = HttpConnector::new();
-        // Small writes (an event, a request's body after its headers) go out at once.
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(timeout.min(Duration::from_secs(30))));
-        connector.enforce_http(true);
+        let connector = tls::connector(https, timeout.min(Duration::from_secs(30)))
+            .map_err(PyValueError::new_err)?;
+        let listener = listen(host, port).map_err(|e| os_error(&e))?;
         let client = Client::builder(TokioExecutor::new())
             .pool_max_idle_per_host(100)
             .build(connector);
