@@ -1,6 +1,8 @@
 # Stubs for the Rust extension module (hand-written; keep in step with src/python/).
 # `make lint` checks them against the built module with mypy.stubtest. PyO3
 # classes are built by `__new__` (they have no `__init__` of their own).
+from __future__ import annotations
+
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Literal, SupportsIndex, final, overload
 
