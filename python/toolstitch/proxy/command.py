@@ -158,7 +158,7 @@ def _serve_rust(
             request=request,
             health=health,
             upstream_timeout=app.upstream_timeout,
-            https=app.upstream.lower().startswith("https://"),
+            https=app.https,
         )
     except ValueError as e:
         print(f"toolstitch proxy: --upstream {app.upstream}: {e}", file=sys.stderr)
