@@ -161,7 +161,14 @@ def summary(asm: Assembler) -> list[Any]:
     ]
 
 
-def run(dialect: str, feed: Any, items: list[Any]) -> tuple[Assembler, list[str | None]]:
+def run(
+    dialect: str,
+    feed: Any,
+    items: list[Any],
+    describe: Callable[[ToolstitchError], str] = described,
+) -> tuple[Assembler, list[str | None]]:
+    """Each item fed in turn, each one's error (`describe`d) or None, and the closed
+    assembler."""
     asm = Assembler(dialect, live=False)  # type: ignore[arg-type]
     errors: list[str | None] = []
     for item in items:
@@ -169,7 +176,7 @@ def run(dialect: str, feed: Any, items: list[Any]) -> tuple[Assembler, list[str 
             feed(asm, item)
             errors.append(None)
         except ToolstitchError as e:
-            errors.append(described(e))
+            errors.append(describe(e))
     asm.close()
     return asm, errors
 

@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_decoded_memo import run
 from toolstitch import Assembler
-from toolstitch.errors import ToolstitchError
 
 openai_models = pytest.importorskip("openai._models")
 from openai.types.chat import ChatCompletionChunk  # noqa: E402
@@ -108,15 +108,9 @@ def reference(o: Any) -> Any:
 
 
 def outcome(dialect: str, items: list[Any], feed: Callable[[Assembler, Any], Any]) -> Any:
-    asm = Assembler(dialect, live=False)  # type: ignore[arg-type]
-    errors: list[str | None] = []
-    for item in items:
-        try:
-            feed(asm, item)
-            errors.append(None)
-        except ToolstitchError as e:
-            errors.append(f"{type(e).__name__}: {e}")
-    asm.close()
+    """The messages, each item's error (exactly as raised), the messages' notes and
+    problems, and how many events the memo served."""
+    asm, errors = run(dialect, feed, items, lambda e: f"{type(e).__name__}: {e}")
     notes = [(m.notes, [p.message for p in m.problems]) for m in asm.messages()]
     return asm.messages(), errors, notes, asm._memo_served[1]
 
