@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import ssl
 import subprocess
 import sys
@@ -133,10 +134,20 @@ def test_a_certificate_for_another_name_is_refused(
 
 
 @pytest.mark.parametrize("relay_name", ["python", "rust"])
-def test_no_trusted_certificate_is_said_at_start(relay_name: str, tmp_path: Path) -> None:
-    """No certificate to trust is the operator's error at start (exit status 2)."""
-    empty = tmp_path / "empty.pem"
-    empty.write_text("")
+@pytest.mark.parametrize("where", ["an empty file", "no such directory", "an empty directory"])
+def test_no_trusted_certificate_is_said_at_start(
+    relay_name: str, where: str, tmp_path: Path
+) -> None:
+    """No certificate to trust is the operator's error at start (exit status 2), on both
+    relays alike, wherever the certificates were to come from."""
+    if where == "an empty file":
+        (tmp_path / "empty.pem").write_text("")
+        name, value = "SSL_CERT_FILE", tmp_path / "empty.pem"
+    else:
+        name, value = "SSL_CERT_DIR", tmp_path / "certs"
+        if where == "an empty directory":
+            value.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("SSL_CERT_FILE", "SSL_CERT_DIR")}
     done = subprocess.run(
         [
             *(sys.executable, "-m", "toolstitch", "proxy", "--relay", relay_name),
@@ -145,12 +156,36 @@ def test_no_trusted_certificate_is_said_at_start(relay_name: str, tmp_path: Path
         capture_output=True,
         text=True,
         timeout=60,
-        env={**os.environ, "SSL_CERT_FILE": str(empty)},
+        env={**env, name: str(value)},
     )
     assert done.returncode == 2, done.stderr
-    said = f"--upstream https://127.0.0.1:9: no trusted certificate found in SSL_CERT_FILE={empty}"
+    said = f"--upstream https://127.0.0.1:9: no trusted certificate found in {name}={value}"
     assert said in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and "listening" not in done.stderr
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="names the file by its hash")
+def test_a_certificate_directory_is_trusted_by_both_relays(
+    ca: trustme.CA, https_upstream: RecordingServer, tmp_path: Path
+) -> None:
+    """The twin of the refusals above: SSL_CERT_DIR holding the authority's certificate
+    under its subject hash (as `openssl rehash` names it) is trusted by both relays."""
+    pem = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(pem))
+    hashed = subprocess.run(
+        ["openssl", "x509", "-subject_hash", "-noout", "-in", str(pem)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    (certs / f"{hashed}.0").write_bytes(pem.read_bytes())
+    # SSL_CERT_FILE set empty is unset to both relays (and SSL_CERT_DIR then read).
+    env = {"SSL_CERT_FILE": "", "SSL_CERT_DIR": str(certs)}
+    with proxy(https_upstream.url, tmp_path, env=env) as running:
+        request = {"model": "m", "messages": MESSAGES, "stream": True}
+        assert raw(f"{running.url}/v1/chat/completions", request)[:2] == (200, OPENAI_CHAT)
 
 
 def test_an_http_upstream_needs_no_trusted_certificate(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import logging
 import math
 import os
+import re
 import socket
 import sys
 from typing import IO, Any
@@ -78,6 +79,7 @@ def serve(
         # as the Rust relay says it.
         try:
             app.client  # noqa: B018 (built for its certificates)
+            _looked_up()
         except (OSError, ValueError) as e:
             return fail(f"--upstream {upstream}: no trusted certificate found in {_trust()} ({e})")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -121,6 +123,25 @@ def serve(
         if out is not sys.stdout:
             out.close()
     return 0
+
+
+# The names OpenSSL looks a trusted certificate up by in a directory (`c_rehash`,
+# `openssl rehash`): the subject's hash, a dot, a number (`r` before it for a CRL).
+_HASHED = re.compile(r"[0-9a-f]{8}\.r?[0-9]+")
+
+
+def _looked_up() -> None:
+    """Raise when httpx takes SSL_CERT_DIR and OpenSSL can find no certificate there.
+
+    OpenSSL reads such a directory lazily, at the first handshake, and only the files
+    named by their subject's hash: a directory that does not exist, or holds no such
+    name, would fail every request but not the start. The Rust relay reads every
+    certificate file of the directory at start (docs/integrations.md)."""
+    if os.environ.get("SSL_CERT_FILE") or not os.environ.get("SSL_CERT_DIR"):
+        return
+    with os.scandir(os.environ["SSL_CERT_DIR"]) as entries:
+        if not any(_HASHED.fullmatch(entry.name) for entry in entries):
+            raise ValueError("no file named by a certificate's subject hash")
 
 
 def _trust() -> str:
