@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Literal, SupportsIndex, final, overload
+from typing import Any, ClassVar, Literal, SupportsIndex, final, overload
 
 from typing_extensions import Self, disjoint_base
 
@@ -335,6 +335,8 @@ class LiveEvents(Sequence[_messages.LiveEvent]):
     """The live events of one feed, converted to objects only when read; equals the
     tuple of the same events."""
 
+    # Equal to a tuple, yet not hashable (as a list is not).
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
     @overload
     def __getitem__(self, key: int, /) -> _messages.LiveEvent: ...
     @overload
