@@ -16,7 +16,9 @@
 //! is not `feed_bytes`' work). Every floor must rebuild exactly the calls
 //! toolstitch rebuilds, on every file, before anything is timed.
 
-use super::{apply_chunk, apply_event, median, Call, Chunk, Event, Function, Map, READ};
+use super::bodies::body;
+use super::typed::{apply_chunk, apply_event, frame, Call, Chunk, Event, Function, Map};
+use super::{median, READ};
 use _toolstitch::framing::FramingLimits;
 use _toolstitch::providers::{Assembler, AssemblerLimits, BytesAssembler, Dialect};
 use serde::Deserialize;
@@ -151,7 +153,7 @@ fn base64(text: &[u8], out: &mut Vec<u8>) {
 
 // ------------------------------------------------------------------ events
 
-fn new_call(id: Cow<'_, str>, name: Cow<'_, str>) -> Call {
+pub(crate) fn new_call(id: Cow<'_, str>, name: Cow<'_, str>) -> Call {
     Call {
         id: id.into_owned(),
         name: name.into_owned(),
@@ -185,15 +187,15 @@ struct ResponsesEvent<'a> {
 }
 
 #[derive(Deserialize)]
-struct ResponsesItem<'a> {
+pub(crate) struct ResponsesItem<'a> {
     #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
+    pub(crate) kind: Cow<'a, str>,
     #[serde(borrow, default)]
-    call_id: Option<Cow<'a, str>>,
+    pub(crate) call_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
+    pub(crate) name: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
-    arguments: Option<Cow<'a, str>>,
+    pub(crate) arguments: Option<Cow<'a, str>>,
 }
 
 fn apply_responses(map: &mut Map, e: ResponsesEvent<'_>) {
@@ -268,7 +270,7 @@ fn apply_bedrock(map: &mut Map, e: BedrockEvent<'_>) {
 }
 
 #[derive(Deserialize)]
-struct GeminiChunk<'a> {
+pub(crate) struct GeminiChunk<'a> {
     #[serde(borrow, default)]
     candidates: Vec<GeminiCandidate<'a>>,
 }
@@ -303,11 +305,11 @@ struct WholeCall<'a> {
     args: Option<sonic_rs::Value>,
 }
 
-fn compact(args: Option<&sonic_rs::Value>) -> String {
+pub(crate) fn compact(args: Option<&sonic_rs::Value>) -> String {
     args.map_or_else(|| "{}".to_owned(), |v| sonic_rs::to_string(v).unwrap())
 }
 
-fn apply_gemini(map: &mut Map, chunk: GeminiChunk<'_>) {
+pub(crate) fn apply_gemini(map: &mut Map, chunk: GeminiChunk<'_>) {
     for part in chunk
         .candidates
         .into_iter()
@@ -460,170 +462,6 @@ fn apply_interaction(map: &mut Map, e: InteractionEvent<'_>) {
     }
 }
 
-// ------------------------------------------------------------------ whole bodies
-
-#[derive(Deserialize)]
-struct ChatBody<'a> {
-    #[serde(borrow)]
-    choices: Vec<ChatBodyChoice<'a>>,
-}
-
-#[derive(Deserialize)]
-struct ChatBodyChoice<'a> {
-    #[serde(borrow)]
-    message: ChatBodyMessage<'a>,
-}
-
-#[derive(Deserialize)]
-struct ChatBodyMessage<'a> {
-    #[serde(borrow, default)]
-    tool_calls: Option<Vec<IdAndFunction<'a>>>,
-}
-
-#[derive(Deserialize)]
-struct IdAndFunction<'a> {
-    #[serde(borrow)]
-    id: Cow<'a, str>,
-    #[serde(borrow)]
-    function: Function<'a>,
-}
-
-fn text_calls(map: &mut Map, calls: Vec<IdAndFunction<'_>>) {
-    for tc in calls {
-        let n = map.len() as u64;
-        let mut call = new_call(tc.id, tc.function.name.unwrap_or_default());
-        call.args = tc.function.arguments.unwrap_or_default().into_owned();
-        map.insert(n, call);
-    }
-}
-
-#[derive(Deserialize)]
-struct ResponsesBody<'a> {
-    #[serde(borrow)]
-    output: Vec<ResponsesItem<'a>>,
-}
-
-#[derive(Deserialize)]
-struct AnthropicBody<'a> {
-    #[serde(borrow)]
-    content: Vec<AnthropicBlock<'a>>,
-}
-
-#[derive(Deserialize)]
-struct AnthropicBlock<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(borrow, default)]
-    id: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    name: Option<Cow<'a, str>>,
-    #[serde(default)]
-    input: Option<sonic_rs::Value>,
-}
-
-#[derive(Deserialize)]
-struct BedrockBody<'a> {
-    #[serde(borrow)]
-    output: BedrockOutput<'a>,
-}
-
-#[derive(Deserialize)]
-struct BedrockOutput<'a> {
-    #[serde(borrow)]
-    message: BedrockMessage<'a>,
-}
-
-#[derive(Deserialize)]
-struct BedrockMessage<'a> {
-    #[serde(borrow)]
-    content: Vec<BedrockBlock<'a>>,
-}
-
-#[derive(Deserialize)]
-#[allow(non_snake_case)]
-struct BedrockBlock<'a> {
-    #[serde(borrow, default)]
-    toolUse: Option<BedrockToolUse<'a>>,
-}
-
-#[derive(Deserialize)]
-#[allow(non_snake_case)]
-struct BedrockToolUse<'a> {
-    #[serde(borrow)]
-    toolUseId: Cow<'a, str>,
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    input: sonic_rs::Value,
-}
-
-#[derive(Deserialize)]
-struct CohereBody<'a> {
-    #[serde(borrow)]
-    message: CohereBodyMessage<'a>,
-}
-
-#[derive(Deserialize)]
-struct CohereBodyMessage<'a> {
-    #[serde(borrow, default)]
-    tool_calls: Option<Vec<IdAndFunction<'a>>>,
-}
-
-fn push(map: &mut Map, id: Cow<'_, str>, name: Cow<'_, str>, args: &str) {
-    let n = map.len() as u64;
-    let mut call = new_call(id, name);
-    call.args = args.to_owned();
-    map.insert(n, call);
-}
-
-fn body(map: &mut Map, dialect: Dialect, data: &[u8]) {
-    match dialect {
-        Dialect::OpenAiChat => {
-            let b: ChatBody<'_> = sonic_rs::from_slice(data).unwrap();
-            for c in b.choices {
-                text_calls(map, c.message.tool_calls.unwrap_or_default());
-            }
-        }
-        Dialect::OpenAiResponses => {
-            let b: ResponsesBody<'_> = sonic_rs::from_slice(data).unwrap();
-            for item in b.output.into_iter().filter(|i| i.kind == "function_call") {
-                let args = item.arguments.unwrap_or_default();
-                let (id, name) = (
-                    item.call_id.unwrap_or_default(),
-                    item.name.unwrap_or_default(),
-                );
-                push(map, id, name, &args);
-            }
-        }
-        Dialect::Anthropic => {
-            let b: AnthropicBody<'_> = sonic_rs::from_slice(data).unwrap();
-            for block in b.content.into_iter().filter(|b| b.kind == "tool_use") {
-                let args = compact(block.input.as_ref());
-                let (id, name) = (block.id.unwrap_or_default(), block.name.unwrap_or_default());
-                push(map, id, name, &args);
-            }
-        }
-        Dialect::Bedrock => {
-            let b: BedrockBody<'_> = sonic_rs::from_slice(data).unwrap();
-            for t in b
-                .output
-                .message
-                .content
-                .into_iter()
-                .filter_map(|b| b.toolUse)
-            {
-                let args = compact(Some(&t.input));
-                push(map, t.toolUseId, t.name, &args);
-            }
-        }
-        Dialect::Gemini => apply_gemini(map, sonic_rs::from_slice(data).unwrap()),
-        Dialect::Cohere => {
-            let b: CohereBody<'_> = sonic_rs::from_slice(data).unwrap();
-            text_calls(map, b.message.tool_calls.unwrap_or_default());
-        }
-        other => panic!("no whole body for {}", other.name()),
-    }
-}
-
 /// The floor of one file.
 #[inline(never)]
 pub fn floor(f: &File) -> Map {
@@ -632,27 +470,27 @@ pub fn floor(f: &File) -> Map {
     match (f.dialect, f.transport) {
         (d, Transport::Body) => body(&mut map, d, data),
         (Dialect::OpenAiChat, Transport::Sse) => {
-            super::frame(data, |p| {
+            frame(data, |p| {
                 apply_chunk(&mut map, sonic_rs::from_slice::<Chunk<'_>>(p).unwrap())
             });
         }
         (Dialect::Anthropic, Transport::Sse) => {
-            super::frame(data, |p| {
+            frame(data, |p| {
                 apply_event(&mut map, sonic_rs::from_slice::<Event<'_>>(p).unwrap())
             });
         }
         (Dialect::OpenAiResponses, Transport::Sse) => {
-            super::frame(data, |p| {
+            frame(data, |p| {
                 apply_responses(&mut map, sonic_rs::from_slice(p).unwrap())
             });
         }
         (Dialect::Cohere, Transport::Sse) => {
-            super::frame(data, |p| {
+            frame(data, |p| {
                 apply_cohere(&mut map, sonic_rs::from_slice(p).unwrap())
             });
         }
         (Dialect::Gemini, Transport::Sse) => {
-            super::frame(data, |p| {
+            frame(data, |p| {
                 apply_gemini(&mut map, sonic_rs::from_slice(p).unwrap())
             });
         }
