@@ -86,7 +86,11 @@ fn event(r: &mut Rng) -> J {
         let v = vec![
             (90, "type", J::Str("function_call".to_owned())),
             (60, "id", str_field(r)),
+            (40, "call_id", str_field(r)),
+            (40, "name", str_field(r)),
             (50, "arguments", str_field(r)),
+            (20, "input", str_field(r)),
+            (20, "status", str_field(r)),
         ];
         members(r, v)
     });
@@ -462,6 +466,11 @@ fn the_responses_fast_path_serves_the_deltas_and_leaves_the_rest() {
         // Progress events: their part or text skipped, as the typed decode skips it.
         r#"{"type":"response.content_part.added","output_index":0,"part":{"type":"output_text","text":""}}"#,
         r#"{"type":"response.output_text.done","output_index":0,"text":"x\n"}"#,
+        // Output items: their members read, any other skipped.
+        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message","content":[]}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"function_call","id":"fc_1","call_id":"call_1","name":"f","arguments":"{\"q\": \"\u00e9\"}","status":"completed"}}"#,
+        r#"{"type":"response.output_item.done","output_index":1,"item":{"type":"custom_tool_call","input":"ls","arguments":null,"name":null}}"#,
+        r#"{"type":"response.output_item.added","item":null}"#,
     ];
     for text in served {
         assert_eq!(responses::fast_path_agrees(text), Ok(true), "{text}");
@@ -485,13 +494,23 @@ fn the_responses_fast_path_serves_the_deltas_and_leaves_the_rest() {
     );
     let left = [
         // Types the fast path does not serve, or none.
-        r#"{"type":"response.output_item.added","output_index":0,"item":{"type":"message"}}"#,
+        r#"{"type":"response.web_search_call.completed","output_index":0,"item":{"type":"message"}}"#,
         r#"{"type":"response.future.delta","delta":"x"}"#,
         r#"{"output_index":0,"delta":"x"}"#,
         r#"{"type":null,"delta":"x"}"#,
         // Members the general path reads.
         r#"{"type":"response.output_text.delta","delta":"x","response":{"id":"r"}}"#,
         r#"{"type":"response.output_text.delta","delta":"x","item":{}}"#,
+        r#"{"type":"response.content_part.added","item":{"type":"function_call"}}"#,
+        // Items the fast path does not certify: not an object, arguments
+        // that are no string, a member twice, an escaped key.
+        r#"{"type":"response.output_item.added","item":["function_call"]}"#,
+        r#"{"type":"response.output_item.added","item":"function_call"}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"function_call","arguments":{"q":1}}}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"custom_tool_call","input":5}}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"function_call","name":"a","name":"b"}}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"function_call","n\u0061me":"a"}}"#,
+        r#"{"type":"response.output_item.done","item":{"type":"function_call","id":1}}"#,
         r#"{"type":"response.output_text.delta","delta":"x","code":"c"}"#,
         // Duplicate keys: a `duplicate field` error of the typed decode.
         r#"{"type":"response.output_text.delta","delta":"a","delta":"b"}"#,

@@ -368,6 +368,47 @@ fn snapshots_read_in_place_agree() {
     }
 }
 
+/// The snapshot read in one pass refuses what the general path refuses, and
+/// its neighbours stay refused: a restated call passes, a call with other
+/// arguments or another name does not, nor a client item kept whole (read
+/// from its own text) with other fields, whether or not the pass meets
+/// calls beside it.
+#[test]
+fn a_snapshot_read_in_one_pass_refuses_what_differs() {
+    use crate::providers::scan::GENERAL_ONLY;
+    let same = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{ \\\"a\\\" : 1 }\"}";
+    let other_args = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":2}\"}";
+    let other_name = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f9\",\"arguments\":\"{\\\"a\\\":1}\"}";
+    let computer = "{\"type\":\"computer_call\",\"call_id\":\"call_7\",\"action\":{\"type\":\"click\"}}";
+    let custom = "{\"type\":\"custom_tool_call\",\"call_id\":\"call_1\",\"name\":\"g\",\"input\":\"x\"}";
+    let cases: [(&[&str], &str, bool); 7] = [
+        (&[same, custom], "", true),
+        (&[other_args], "", false),
+        (&[other_name, custom], "", false),
+        (&[computer], "", false),
+        (&[same, computer], "", false),
+        (&[same], ",\"item\":{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{}\"}", false),
+        (&[same], ",\"item\":5,\"response\":{\"output\":5}", true),
+    ];
+    for (items, extra, passes) in cases {
+        let items: Vec<String> = items.iter().map(|i| (*i).to_owned()).collect();
+        for general in [false, true] {
+            GENERAL_ONLY.with(|g| g.set(general));
+            let mut a = Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default());
+            let fed: Result<Vec<()>, _> = stream_with_snapshot(&items, extra, true)
+                .iter()
+                .map(|e| a.feed_text(None, e, None))
+                .collect();
+            GENERAL_ONLY.with(|g| g.set(false));
+            let refused = fed.as_ref().err().map(|e| format!("{e:?}"));
+            assert_eq!(refused.is_none(), passes, "{items:?} {extra} general={general}: {refused:?}");
+            if let Some(why) = refused {
+                assert!(why.contains("SnapshotDiffers"), "{why}");
+            }
+        }
+    }
+}
+
 /// What `surely_event` tells apart as no body is no body by the shapes'
 /// own reading (`detect::body_shape_for` on the whole decoded object), and
 /// the usual events that carry a response are told apart.

@@ -2,7 +2,7 @@
 //! a stream (a call's argument or input fragments, text, refusal and
 //! reasoning text), read by the scanner of `providers/scan` in one pass.
 
-use super::wire::Event;
+use super::wire::{Event, Item};
 use super::State;
 use crate::providers::json::{Index, Str};
 use crate::providers::scan::{self, Memo, Scan, Seen};
@@ -11,10 +11,13 @@ use crate::providers::Input;
 
 /// The event types the fast path serves: the deltas among those `apply`
 /// reads (`HANDLED`), the `.done` events of a call's arguments or input (the
-/// same members, the whole text in one), and the progress events `apply`
-/// passes over (a part or a whole text, skipped as the typed decode skips
-/// them). Any other type, or none, is for the general path.
-const SERVED: [&str; 17] = [
+/// same members, the whole text in one), the output items ([`ITEMS`]), and
+/// the progress events `apply` passes over (a part or a whole text, skipped
+/// as the typed decode skips them). Any other type, or none, is for the
+/// general path.
+const SERVED: [&str; 19] = [
+    "response.output_item.added",
+    "response.output_item.done",
     "response.function_call_arguments.delta",
     "response.function_call_arguments.done",
     "response.custom_tool_call_input.done",
@@ -34,11 +37,16 @@ const SERVED: [&str; 17] = [
     "response.reasoning_text.done",
 ];
 
+/// The event types whose `item` the fast path reads. `apply` reads these
+/// events' item itself (`State::item`), never as a snapshot to check.
+const ITEMS: [&str; 2] = ["response.output_item.added", "response.output_item.done"];
+
 /// Fills `ev` (fresh) with exactly the [`Event`] the typed decode gives, or
 /// returns `None` for the general path: an event of a type not in
-/// [`SERVED`] (or of no type), an output item, a response, an error's code
-/// or message that is not `null`, anything [`Scan`] does not certify. An
-/// event it serves carries no `item` and no `response` (`null` is none): no
+/// [`SERVED`] (or of no type), an item that is not an object ([`scan_item`])
+/// or in an event not of [`ITEMS`], a response, an error's code or message
+/// that is not `null`, anything [`Scan`] does not certify. Only an output
+/// item's event carries an `item`, and none a `response` (`null` is none): no
 /// snapshot for `check_carried` to check.
 ///
 /// What it serves is what `parse_typed` gives (the typed decode succeeds),
@@ -76,7 +84,13 @@ pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option
                 return Some(());
             }
             // Present as `null` is absent; anything else is for the general path.
-            "item" => return seen.once(10).and_then(|()| p.null()?.then_some(())),
+            "item" => {
+                seen.once(10)?;
+                if !p.null()? {
+                    ev.item = Some(scan_item(p)?);
+                }
+                return Some(());
+            }
             "response" => return seen.once(11).and_then(|()| p.null()?.then_some(())),
             "code" => return seen.once(12).and_then(|()| p.null()?.then_some(())),
             "message" => return seen.once(13).and_then(|()| p.null()?.then_some(())),
@@ -88,7 +102,52 @@ pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option
         Some(())
     })?;
     p.end()?;
-    SERVED.contains(&ev.kind.as_deref()?).then_some(p.the_hole())
+    let kind = ev.kind.as_deref()?;
+    if ev.item.is_some() && !ITEMS.contains(&kind) {
+        return None;
+    }
+    SERVED.contains(&kind).then_some(p.the_hole())
+}
+
+/// An output item, exactly as the typed decode reads it: an object whose
+/// members read are strings or `null` (a call's `arguments` or `input` that
+/// is any other value is for the general path), each at most once; any
+/// other member skipped.
+fn scan_item<'a>(p: &mut Scan<'a>) -> Option<Item<'a>> {
+    let mut item = Item {
+        kind: None,
+        id: None,
+        call_id: None,
+        name: None,
+        arguments: None,
+        input: None,
+        encrypted_content: None,
+    };
+    let mut seen = Seen::default();
+    p.object(|p, key| {
+        let (n, field) = match key {
+            "type" => (0, &mut item.kind),
+            "id" => (1, &mut item.id),
+            "call_id" => (2, &mut item.call_id),
+            "name" => (3, &mut item.name),
+            "encrypted_content" => (4, &mut item.encrypted_content),
+            "arguments" | "input" => {
+                let (n, loose) = if key == "arguments" {
+                    (5, &mut item.arguments)
+                } else {
+                    (6, &mut item.input)
+                };
+                seen.once(n)?;
+                *loose = p.opt_str()?.map(|s| crate::providers::json::Loose::Str(s.0));
+                return Some(());
+            }
+            _ => return p.skip(),
+        };
+        seen.once(n)?;
+        *field = p.opt_str()?;
+        Some(())
+    })?;
+    Some(item)
 }
 
 /// The deltas a memo serves, by their tag in [`Facts`].

@@ -63,6 +63,27 @@ struct ItemFields<'a> {
     input: Option<Option<Cow<'a, str>>>,
 }
 
+/// The members of the object `map` an [`ItemFields`] keeps.
+fn read_fields<'de, A: serde::de::MapAccess<'de>>(mut map: A) -> Result<ItemFields<'de>, A::Error> {
+    let mut item = ItemFields::default();
+    while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+        let slot = match &*key {
+            "type" => &mut item.kind,
+            "call_id" => &mut item.call_id,
+            "id" => &mut item.id,
+            "name" => &mut item.name,
+            "arguments" => &mut item.arguments,
+            "input" => &mut item.input,
+            _ => {
+                map.next_value::<serde::de::IgnoredAny>()?;
+                continue;
+            }
+        };
+        *slot = Some(map.next_value::<StrOrOther<'de>>()?.0);
+    }
+    Ok(item)
+}
+
 impl<'de: 'a, 'a> serde::Deserialize<'de> for ItemFields<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
@@ -71,30 +92,97 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for ItemFields<'a> {
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("an object")
             }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<ItemFields<'de>, A::Error> {
-                let mut item = ItemFields::default();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    let slot = match &*key {
-                        "type" => &mut item.kind,
-                        "call_id" => &mut item.call_id,
-                        "id" => &mut item.id,
-                        "name" => &mut item.name,
-                        "arguments" => &mut item.arguments,
-                        "input" => &mut item.input,
-                        _ => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    *slot = Some(map.next_value::<StrOrOther<'de>>()?.0);
-                }
-                Ok(item)
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<ItemFields<'de>, A::Error> {
+                read_fields(map)
             }
         }
         d.deserialize_map(V)
+    }
+}
+
+/// [`CarriedText`] with its items read in the same pass: the same members
+/// (so the same text is refused), each item as [`ItemFields`].
+#[derive(serde::Deserialize)]
+struct CarriedItems<'a> {
+    #[serde(borrow, default)]
+    response: Option<CarriedResponseItems<'a>>,
+    #[serde(borrow, default)]
+    item: Option<AnyItem<'a>>,
+}
+
+#[derive(serde::Deserialize)]
+struct CarriedResponseItems<'a> {
+    #[serde(borrow, default)]
+    output: Option<Output<'a>>,
+}
+
+/// Any JSON value: an array's elements as [`AnyItem`]s, `None` for any
+/// other value (an output that is no array holds no items).
+struct Output<'a>(Option<Vec<AnyItem<'a>>>);
+
+/// Any JSON value: an object's [`ItemFields`], `None` for any other value
+/// (which is no item).
+struct AnyItem<'a>(Option<ItemFields<'a>>);
+
+/// The visitor of [`Output`] (`ARRAY`) and of [`AnyItem`]: whatever it is
+/// not looking for is passed over.
+struct Either<const ARRAY: bool>;
+
+impl<'de, const ARRAY: bool> serde::de::Visitor<'de> for Either<ARRAY> {
+    type Value = (Option<Vec<AnyItem<'de>>>, Option<ItemFields<'de>>);
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok((None, None))
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok((None, None))
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok((None, None))
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok((None, None))
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok((None, None))
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+        Ok((None, None))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        if !ARRAY {
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            return Ok((None, None));
+        }
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element::<AnyItem<'de>>()? {
+            items.push(item);
+        }
+        Ok((Some(items), None))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        if ARRAY {
+            while map
+                .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                .is_some()
+            {}
+            return Ok((None, None));
+        }
+        Ok((None, Some(read_fields(map)?)))
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for Output<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Output(d.deserialize_any(Either::<true>)?.0))
+    }
+}
+
+impl<'de: 'a, 'a> serde::Deserialize<'de> for AnyItem<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(AnyItem(d.deserialize_any(Either::<false>)?.1))
     }
 }
 
@@ -146,6 +234,21 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for StrOrOther<'a> {
     }
 }
 
+/// A member of an [`ItemFields`] as the check reads it: its string, `""`
+/// when absent or not a string.
+fn field<'x>(f: &'x Option<Option<Cow<'_, str>>>) -> &'x str {
+    f.as_ref().and_then(|v| v.as_deref()).unwrap_or_default()
+}
+
+/// Whether the check compares `item` as a whole value: a client tool that
+/// is not a JSON function (Q28), or an approval request (Q60).
+fn kept_whole(item: &ItemFields<'_>) -> bool {
+    let item_type = field(&item.kind);
+    item_type != "function_call"
+        && item_type != CUSTOM
+        && (crate::blocks::APPROVAL_KINDS.contains(&item_type) || CLIENT_ITEMS.contains(&item_type))
+}
+
 /// Two argument texts say the same when they are equal, or both are JSON
 /// values that are equal (key order and whitespace aside).
 fn same_arguments(a: &str, b: &str) -> bool {
@@ -194,6 +297,30 @@ impl State {
     /// in place (each member the check reads as its last occurrence says, as
     /// a value's does), a `Value` only for an item kept whole.
     fn check_carried_text(&self, s: &mut Stream, kind: &str, text: &str) -> R {
+        // One pass: the items read as the text is. An item kept whole is
+        // compared as a value, from its own text: the pass below reads them.
+        let Ok(carried) = serde_json::from_str::<CarriedItems<'_>>(text) else {
+            return Ok(());
+        };
+        let output = carried.response.and_then(|r| r.output).and_then(|o| o.0);
+        let items = output.iter().flatten().chain(&carried.item);
+        if items.clone().any(|i| i.0.as_ref().is_some_and(kept_whole)) {
+            return self.check_carried_raw(s, kind, text);
+        }
+        for AnyItem(item) in output.iter().flatten() {
+            if let Some(item) = item {
+                self.check_fields(s, kind, "its response.output", item, None)?;
+            }
+        }
+        if let Some(AnyItem(Some(item))) = &carried.item {
+            self.check_fields(s, kind, "its item", item, None)?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_carried_text`] with each item's text kept, for the
+    /// items kept whole.
+    fn check_carried_raw(&self, s: &mut Stream, kind: &str, text: &str) -> R {
         let Ok(carried) = serde_json::from_str::<CarriedText<'_>>(text) else {
             return Ok(());
         };
@@ -216,29 +343,33 @@ impl State {
         let Ok(item) = serde_json::from_str::<ItemFields<'_>>(raw.get()) else {
             return Ok(());
         };
-        let field = |f: &Option<Option<Cow<'_, str>>>| f.as_ref().and_then(|v| v.as_deref()).unwrap_or_default().to_owned();
+        self.check_fields(s, kind, place, &item, Some(raw))
+    }
+
+    /// An item read as [`ItemFields`]: a call checked as such, an item kept
+    /// whole as its value (from `raw`, its text, which the caller gives for
+    /// every item [`kept_whole`] says is one).
+    fn check_fields(&self, s: &mut Stream, kind: &str, place: &str, item: &ItemFields<'_>, raw: Option<&RawValue>) -> R {
         let item_type = field(&item.kind);
         let function = item_type == "function_call";
         let custom = item_type == CUSTOM;
         if function || custom {
             let args = if custom { &item.input } else { &item.arguments };
-            let (call_id, id, name) = (field(&item.call_id), field(&item.id), field(&item.name));
             let call = SnapshotCall {
-                item_type: &item_type,
-                call_id: &call_id,
-                id: &id,
-                name: &name,
+                item_type,
+                call_id: field(&item.call_id),
+                id: field(&item.id),
+                name: field(&item.name),
                 args: args.as_ref().map(|a| a.as_deref()),
             };
             return self.check_call(s, kind, place, &call);
         }
-        let approval = crate::blocks::APPROVAL_KINDS.contains(&item_type.as_str());
-        if !approval && !CLIENT_ITEMS.contains(&item_type.as_str()) {
+        if !kept_whole(item) {
             return Ok(());
         }
-        match serde_json::from_str::<Value>(raw.get()) {
-            Ok(value) => self.check_item(s, kind, place, &value),
-            Err(_) => Ok(()),
+        match raw.map(|r| serde_json::from_str::<Value>(r.get())) {
+            Some(Ok(value)) => self.check_item(s, kind, place, &value),
+            _ => Ok(()),
         }
     }
 
