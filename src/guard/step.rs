@@ -11,10 +11,10 @@ pub enum Outcome {
     Open,
     /// Ended, every call checked and passed, every message complete.
     Passed,
-    /// Blocked: see [`Guard::blocked`].
+    /// Blocked: see [`Guard::blocked`](super::Guard::blocked).
     Blocked,
     /// Ended, released whole without a check: empty, or no dialect answers in
-    /// it (see [`Guard::unchecked_reason`]).
+    /// it (see [`Guard::unchecked_reason`](super::Guard::unchecked_reason)).
     Unchecked,
 }
 
@@ -47,7 +47,7 @@ pub enum Cause {
     /// A content coding the guard cannot decode within its bounds.
     Encoding,
     /// Clients may read the response otherwise than the guard, or than one
-    /// another ([`Assembler::divergence`]): which calls they take cannot be
+    /// another ([`Assembler::divergence`](crate::providers::Assembler::divergence)): which calls they take cannot be
     /// told.
     Ambiguous,
 }
