@@ -471,6 +471,8 @@ class _Slow(BaseHTTPRequestHandler):
 
 
 def test_sigterm_drains_open_streams_then_exits(tmp_path: Path) -> None:
+    # The event is the class's: a run on the other relay may have set it already.
+    _Slow.started.clear()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Slow)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     got: list[bytes] = []

@@ -193,3 +193,35 @@ def test_alternating_declarations_are_each_checked_against_their_own(
         "blocked",
         "passed",
     ]
+
+
+# ------------------------------------------------------------ one validation per call
+
+
+def test_the_record_takes_the_guards_verdict_for_the_calls_it_passed() -> None:
+    # The guard's check sees each call as the record later reads it from the messages:
+    # the same key, so the record does not validate a call the guard passed again.
+    from toolstitch._toolstitch import _Guard
+    from toolstitch.proxy import records
+
+    toolset = ToolsetCache().get(CHAT_TOOLS)
+    seen: list[tuple[Any, ...]] = []
+
+    def check(block: Any) -> None:
+        toolset.validate(block)
+        seen.append(records.call_key(block))
+
+    guard = _Guard(check, provider="openai-chat", transport="sse")
+    guard.feed(OPENAI_CHAT)
+    guard.finish()
+    assert guard.outcome == "passed"
+    messages = guard.messages()
+    keys = [records.call_key(c) for m in messages for c in m.tool_uses]
+    assert len(keys) == 2 and sorted(seen) == sorted(keys)
+    calls = records.calls("/v1/chat/completions", messages, None, toolset, set(seen))
+    assert [(c["valid"], c["validation_error"]) for c in calls] == [(True, None)] * 2
+    # A call the check did not pass is validated: an undeclared name fails.
+    narrow = ToolsetCache().get([CHAT_TOOLS[0]])
+    calls = records.calls("/v1/chat/completions", messages, None, narrow, set(seen[:1]))
+    verdicts = {c["name"]: c["valid"] for c in calls}
+    assert sorted(verdicts.values()) == [False, True]

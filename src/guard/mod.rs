@@ -53,20 +53,22 @@
 
 mod cuts;
 mod inflate;
+mod judge;
+mod step;
 mod tail;
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
 pub use inflate::{Encoding, InflateLimits};
+pub use step::{Blocked, Cause, GuardLimits, Outcome, Step};
 pub use tail::error_response;
 
 use crate::framing::{self, Decoder, Detection, FramingLimits, Transport};
 use crate::providers::{
     AssembledMessage, Assembler, AssemblerLimits, BytesAssembler, BytesError, Dialect, Error,
-    LiveEvent, ProblemKind, ToolUse,
+    LiveDetail, LiveEvent, ToolUse,
 };
 use cuts::Cutter;
 use inflate::Inflater;
+use judge::Judge;
 
 /// Judges one call that a client may now act on.
 pub trait CallCheck {
@@ -75,143 +77,6 @@ pub trait CallCheck {
     /// # Errors
     /// The reason the call must not run.
     fn check(&mut self, call: &ToolUse) -> Result<(), String>;
-}
-
-/// Where a guarded response stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// Still arriving.
-    Open,
-    /// Ended, every call checked and passed, every message complete.
-    Passed,
-    /// Blocked: see [`Guard::blocked`].
-    Blocked,
-    /// Ended, released whole without a check: empty, or no dialect answers in
-    /// it (see [`Guard::unchecked_reason`]).
-    Unchecked,
-}
-
-impl Outcome {
-    /// The outcome as records spell it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Outcome::Open => "open",
-            Outcome::Passed => "passed",
-            Outcome::Blocked => "blocked",
-            Outcome::Unchecked => "unchecked",
-        }
-    }
-}
-
-/// Why a response was blocked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Cause {
-    /// A call failed the check.
-    InvalidCall,
-    /// A message with calls ended without a normal end (cut, `length`, an
-    /// error), or the stream was cut: its calls may be truncated.
-    Incomplete,
-    /// Bytes or an event the guard cannot read or apply (framing, JSON, the
-    /// protocol), or events before the first one a dialect reads.
-    Unreadable,
-    /// A limit of the assembler, the framing or the guard.
-    Limit,
-    /// A content coding the guard cannot decode within its bounds.
-    Encoding,
-    /// Clients may read the response otherwise than the guard, or than one
-    /// another ([`Assembler::divergence`]): which calls they take cannot be
-    /// told.
-    Ambiguous,
-}
-
-impl Cause {
-    /// The cause as records spell it.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Cause::InvalidCall => "invalid-call",
-            Cause::Incomplete => "incomplete",
-            Cause::Unreadable => "unreadable",
-            Cause::Limit => "limit",
-            Cause::Encoding => "encoding",
-            Cause::Ambiguous => "ambiguous",
-        }
-    }
-}
-
-/// A blocked response: why, and how to end it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Blocked {
-    pub cause: Cause,
-    /// One line, naming the call (id and name) and why.
-    pub reason: String,
-    /// The call concerned, when one is.
-    pub choice: Option<i64>,
-    pub call_id: Option<String>,
-    pub tool_name: Option<String>,
-    /// The bytes that end the stream after what was released, in the
-    /// provider's own error shape (an SSE error event, an event-stream
-    /// exception frame, an error line or array element).
-    pub tail: Vec<u8>,
-    /// A whole error response in the provider's shape, for when nothing of
-    /// the body was released yet: its status, headers and JSON body.
-    pub status: u16,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-/// What one read (or the end) gives.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Step {
-    /// The bytes that may be forwarded now, in order.
-    pub forward: Vec<u8>,
-    /// Set on the step that blocked the response (forward its `forward`, then
-    /// the tail, and nothing else).
-    pub blocked: Option<Blocked>,
-}
-
-/// Bounds of the guard itself (the assembler's and the framing's apply too).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GuardLimits {
-    /// Bytes held back at once (an event not yet whole, or a JSON body).
-    pub max_held_bytes: usize,
-    /// Bytes of messages rebuilt to check their calls, in all (each check reads
-    /// its message whole: a stream of thousands of calls would otherwise cost
-    /// time quadratic in its size).
-    pub max_check_bytes: usize,
-    /// The bounds on a compressed body.
-    pub inflate: InflateLimits,
-}
-
-impl Default for GuardLimits {
-    fn default() -> Self {
-        let framing = FramingLimits::default();
-        Self {
-            max_held_bytes: framing
-                .max_event_bytes
-                .saturating_add(framing.max_line_bytes),
-            max_check_bytes: 256 << 20,
-            inflate: InflateLimits::default(),
-        }
-    }
-}
-
-/// Calls and messages as the guard judges them.
-#[derive(Debug, Default)]
-struct Judge {
-    /// The calls of each message (internal keys), as they opened.
-    opened: BTreeMap<i64, BTreeSet<i64>>,
-    /// Calls a client may take as complete, to check in their present form.
-    due: BTreeSet<(i64, i64)>,
-    /// Each passed call as it was when it passed (id, name, input).
-    passed: HashMap<(i64, i64), (String, String, String)>,
-    /// Messages that ended since the last judgment: (choice, complete, reason).
-    ended: Vec<(i64, bool, Option<String>)>,
-    /// A passed call that changed since (the first one).
-    changed: Option<(i64, i64)>,
-    /// Bytes of messages read to check calls.
-    spent: usize,
 }
 
 /// Guards one response (see the module docs).
@@ -266,7 +131,10 @@ impl Guard {
         encoding: Encoding,
         error_dialect: Option<Dialect>,
     ) -> Self {
-        let core = Assembler::new(dialect, assembler_limits);
+        let mut core = Assembler::new(dialect, assembler_limits);
+        // The guard decides on the course of calls and messages only: no
+        // text or input fragment is copied into its live events.
+        core.set_live_detail(LiveDetail::Structural);
         let mut guard = Self {
             asm: BytesAssembler::new(core, framing_limits),
             framing_limits,
@@ -348,22 +216,30 @@ impl Guard {
     /// is) and says which may be forwarded now.
     pub fn feed(&mut self, bytes: &[u8], check: &mut dyn CallCheck) -> Step {
         let mut step = Step::default();
+        self.feed_into(bytes, check, &mut step);
+        step
+    }
+
+    /// [`Guard::feed`] into a step the caller keeps between reads (its
+    /// `forward` buffer is cleared and reused: no allocation per read).
+    pub fn feed_into(&mut self, bytes: &[u8], check: &mut dyn CallCheck, step: &mut Step) {
+        step.forward.clear();
+        step.blocked = None;
         if self.outcome != Outcome::Open {
-            return step;
+            return;
         }
         match self.inflater.take() {
             Some(mut inflater) => {
-                let decoded = inflater.push(bytes, &mut |run| self.take(run, check, &mut step));
+                let decoded = inflater.push(bytes, &mut |run| self.take(run, check, step));
                 self.inflater = Some(inflater);
                 if let Err(why) = decoded {
-                    self.block(Cause::Encoding, why, None, &mut step);
+                    self.block(Cause::Encoding, why, None, step);
                 }
             }
             None => {
-                self.take(bytes, check, &mut step);
+                self.take(bytes, check, step);
             }
         }
-        step
     }
 
     /// The body ended: the last event is judged, every message must be
@@ -588,192 +464,6 @@ impl Guard {
         true
     }
 
-    /// Judges the live events since the last judgment: every call they
-    /// complete is checked, every message they end must be complete.
-    fn judge_now(&mut self, check: &mut dyn CallCheck, step: &mut Step) -> Result<(), ()> {
-        if self.live.is_empty() && self.judge.due.is_empty() {
-            return Ok(());
-        }
-        let own_stops = self
-            .asm
-            .core()
-            .dialect()
-            .is_some_and(|d| !d.spec().protocol.stop.is_empty());
-        let judge = &mut self.judge;
-        for ev in self.live.drain(..) {
-            match ev {
-                LiveEvent::ToolCallStarted { choice, index, .. } => {
-                    let opened = judge.opened.entry(choice).or_default();
-                    if !own_stops {
-                        judge.due.extend(
-                            opened
-                                .iter()
-                                .filter(|&&k| {
-                                    k != index && !judge.passed.contains_key(&(choice, k))
-                                })
-                                .map(|&k| (choice, k)),
-                        );
-                    }
-                    opened.insert(index);
-                    if judge.passed.contains_key(&(choice, index)) {
-                        judge.changed.get_or_insert((choice, index));
-                    }
-                }
-                LiveEvent::ToolInputDelta { choice, index, .. } => {
-                    if judge.passed.contains_key(&(choice, index)) {
-                        judge.changed.get_or_insert((choice, index));
-                    }
-                }
-                LiveEvent::ToolCallFinished { choice, index } => {
-                    judge.opened.entry(choice).or_default().insert(index);
-                    judge.due.insert((choice, index));
-                }
-                LiveEvent::MessageDone {
-                    choice,
-                    finish_reason,
-                    complete,
-                } => {
-                    let opened = judge.opened.entry(choice).or_default();
-                    judge.due.extend(
-                        opened
-                            .iter()
-                            .filter(|&&k| !judge.passed.contains_key(&(choice, k)))
-                            .map(|&k| (choice, k)),
-                    );
-                    judge.ended.push((choice, complete, finish_reason));
-                }
-                LiveEvent::TextDelta { .. }
-                | LiveEvent::ThinkingDelta { .. }
-                | LiveEvent::RefusalDelta { .. } => {}
-            }
-        }
-        if let Some((choice, key)) = self.judge.changed.take() {
-            // A client may have acted on the call as it was when it passed.
-            let id = self
-                .judge
-                .passed
-                .get(&(choice, key))
-                .map(|(id, name, _)| (id.clone(), name.clone()))
-                .unwrap_or_default();
-            let reason = format!(
-                "tool call {} ({}) changed after it was complete and checked (its input or \
-                 name came again): which one a client acted on cannot be told",
-                shown(&id.0),
-                shown(&id.1)
-            );
-            self.block(Cause::Unreadable, reason, Some((choice, id.0, id.1)), step);
-            return Err(());
-        }
-        if self.judge.due.is_empty() && self.judge.ended.is_empty() {
-            return Ok(());
-        }
-        let due = std::mem::take(&mut self.judge.due);
-        let ended = std::mem::take(&mut self.judge.ended);
-        let mut messages: BTreeMap<i64, Option<AssembledMessage>> = BTreeMap::new();
-        let budget = self.limits.max_check_bytes;
-        for &(choice, key) in &due {
-            let spent = &mut self.judge.spent;
-            let message = messages
-                .entry(choice)
-                .or_insert_with(|| read_message(choice, self.asm.core(), spent));
-            if self.judge.spent > budget {
-                break;
-            }
-            let Some(call) = message
-                .as_ref()
-                .and_then(|m| m.tool_uses.iter().find(|t| t.index == key))
-            else {
-                continue;
-            };
-            if server_run(self.asm.core(), call) {
-                continue;
-            }
-            let now = (
-                call.block.id.clone(),
-                call.block.name.clone(),
-                call.block.input.clone(),
-            );
-            if self.judge.passed.get(&(choice, key)) == Some(&now) {
-                continue;
-            }
-            if let Err(why) = check.check(call) {
-                let reason = format!(
-                    "tool call {} ({}) is not valid: {}",
-                    shown(&call.block.id),
-                    shown(&call.block.name),
-                    one_line(&why)
-                );
-                let call = Some((choice, call.block.id.clone(), call.block.name.clone()));
-                self.block(Cause::InvalidCall, reason, call, step);
-                return Err(());
-            }
-            self.judge.passed.insert((choice, key), now);
-        }
-        for (choice, complete, reason) in ended.iter().cloned() {
-            if complete || self.judge.spent > budget {
-                continue;
-            }
-            let spent = &mut self.judge.spent;
-            let message = messages
-                .entry(choice)
-                .or_insert_with(|| read_message(choice, self.asm.core(), spent));
-            let asm = self.asm.core();
-            let calls: Vec<String> = message
-                .iter()
-                .flat_map(|m| m.tool_uses.iter())
-                .filter(|t| !server_run(asm, t))
-                .map(|t| format!("{} ({})", shown(&t.block.id), shown(&t.block.name)))
-                .collect();
-            // A message without client calls is blocked only when it lost them
-            // (Q65: its finish says the client has calls to run).
-            let lost = message
-                .iter()
-                .flat_map(|m| m.problems.iter())
-                .any(|p| p.kind == ProblemKind::MissingCalls);
-            if calls.is_empty() && !lost {
-                continue;
-            }
-            let how = match &reason {
-                Some(r) => format!("ended with {r:?}"),
-                None => "ended without a normal end".to_owned(),
-            };
-            if calls.is_empty() {
-                let why = format!(
-                    "choice {choice} {how}, which says the client has calls to run, and holds \
-                     none: its calls were lost"
-                );
-                self.block(Cause::Incomplete, one_line(&why), None, step);
-                return Err(());
-            }
-            let problems: Vec<&str> = message
-                .iter()
-                .flat_map(|m| m.problems.iter())
-                .map(|p| p.message.as_str())
-                .take(3)
-                .collect();
-            let mut why = format!(
-                "choice {choice} {how}, so its tool calls may be cut short: {}",
-                calls.join(", ")
-            );
-            if !problems.is_empty() {
-                why.push_str(" (");
-                why.push_str(&problems.join("; "));
-                why.push(')');
-            }
-            self.block(Cause::Incomplete, one_line(&why), None, step);
-            return Err(());
-        }
-        if self.judge.spent > budget {
-            let why = format!(
-                "checking the calls would read more than {budget} bytes of messages \
-                 (max_check_bytes): too many calls in one stream"
-            );
-            self.block(Cause::Limit, why, None, step);
-            return Err(());
-        }
-        Ok(())
-    }
-
     /// Marks `held[..cut]` releasable: it goes out at the end of the read (or
     /// before the tail, if the read blocks), so that the offsets of the read's
     /// cuts stay valid while it is pushed.
@@ -878,35 +568,6 @@ fn whole_json(body: &[u8], t: Transport, limits: FramingLimits) -> Result<(), St
     }
 }
 
-/// A call the guard leaves unchecked as the provider's own: only a
-/// server-side call of one of the dialect's server item kinds, which its SDKs
-/// also present as the provider's (not a kind its declaration's `client_run`
-/// names: those the SDKs hand to the application as ordinary calls). A call
-/// marked server-side by other means (xAI's `custom_tool_call` named like one
-/// of its tools, Q47) reaches applications as a call and is checked.
-fn server_run(asm: &Assembler, call: &ToolUse) -> bool {
-    let kind = call.block.kind.as_str();
-    call.server_side
-        && asm.dialect().is_some_and(|d| {
-            d.server_items().contains(&kind)
-                && !d.spec().protocol.reading.client_run.contains(&kind)
-        })
-}
-
-/// One message, read to check its calls; its size is added to `spent`.
-fn read_message(choice: i64, asm: &Assembler, spent: &mut usize) -> Option<AssembledMessage> {
-    let message = asm.message(choice);
-    let size = message.as_ref().map_or(0, |m| {
-        m.tool_uses
-            .iter()
-            .map(|t| t.block.input.len())
-            .sum::<usize>()
-            .saturating_add(m.text.len())
-    });
-    *spent = spent.saturating_add(size);
-    message
-}
-
 fn cause_of(e: &BytesError) -> (Cause, String) {
     let cause = match e {
         BytesError::Framing(f) if f.is_limit() => Cause::Limit,
@@ -932,5 +593,7 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+#[cfg(test)]
+mod detail_tests;
 #[cfg(test)]
 mod tests;

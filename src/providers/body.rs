@@ -347,7 +347,7 @@ pub(crate) fn apply_whole<E>(
     for ev in events {
         asm.stream.dialect = Some(dialect);
         asm.stream.unknown = None;
-        let mut l = Live(live.as_deref_mut());
+        let mut l = Live::new(live.as_deref_mut(), asm.stream.live_detail);
         if let Err((f, event_type)) = apply(asm, ev, &mut l)? {
             if matches!(f, Fail::Provider { .. }) {
                 asm.stream.fail_all();
@@ -371,7 +371,7 @@ pub(crate) fn end_whole(
     input: Input<'_>,
     live: Option<&mut Vec<LiveEvent>>,
 ) -> Result<(), Error> {
-    asm.ended_whole(&mut Live(live))
+    asm.ended_whole(&mut Live::new(live, asm.stream.live_detail))
         .map_err(|f| renamed(asm.wrap(f, event_name, input), body))
 }
 
@@ -514,7 +514,7 @@ fn feed_body(
         };
         fed.map_err(|e| renamed(e, &what))?;
     }
-    let mut live = Live(live);
+    let mut live = Live::new(live, asm.stream.live_detail);
     asm.ended_whole(&mut live)
         .map_err(|f| renamed(asm.wrap(f, event_name, input), &what))
 }

@@ -225,6 +225,7 @@ fn feed_capture(
         {
             // The refused event's problem stays with the assembler dropped here.
             *core = Assembler::new(core.dialect(), core.limits());
+            core.set_live_detail(before.stream.live_detail);
             let mut done = before;
             // Its end was read already: closing it finishes nothing new.
             let _ = done.close(None);

@@ -121,7 +121,7 @@ impl Assembler {
         self.stream.ordinal = self.events;
         let s = &mut self.stream;
         s.unknown = None;
-        let mut live = Live(live);
+        let mut live = Live::new(live, s.live_detail);
         let facts = (common.facts, common.id.as_deref());
         let Some(r) = state.feed_common(s, event_name, facts, piece, &mut live) else {
             (self.events, self.stream.ordinal) = before;

@@ -67,7 +67,7 @@ impl Stream {
         }
         self.content_bytes = total;
         if !text.is_empty() {
-            live.emit(|| match kind {
+            live.content(|| match kind {
                 TextKind::Text => LiveEvent::TextDelta {
                     choice: c,
                     text: text.to_owned(),
@@ -135,7 +135,7 @@ impl Stream {
         }
         self.content_bytes = total;
         if !frag.thinking.is_empty() {
-            live.emit(|| LiveEvent::ThinkingDelta {
+            live.content(|| LiveEvent::ThinkingDelta {
                 choice: c,
                 text: frag.thinking.to_owned(),
             });
@@ -235,19 +235,9 @@ impl Stream {
         let shown = ch.call_id(c, key);
         self.content_bytes = total;
         let (name, input) = (o.name, o.input);
-        live.emit(|| LiveEvent::ToolCallStarted {
-            choice: c,
-            index: key,
-            id: shown,
-            name: name.to_owned(),
-        });
+        live.started(c, key, shown, name);
         if !input.is_empty() {
-            live.emit(|| LiveEvent::ToolInputDelta {
-                choice: c,
-                index: key,
-                fragment: input.to_owned(),
-                replaces: false,
-            });
+            live.input(c, key, input, false);
         }
         Ok(key)
     }
@@ -347,20 +337,10 @@ impl Stream {
         }
         self.content_bytes = total;
         if let Some(id_now) = announce {
-            live.emit(|| LiveEvent::ToolCallStarted {
-                choice: c,
-                index: key,
-                id: id_now,
-                name: name.to_owned(),
-            });
+            live.started(c, key, id_now, name);
         }
         if !piece.is_empty() {
-            live.emit(|| LiveEvent::ToolInputDelta {
-                choice: c,
-                index: key,
-                fragment: piece.to_owned(),
-                replaces: false,
-            });
+            live.input(c, key, piece, false);
         }
         Ok(())
     }
@@ -410,12 +390,7 @@ impl Stream {
             None => (input, true),
         };
         if !fragment.is_empty() || replaces {
-            live.emit(|| LiveEvent::ToolInputDelta {
-                choice: c,
-                index: key,
-                fragment: fragment.to_owned(),
-                replaces,
-            });
+            live.input(c, key, fragment, replaces);
         }
         Ok(())
     }
@@ -498,7 +473,7 @@ impl Stream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::providers::state::NS_BLOCK;
+    use crate::providers::state::{LiveDetail, NS_BLOCK};
     use crate::providers::AssemblerLimits;
 
     fn stream() -> Stream {
@@ -508,7 +483,7 @@ mod tests {
     #[test]
     fn text_without_a_position_continues_the_last_text_block() {
         let mut s = stream();
-        let mut live = Live(None);
+        let mut live = Live::off();
         s.text(0, TextKind::Text, None, "a", false, &mut live)
             .unwrap();
         s.text(0, TextKind::Text, None, "b", false, &mut live)
@@ -526,7 +501,7 @@ mod tests {
     fn a_fragment_after_the_calls_stop_is_refused_and_a_resend_is_dropped() {
         let mut s = stream();
         let mut events = Vec::new();
-        let mut live = Live(Some(&mut events));
+        let mut live = Live::new(Some(&mut events), LiveDetail::Full);
         let src = (NS_BLOCK, 0, 0);
         let opening = Opening {
             src: Some(src),
@@ -562,7 +537,7 @@ mod tests {
     #[test]
     fn an_implicit_call_takes_its_start_once() {
         let mut s = stream();
-        let mut live = Live(None);
+        let mut live = Live::off();
         let src = (NS_BLOCK, 2, 0);
         let key = s.call_for_delta(0, src, &mut live).unwrap();
         let start = Opening {

@@ -490,7 +490,7 @@ mod tests {
     #[test]
     fn calls_come_in_provider_order_and_a_minted_id_never_takes_a_sent_one() {
         let mut s = Stream::new(AssemblerLimits::default());
-        let mut live = Live(None);
+        let mut live = Live::off();
         for (p, id) in [(5, "x"), (1, ""), (3, "call_0_1")] {
             let o = Opening {
                 provider_index: Some(p),

@@ -23,6 +23,7 @@ mod fail;
 pub(crate) mod guarded;
 mod input;
 mod json;
+mod live;
 mod message;
 mod outcome;
 mod output;
@@ -67,6 +68,7 @@ pub(crate) use common::Common;
 pub use error::{DecodeKind, Error, EventRef, Limit, Rule};
 pub use facts::{response_facts, ResponseFacts, HEAD_BYTES, HEAD_EVENTS};
 pub(crate) use input::Input;
+pub(crate) use live::LiveDetail;
 pub use outcome::{Finish, TokenUsage};
 pub use output::{
     AssembledMessage, LiveEvent, Note, NoteKind, Problem, ProblemKind, Skipped, ToolUse,
@@ -445,7 +447,7 @@ impl Assembler {
         input: Input<'_>,
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
-        let mut live = Live(live);
+        let mut live = Live::new(live, self.stream.live_detail);
         let r = self.end_of_stream(&mut live);
         let r = r.and_then(|()| self.ended_whole(&mut live));
         self.stream.done = true;
@@ -513,7 +515,7 @@ impl Assembler {
         if let Some(fed) = body::intercept(self, event_name, input, live.as_deref_mut()) {
             return fed;
         }
-        let mut live = Live(live);
+        let mut live = Live::new(live, self.stream.live_detail);
         if self.stream.done {
             // Q58: an event the dialect says carries nothing to apply is a note.
             if let Some(what) = self.state.as_ref().and_then(|st| st.content_free(input)) {
@@ -619,7 +621,7 @@ impl Assembler {
     /// # Errors
     /// [`Error::Limit`] when rebuilding an open call crosses a limit.
     pub fn close(&mut self, live: Option<&mut Vec<LiveEvent>>) -> Result<(), Error> {
-        let mut live = Live(live);
+        let mut live = Live::new(live, self.stream.live_detail);
         if self.stream.is_closed() {
             return Ok(());
         }

@@ -21,21 +21,11 @@ pub(crate) use super::fail::{provider_error, violation, Fail, R};
 use super::json::{is_complete_json, starts_value};
 use super::phase::{BlockEvent, BlockPhase, MessagePhase};
 use super::scan::{Facts, Memo};
-use super::{AssemblerLimits, Dialect, LiveEvent, Note, Problem, ProblemKind, Skipped};
+use super::{AssemblerLimits, Dialect, Note, Problem, ProblemKind, Skipped};
 use crate::accumulate::{Appender, Thinking, ToolUseLimits, ToolUses};
 use crate::blocks::ToolResultBlock;
 
-/// Where live events go; `None` costs one branch per would-be event.
-pub(crate) struct Live<'a>(pub Option<&'a mut Vec<LiveEvent>>);
-
-impl Live<'_> {
-    #[inline]
-    pub(crate) fn emit(&mut self, make: impl FnOnce() -> LiveEvent) {
-        if let Some(sink) = self.0.as_deref_mut() {
-            sink.push(make());
-        }
-    }
-}
+pub(crate) use super::live::{Live, LiveDetail};
 
 /// A provider position of a block: (namespace, major, minor).
 pub(crate) type Src = (u8, i64, i64);
@@ -453,6 +443,9 @@ pub(crate) struct Stream {
     /// Hashes of the per-event nonces seen (OpenAI's `obfuscation`, Q61).
     #[serde(default)]
     pub(crate) nonces: std::collections::HashSet<u64>,
+    /// How much the live events carry (`live.rs`); not kept when serialised.
+    #[serde(skip)]
+    pub(crate) live_detail: LiveDetail,
 }
 
 /// Pushes `item`, growing `v` from one slot by doubling: a message holds few
@@ -501,6 +494,7 @@ impl Stream {
             diverged: None,
             choice_positions: 0,
             nonces: std::collections::HashSet::new(),
+            live_detail: LiveDetail::Full,
         }
     }
 

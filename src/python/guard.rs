@@ -118,10 +118,16 @@ impl PyGuard {
         &self.check
     }
 
-    /// `feed` without the GIL (`check` takes it for each call): `None` when the
-    /// guard is in use elsewhere.
-    pub(crate) fn feed_detached(&self, data: &[u8], check: &mut dyn CallCheck) -> Option<Step> {
-        self.with(|g| g.feed(data, check)).ok()
+    /// `feed` without the GIL (`check` takes it for each call), into `step`
+    /// (kept by the caller between reads): false when the guard is in use
+    /// elsewhere.
+    pub(crate) fn feed_detached(
+        &self,
+        data: &[u8],
+        check: &mut dyn CallCheck,
+        step: &mut Step,
+    ) -> bool {
+        self.with(|g| g.feed_into(data, check, step)).is_ok()
     }
 
     /// `finish` without the GIL.

@@ -140,6 +140,9 @@ class Exchange:
         self.toolset: Toolset | None = None
         # The check the guard runs: the toolset's, or one that refuses every call.
         self.checker: Any = None
+        # The calls the guard's check passed, as it saw them (``records.call_key``): the
+        # record does not validate them a second time.
+        self.passed: set[tuple[Any, ...]] = set()
         self.guard: _Guard | None = None
         self.asm: Assembler | None = None
         self.decoder: Any = None
@@ -174,11 +177,18 @@ class Exchange:
             # only one that declared tools is guarded.
             self.toolset = self.proxy.toolsets.get(tools or [])
             if tools:
-                self.checker = self.toolset.validate
+                self.checker = self.check_call
         except ToolstitchError as e:
             why = one_line(str(e))
             self.record["reason"] = f"the request's tools cannot be read: {why}"
             self.checker = refuse_every_call(why)
+
+    def check_call(self, block: Any) -> Any:
+        """The guard's check: the toolset's; a call that passes is noted as it was."""
+        assert self.toolset is not None
+        validated = self.toolset.validate(block)
+        self.passed.add(records.call_key(block))
+        return validated
 
     def _model_in_path(self) -> str | None:
         bedrock = _BEDROCK_MODEL.search(self.raw_path.decode("latin-1"))
@@ -425,7 +435,9 @@ class Exchange:
             else:
                 record["readable"] = True
                 record["reason"] = record["reason"] or self.read_error
-            record["calls"] = records.calls(self.path, messages, self.read_error, self.toolset)
+            record["calls"] = records.calls(
+                self.path, messages, self.read_error, self.toolset, self.passed
+            )
             record["complete"] = (
                 bool(messages)
                 and self.read_error is None

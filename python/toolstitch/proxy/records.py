@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import Any
 
 from toolstitch.errors import ToolstitchError
@@ -50,9 +51,11 @@ def calls(
     messages: list[AssembledMessage],
     read_error: str | None,
     toolset: Toolset | None,
+    passed: Collection[tuple[Any, ...]] = (),
 ) -> list[dict[str, Any]]:
     """The calls of a response as replay records (docs/replay.md), with ``valid`` and
-    ``validation_error``."""
+    ``validation_error``; ``passed``: the calls (``call_key``) the guard's check already
+    validated against ``toolset``, valid without a second validation."""
     out = []
     for message in messages:
         error = read_error or ("; ".join(message.problems) if message.problems else None)
@@ -63,16 +66,31 @@ def calls(
                 path, message.choice, call, complete, message.finish, error, notes
             )
             entry: dict[str, Any] = dict(record)
-            entry["valid"], entry["validation_error"] = validity(toolset, call, complete)
+            entry["valid"], entry["validation_error"] = validity(toolset, call, complete, passed)
             out.append(entry)
     return out
 
 
-def validity(toolset: Toolset | None, call: Any, complete: bool) -> tuple[bool | None, str | None]:
+def call_key(call: Any) -> tuple[Any, ...]:
+    """What ``Toolset.validate`` reads of a call: the same key, the same verdict."""
+    return (
+        call.id,
+        call.name,
+        call.input,
+        getattr(call, "kind", "function"),
+        getattr(call, "server_side", False),
+    )
+
+
+def validity(
+    toolset: Toolset | None, call: Any, complete: bool, passed: Collection[tuple[Any, ...]] = ()
+) -> tuple[bool | None, str | None]:
     if call.server_side or toolset is None:
         return None, None
     if not complete:
         return False, "not validated: the response did not complete"
+    if passed and call_key(call) in passed:
+        return True, None
     try:
         toolset.validate(call)
     except ToolstitchError as e:

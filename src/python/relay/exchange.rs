@@ -532,12 +532,15 @@ impl Relay {
     ) {
         let check = guard.check();
         let mut cut = self.shared.cut.subscribe();
+        // One step for every read: its buffer is reused.
+        let mut step = Step::default();
         let stop = loop {
             let data = match self.next_read(body, &mut cut, issued).await {
                 Ok(data) => data,
                 Err(stop) => break stop,
             };
-            let step = guard.feed_detached(&data, &mut AttachedCheck { check });
+            let fed = guard.feed_detached(&data, &mut AttachedCheck { check }, &mut step);
+            let step = fed.then_some(&mut step);
             match self.forward(step, status, headers, Some(&data)).await {
                 Forwarded::Going => {}
                 Forwarded::Blocked => break Stop::Blocked,
@@ -582,8 +585,8 @@ impl Relay {
 
     async fn guarded_end(&mut self, guard: &PyGuard, status: u16, headers: &Headers) {
         let check = guard.check();
-        let step = guard.finish_detached(&mut AttachedCheck { check });
-        if let Forwarded::Going = self.forward(step, status, headers, None).await {
+        let mut step = guard.finish_detached(&mut AttachedCheck { check });
+        if let Forwarded::Going = self.forward(step.as_mut(), status, headers, None).await {
             if !self.down.started() {
                 self.start(status, headers);
             }
@@ -596,7 +599,7 @@ impl Relay {
     /// whole events that pass.
     async fn forward(
         &mut self,
-        step: Option<Step>,
+        step: Option<&mut Step>,
         status: u16,
         headers: &Headers,
         read: Option<&Bytes>,
@@ -613,13 +616,13 @@ impl Relay {
             }
             let out = match read {
                 Some(read) if read.as_ref() == step.forward.as_slice() => read.clone(),
-                _ => Bytes::from(step.forward),
+                _ => Bytes::copy_from_slice(&step.forward),
             };
             if !self.down.send(out).await {
                 return Forwarded::Gone;
             }
         }
-        match step.blocked {
+        match step.blocked.take() {
             None => Forwarded::Going,
             Some(blocked) => {
                 self.end_blocked(&blocked).await;
