@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 use super::snapshot::SnapshotCall;
 use super::wire::{Event, Incomplete, Item, Response};
-use crate::providers::body::{apply_whole, end_whole, scan_bodies, Obj};
+use crate::providers::body::{apply_whole, end_whole, outside_strings, scan_bodies, Obj};
 use crate::providers::json::{Index, Loose, Str};
 use crate::providers::state::usage_map;
 use crate::providers::{detect, Assembler, Dialect, DialectState, Error, Input, LiveEvent};
@@ -527,45 +527,20 @@ pub(super) fn surely_event(text: &[u8]) -> bool {
 /// near `serde_json`'s depth limit (128), which the values refuse while the
 /// skipped members here would not. Strings are passed over with `memchr`.
 pub(super) fn plain(text: &[u8]) -> bool {
-    let mut at = 0;
     let (mut run, mut depth) = (0_u32, 0_u32);
-    while let Some(&b) = text.get(at) {
+    !outside_strings(text, |b| {
         match b {
-            b'"' => {
-                // Past the string: its closing quote is the first one no
-                // backslash escapes.
-                at += 1;
-                loop {
-                    let Some(rest) = text.get(at..) else {
-                        return true;
-                    };
-                    let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
-                        return true;
-                    };
-                    at += i + 1;
-                    if rest.get(i) == Some(&b'"') {
-                        break;
-                    }
-                    at += 1;
-                }
-                run = 0;
-                continue;
-            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth > 100 {
-                    return false;
+                    return true;
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
-            b'e' | b'E' if run > 0 => return false,
+            b'e' | b'E' if run > 0 => return true,
             _ => {}
         }
         run = if b.is_ascii_digit() { run + 1 } else { 0 };
-        if run >= 300 {
-            return false;
-        }
-        at += 1;
-    }
-    true
+        run >= 300
+    })
 }
