@@ -14,6 +14,9 @@
 /// escapes do not decode (a lone surrogate, a control character, an unknown
 /// escape, no closing quote) is kept byte for byte, as `serde_json` refuses it.
 pub(crate) fn compact_raw(raw: &str) -> String {
+    if already_compact(raw.as_bytes()) {
+        return raw.to_owned();
+    }
     let mut out = String::with_capacity(raw.len());
     let bytes = raw.as_bytes();
     let mut at = 0;
@@ -55,6 +58,31 @@ pub(crate) fn compact_raw(raw: &str) -> String {
     }
     out.push_str(raw.get(copied..).unwrap_or_default());
     out
+}
+
+/// Whether [`compact_raw`] would give `raw` back as it is (the usual
+/// arguments object): no backslash anywhere, so each string ends at its next
+/// quote, and no whitespace between the strings. Quotes and backslashes are
+/// found with `memchr`; only the short stretches between strings are read.
+fn already_compact(raw: &[u8]) -> bool {
+    let spaced = |from: usize, to: usize| {
+        raw.get(from..to)
+            .unwrap_or_default()
+            .iter()
+            .any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    };
+    if memchr::memchr(b'\\', raw).is_some() {
+        return false;
+    }
+    let (mut outside, mut from) = (true, 0);
+    for quote in memchr::memchr_iter(b'"', raw) {
+        if outside && spaced(from, quote) {
+            return false;
+        }
+        outside = !outside;
+        from = quote + 1;
+    }
+    !(outside && spaced(from, raw.len()))
 }
 
 /// The end (past the closing quote) of a literal whose text starts at
