@@ -61,9 +61,10 @@ pub(crate) fn compact_raw(raw: &str) -> String {
 }
 
 /// Whether [`compact_raw`] would give `raw` back as it is (the usual
-/// arguments object): no backslash anywhere, so each string ends at its next
-/// quote, and no whitespace between the strings. Quotes and backslashes are
-/// found with `memchr`; only the short stretches between strings are read.
+/// arguments object): no whitespace between its tokens, and no escape but
+/// those written in their one form (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`).
+/// Quotes and backslashes are found with `memchr`; only the short stretches
+/// between strings are read a byte at a time.
 fn already_compact(raw: &[u8]) -> bool {
     let spaced = |from: usize, to: usize| {
         raw.get(from..to)
@@ -71,18 +72,33 @@ fn already_compact(raw: &[u8]) -> bool {
             .iter()
             .any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
     };
-    if memchr::memchr(b'\\', raw).is_some() {
-        return false;
-    }
-    let (mut outside, mut from) = (true, 0);
-    for quote in memchr::memchr_iter(b'"', raw) {
-        if outside && spaced(from, quote) {
-            return false;
+    let (mut inside, mut at) = (false, 0);
+    while let Some(n) = memchr::memchr2(b'"', b'\\', raw.get(at..).unwrap_or_default()) {
+        let found = at + n;
+        match raw.get(found) {
+            Some(b'"') if inside => inside = false,
+            Some(b'"') => {
+                if spaced(at, found) {
+                    return false;
+                }
+                inside = true;
+            }
+            _ if inside => {
+                let one_form = matches!(
+                    raw.get(found + 1),
+                    Some(b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f')
+                );
+                if !one_form {
+                    return false;
+                }
+                at = found + 2;
+                continue;
+            }
+            _ => return false,
         }
-        outside = !outside;
-        from = quote + 1;
+        at = found + 1;
     }
-    !(outside && spaced(from, raw.len()))
+    inside || !spaced(at, raw.len())
 }
 
 /// The end (past the closing quote) of a literal whose text starts at
