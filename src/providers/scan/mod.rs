@@ -90,15 +90,26 @@ fn is_ws(b: u8) -> bool {
 /// left to [`long_run`].
 #[inline]
 fn plain_run(b: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // A high bit for each byte of `x` below `n` (n <= 128); the lowest one
+    // flagged is always exact, which is all that is used.
+    #[inline]
+    fn below(x: u64, n: u64) -> u64 {
+        x.wrapping_sub(LO.wrapping_mul(n)) & !x & HI
+    }
     let mut i = 0;
-    while let Some(eight) = b.get(i..i + BLOCK) {
-        let mut w = [0_u8; BLOCK];
+    while let Some(eight) = b.get(i..i + 8) {
+        let mut w = [0_u8; 8];
         w.copy_from_slice(eight);
-        let n = first_special(&w);
-        if n < BLOCK {
-            return Some(i + n);
+        let w = u64::from_le_bytes(w);
+        let hit = below(w ^ (LO * u64::from(b'"')), 1)
+            | below(w ^ (LO * u64::from(b'\\')), 1)
+            | below(w, 0x20);
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
         }
-        i += BLOCK;
+        i += 8;
         if i == LONG_RUN {
             return long_run(b.get(i..)?).map(|p| i + p);
         }
@@ -127,7 +138,7 @@ fn long_run(b: &[u8]) -> Option<usize> {
 }
 
 /// Bytes of an escaped string's text looked at a time by [`Scan::unescape`].
-const BLOCK: usize = 8;
+const BLOCK: usize = 16;
 
 /// The text left from a string's start up to which [`Scan::unescape`]
 /// appends its runs and escapes in turn.
@@ -144,20 +155,20 @@ thread_local! {
 }
 
 /// Where the first `"`, `\` or control character of `block` is ([`BLOCK`]
-/// when there is none), all eight bytes at once, without a branch. The
-/// lowest byte flagged is always exact, which is all that is used.
+/// when there is none): the test of [`plain_run`] on all sixteen bytes at
+/// once, without a branch.
 #[inline(always)]
 fn first_special(block: &[u8; BLOCK]) -> usize {
-    const LO: u64 = u64::from_le_bytes([1; BLOCK]);
-    const HI: u64 = u64::from_le_bytes([0x80; BLOCK]);
-    // A high bit for each byte of `x` below `n` (n <= 128).
+    const LO: u128 = u128::from_le_bytes([1; BLOCK]);
+    const HI: u128 = u128::from_le_bytes([0x80; BLOCK]);
+    // As in `plain_run`: the lowest byte flagged is always exact.
     #[inline(always)]
-    fn below(x: u64, n: u64) -> u64 {
+    fn below(x: u128, n: u128) -> u128 {
         x.wrapping_sub(LO.wrapping_mul(n)) & !x & HI
     }
-    let w = u64::from_le_bytes(*block);
-    let hit = below(w ^ (LO * u64::from(b'"')), 1)
-        | below(w ^ (LO * u64::from(b'\\')), 1)
+    let w = u128::from_le_bytes(*block);
+    let hit = below(w ^ (LO * u128::from(b'"')), 1)
+        | below(w ^ (LO * u128::from(b'\\')), 1)
         | below(w, 0x20);
     (hit.trailing_zeros() / 8) as usize
 }
