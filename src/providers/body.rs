@@ -275,33 +275,44 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
 /// exponent, or 300 digits in a row, outside strings), which the reference's
 /// values refuse.
 pub(crate) fn may_overflow(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    let mut at = 0;
-    let mut run = 0;
-    while let Some(&b) = bytes.get(at) {
-        if b == b'"' {
-            // Past the string: its closing quote is the first one no
-            // backslash escapes.
-            at += 1;
-            while let Some(&c) = bytes.get(at) {
-                at += 1;
-                match c {
-                    b'\\' => at += 1,
-                    b'"' => break,
-                    _ => {}
-                }
-            }
-            run = 0;
-            continue;
-        }
+    let mut run = 0_u32;
+    outside_strings(text.as_bytes(), |b| {
         if matches!(b, b'e' | b'E') && run > 0 {
             return true;
         }
         run = if b.is_ascii_digit() { run + 1 } else { 0 };
-        if run >= 300 {
+        run >= 300
+    })
+}
+
+/// Hands `look` each byte of the JSON `text` outside its strings, and each
+/// string's opening quote, until it answers `true` (then `true`). Strings
+/// are passed over with `memchr`: their closing quote is the first one no
+/// backslash escapes (a string left open ends the text).
+#[inline]
+pub(crate) fn outside_strings(text: &[u8], mut look: impl FnMut(u8) -> bool) -> bool {
+    let mut at = 0;
+    while let Some(&b) = text.get(at) {
+        if look(b) {
             return true;
         }
         at += 1;
+        if b == b'"' {
+            loop {
+                let Some(rest) = text.get(at..) else {
+                    return false;
+                };
+                let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
+                    return false;
+                };
+                at += i + 1;
+                if rest.get(i) == Some(&b'"') {
+                    break;
+                }
+                // The byte after a backslash, whatever it is.
+                at += 1;
+            }
+        }
     }
     false
 }

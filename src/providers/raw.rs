@@ -14,6 +14,9 @@
 /// escapes do not decode (a lone surrogate, a control character, an unknown
 /// escape, no closing quote) is kept byte for byte, as `serde_json` refuses it.
 pub(crate) fn compact_raw(raw: &str) -> String {
+    if already_compact(raw.as_bytes()) {
+        return raw.to_owned();
+    }
     let mut out = String::with_capacity(raw.len());
     let bytes = raw.as_bytes();
     let mut at = 0;
@@ -55,6 +58,47 @@ pub(crate) fn compact_raw(raw: &str) -> String {
     }
     out.push_str(raw.get(copied..).unwrap_or_default());
     out
+}
+
+/// Whether [`compact_raw`] would give `raw` back as it is (the usual
+/// arguments object): no whitespace between its tokens, and no escape but
+/// those written in their one form (`\"`, `\\`, `\n`, `\r`, `\t`, `\b`, `\f`).
+/// Quotes and backslashes are found with `memchr`; only the short stretches
+/// between strings are read a byte at a time.
+fn already_compact(raw: &[u8]) -> bool {
+    let spaced = |from: usize, to: usize| {
+        raw.get(from..to)
+            .unwrap_or_default()
+            .iter()
+            .any(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    };
+    let (mut inside, mut at) = (false, 0);
+    while let Some(n) = memchr::memchr2(b'"', b'\\', raw.get(at..).unwrap_or_default()) {
+        let found = at + n;
+        match raw.get(found) {
+            Some(b'"') if inside => inside = false,
+            Some(b'"') => {
+                if spaced(at, found) {
+                    return false;
+                }
+                inside = true;
+            }
+            _ if inside => {
+                let one_form = matches!(
+                    raw.get(found + 1),
+                    Some(b'"' | b'\\' | b'n' | b'r' | b't' | b'b' | b'f')
+                );
+                if !one_form {
+                    return false;
+                }
+                at = found + 2;
+                continue;
+            }
+            _ => return false,
+        }
+        at = found + 1;
+    }
+    inside || !spaced(at, raw.len())
 }
 
 /// The end (past the closing quote) of a literal whose text starts at

@@ -20,7 +20,6 @@ use std::sync::LazyLock;
 use memchr::memmem::Finder;
 use serde::de::IgnoredAny;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::body::ConverseToolUse;
@@ -78,7 +77,7 @@ struct Message<'a> {
     #[serde(borrow, default)]
     role: Option<Str<'a>>,
     #[serde(borrow, default)]
-    content: Option<Vec<&'a RawValue>>,
+    content: Option<Vec<Obj<Block<'a>>>>,
 }
 
 #[derive(Deserialize)]
@@ -86,8 +85,9 @@ struct Message<'a> {
 struct Block<'a> {
     #[serde(borrow, default)]
     text: Option<Str<'a>>,
-    #[serde(borrow, default)]
-    tool_use: Option<&'a RawValue>,
+    /// Read as the reference reads it: the same input text, the same start.
+    #[serde(default)]
+    tool_use: Option<ConverseToolUse>,
     #[serde(borrow, default)]
     reasoning_content: Option<Obj<ReasoningIn<'a>>>,
     #[serde(default)]
@@ -142,14 +142,11 @@ fn member(start: &Map<String, Value>, key: &str) -> Option<Option<Str<'static>>>
 }
 
 /// The events of a block, in the reference's order.
-fn block<'a>(i: usize, raw: &'a RawValue, out: &mut Vec<Event<'a>>) -> Option<()> {
-    let Obj(b) = serde_json::from_str::<Obj<Block<'a>>>(raw.get()).ok()?;
+fn block<'a>(i: usize, b: Block<'a>, out: &mut Vec<Event<'a>>) -> Option<()> {
     if b.citations_content.is_some() {
         return None;
     }
     if let Some(tool) = b.tool_use {
-        // Read as the reference reads it: the same input text, the same start.
-        let tool: ConverseToolUse = serde_json::from_str(tool.get()).ok()?;
         let start = ToolUseStart {
             tool_use_id: member(&tool.start, "toolUseId")?,
             name: member(&tool.start, "name")?,
@@ -228,8 +225,8 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
             ..Payload::default()
         },
     ));
-    for (i, raw) in content.into_iter().enumerate() {
-        block(i, raw, &mut out)?;
+    for (i, Obj(b)) in content.into_iter().enumerate() {
+        block(i, b, &mut out)?;
     }
     out.push((
         "messageStop",

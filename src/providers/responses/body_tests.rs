@@ -24,7 +24,7 @@ const AGREE: Agree = Agree {
             "{\"type\":\"response.function_call_arguments.delta\",\"output_index\":1,\"item_id\":\"fc_1\",\"delta\":\"{}\"}",
         ],
     ],
-    typed: false,
+    typed: true,
 };
 
 // ---------------------------------------------------------------- generators

@@ -1,4 +1,5 @@
 //! The OpenAI Responses `response` body read directly (QUIRKS.md Q31): one
+//! pass of the scanner over the body (`scanned.rs`), or where it gives up one
 //! typed, borrowing decode of the body, then each event its stream would have
 //! sent built in place as the typed [`Event`] the adapter applies. No `Value`
 //! tree of the output, no JSON text of the events, no second decode.
@@ -22,10 +23,13 @@ use serde_json::{Map, Value};
 
 use super::snapshot::SnapshotCall;
 use super::wire::{Event, Incomplete, Item, Response};
-use crate::providers::body::{apply_whole, end_whole, Obj};
+use crate::providers::body::{apply_whole, end_whole, outside_strings, scan_bodies, Obj};
 use crate::providers::json::{Index, Loose, Str};
 use crate::providers::state::usage_map;
 use crate::providers::{detect, Assembler, Dialect, DialectState, Error, Input, LiveEvent};
+
+#[path = "scanned.rs"]
+mod scanned;
 
 /// What the reference names the body in errors.
 const BODY: &str = "Responses `response` body";
@@ -200,7 +204,20 @@ fn events<'a>(body: &'a Body<'a>) -> Option<(Vec<Event<'a>>, Vec<SnapshotCall<'a
         incomplete_details: None,
         error: None,
     };
-    let mut seq = Events { out: Vec::new() };
+    let items: &[Obj<BodyItem<'a>>] = body.output.as_deref().unwrap_or_default();
+    // Room for every event at once (they are large: no move of them all as
+    // the list grows).
+    let room = items.iter().fold(3, |n, Obj(item)| {
+        let parts = |p: &Option<Vec<Obj<Part<'_>>>>| {
+            p.as_deref().unwrap_or_default().iter().fold(0, |n, Obj(part)| {
+                n + 4 + part.annotations.as_ref().map_or(0, Vec::len)
+            })
+        };
+        n + 4 + parts(&item.content) + parts(&item.summary)
+    });
+    let mut seq = Events {
+        out: Vec::with_capacity(room),
+    };
     let mut calls = Vec::new();
     for kind in ["response.created", "response.in_progress"] {
         let ev = Event {
@@ -209,7 +226,6 @@ fn events<'a>(body: &'a Body<'a>) -> Option<(Vec<Event<'a>>, Vec<SnapshotCall<'a
         };
         seq.push(kind, ev)?;
     }
-    let items: &[Obj<BodyItem<'a>>] = body.output.as_deref().unwrap_or_default();
     for (oi, Obj(item)) in items.iter().enumerate() {
         let output_index = Some(Index(i64::try_from(oi).ok()?));
         let kind = item.kind.as_deref().unwrap_or_default();
@@ -389,11 +405,27 @@ pub(in crate::providers) fn feed(
     if asm.stream.done || memchr::memmem::find(text, b"\"response\"").is_none() {
         return None;
     }
-    let body: Body<'_> = match input {
-        Input::Text(t) => serde_json::from_str(t).ok()?,
-        _ => serde_json::from_slice(text).ok()?,
+    // The scanner's one pass (it checks numbers as it goes), else the typed
+    // decode and a pass for the numbers.
+    let scanned = match input {
+        _ if !scan_bodies() => None,
+        Input::Text(t) => scanned::body(t),
+        _ => simdutf8::basic::from_utf8(text).ok().and_then(scanned::body),
     };
-    if !body.is_response || !plain(text) {
+    let body: Body<'_> = match scanned {
+        Some(body) => body,
+        None => {
+            let body = match input {
+                Input::Text(t) => serde_json::from_str(t).ok()?,
+                _ => serde_json::from_slice(text).ok()?,
+            };
+            if !plain(text) {
+                return None;
+            }
+            body
+        }
+    };
+    if !body.is_response {
         return None;
     }
     let (events, calls) = events(&body)?;
@@ -495,45 +527,20 @@ pub(super) fn surely_event(text: &[u8]) -> bool {
 /// near `serde_json`'s depth limit (128), which the values refuse while the
 /// skipped members here would not. Strings are passed over with `memchr`.
 pub(super) fn plain(text: &[u8]) -> bool {
-    let mut at = 0;
     let (mut run, mut depth) = (0_u32, 0_u32);
-    while let Some(&b) = text.get(at) {
+    !outside_strings(text, |b| {
         match b {
-            b'"' => {
-                // Past the string: its closing quote is the first one no
-                // backslash escapes.
-                at += 1;
-                loop {
-                    let Some(rest) = text.get(at..) else {
-                        return true;
-                    };
-                    let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
-                        return true;
-                    };
-                    at += i + 1;
-                    if rest.get(i) == Some(&b'"') {
-                        break;
-                    }
-                    at += 1;
-                }
-                run = 0;
-                continue;
-            }
             b'[' | b'{' => {
                 depth += 1;
                 if depth > 100 {
-                    return false;
+                    return true;
                 }
             }
             b']' | b'}' => depth = depth.saturating_sub(1),
-            b'e' | b'E' if run > 0 => return false,
+            b'e' | b'E' if run > 0 => return true,
             _ => {}
         }
         run = if b.is_ascii_digit() { run + 1 } else { 0 };
-        if run >= 300 {
-            return false;
-        }
-        at += 1;
-    }
-    true
+        run >= 300
+    })
 }
