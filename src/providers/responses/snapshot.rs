@@ -299,8 +299,11 @@ impl State {
     fn check_carried_text(&self, s: &mut Stream, kind: &str, text: &str) -> R {
         // One pass: the items read as the text is. An item kept whole is
         // compared as a value, from its own text: the pass below reads them.
+        // Text the one pass cannot read (an item's string no `str` holds) is
+        // read item by item, as before: one unreadable item must not leave
+        // the others unchecked.
         let Ok(carried) = serde_json::from_str::<CarriedItems<'_>>(text) else {
-            return Ok(());
+            return self.check_carried_raw(s, kind, text);
         };
         let output = carried.response.and_then(|r| r.output).and_then(|o| o.0);
         let items = output.iter().flatten().chain(&carried.item);
