@@ -886,6 +886,29 @@ def _responses_cases() -> list[Case]:
         ),
     )
     add("unknown-event-with-item", evs, "1")
+    # A snapshot the guard's reading cannot hold (a number no float holds beside the
+    # items, a lone surrogate in a name) is refused, not skipped: the SDK reads it.
+    message = {
+        "type": "message",
+        "id": "msg_1",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": "ok", "annotations": [], "n": "HUGE"}],
+    }
+    for suffix, output, expect in (
+        ("huge-number-beside", [message, _item("read_file", GOOD)], "pass"),
+        ("different-name-huge-number-beside", [message, _item("delete_file", GOOD)], None),
+    ):
+        body = sse(responses_events([fn()], completed_output=output))
+        add(f"snapshot-{suffix}", body.replace(b'"HUGE"', b"1e400"), "1", expect)
+    add(
+        "snapshot-lone-surrogate-name",
+        responses_events(
+            [fn()],
+            completed_output=[_item("read_file", GOOD), _item("delete_file\ud800", GOOD, 1)],
+        ),
+        "1",
+    )
     evs = responses_events([fn()])
     evs.insert(
         -1,

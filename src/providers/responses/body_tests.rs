@@ -409,11 +409,9 @@ fn a_snapshot_read_in_one_pass_refuses_what_differs() {
     }
 }
 
-/// An item the one pass cannot read (its arguments a lone surrogate, which
-/// no `str` holds) sends the text to the item-by-item reading, which checks
-/// every other item: a renamed call or other arguments beside it are still
-/// refused. (The reading of values, `GENERAL_ONLY`, leaves such a text
-/// unchecked as a whole: that is its own rule, not this pass's.)
+/// An item the check cannot read (its arguments a lone surrogate, which no
+/// `str` holds, though Python's `json` reads it) is refused as a whole, and
+/// with it a renamed call or other arguments beside it.
 #[test]
 fn an_unreadable_item_leaves_the_others_checked() {
     let unreadable = "{\"type\":\"function_call\",\"call_id\":\"call_9\",\"name\":\"h\",\"arguments\":\"\\ud800\"}";
@@ -428,6 +426,52 @@ fn an_unreadable_item_leaves_the_others_checked() {
             .collect();
         let why = format!("{:?}", fed.expect_err("a changed call beside an unreadable item"));
         assert!(why.contains("SnapshotDiffers"), "{items:?}: {why}");
+    }
+}
+
+/// What the check cannot read is refused on either path (the fast one and
+/// `GENERAL_ONLY`), and what it can read is checked whatever lies beside it:
+/// a number no float holds or a deep nesting in a member the check does not
+/// read once left the whole snapshot unchecked. Twins: the same oddities
+/// beside the stream's own calls, and a `response` that is no object, pass.
+#[test]
+fn what_the_snapshot_check_cannot_read_is_refused() {
+    use crate::providers::scan::GENERAL_ONLY;
+    let same = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}";
+    let other_name = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f9\",\"arguments\":\"{\\\"a\\\":1}\"}";
+    let lone = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\\ud800\",\"arguments\":\"{\\\"a\\\":1}\"}";
+    let huge = "{\"type\":\"message\",\"id\":\"m\",\"content\":[{\"type\":\"output_text\",\"text\":\"x\",\"logprobs\":[1e400]}]}";
+    let deep = format!("{{\"type\":\"message\",\"id\":\"m\",\"content\":{}1{}}}", "[".repeat(130), "]".repeat(130));
+    let other_item = format!(",\"item\":{other_name}");
+    let twice = format!(",\"response\":{{\"output\":[{other_name}]}},\"response\":{{\"output\":[]}}");
+    let cases: [(&[&str], &str, bool); 10] = [
+        (&[lone], "", false),
+        (&[same, huge], "", true),
+        (&[other_name, huge], "", false),
+        (&[same, &deep], "", true),
+        (&[&deep, other_name], "", false),
+        (&[same], &other_item, false),
+        (&[same], ",\"item\":{\"type\":\"function_call\",\"call_id\":\"c\\udc00\"}", false),
+        (&[same], &twice, false),
+        (&[same], ",\"response\":\"text\"", true),
+        (&[same], ",\"response\":[{\"output\":[1]}]", true),
+    ];
+    for (items, extra, passes) in cases {
+        let items: Vec<String> = items.iter().map(|i| (*i).to_owned()).collect();
+        for general in [false, true] {
+            GENERAL_ONLY.with(|g| g.set(general));
+            let mut a = Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default());
+            let fed: Result<Vec<()>, _> = stream_with_snapshot(&items, extra, true)
+                .iter()
+                .map(|e| a.feed_text(None, e, None))
+                .collect();
+            GENERAL_ONLY.with(|g| g.set(false));
+            let refused = fed.as_ref().err().map(|e| format!("{e:?}"));
+            assert_eq!(refused.is_none(), passes, "{items:?} {extra} general={general}: {refused:?}");
+            if let Some(why) = refused {
+                assert!(why.contains("SnapshotDiffers"), "{why}");
+            }
+        }
     }
 }
 

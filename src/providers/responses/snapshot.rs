@@ -25,22 +25,16 @@ use serde_json::value::RawValue;
 #[derive(serde::Deserialize)]
 pub(super) struct Carried {
     #[serde(default)]
-    response: Option<CarriedResponse>,
+    response: Option<Value>,
     #[serde(default)]
     item: Option<Value>,
-}
-
-#[derive(serde::Deserialize)]
-struct CarriedResponse {
-    #[serde(default)]
-    output: Option<Value>,
 }
 
 /// [`Carried`] with its item and output as they are in the text.
 #[derive(serde::Deserialize)]
 struct CarriedText<'a> {
     #[serde(borrow, default)]
-    response: Option<CarriedResponseText<'a>>,
+    response: Option<ObjectOr<CarriedResponseText<'a>>>,
     #[serde(borrow, default)]
     item: Option<&'a RawValue>,
 }
@@ -105,7 +99,7 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for ItemFields<'a> {
 #[derive(serde::Deserialize)]
 struct CarriedItems<'a> {
     #[serde(borrow, default)]
-    response: Option<CarriedResponseItems<'a>>,
+    response: Option<ObjectOr<CarriedResponseItems<'a>>>,
     #[serde(borrow, default)]
     item: Option<AnyItem<'a>>,
 }
@@ -183,6 +177,48 @@ impl<'de: 'a, 'a> serde::Deserialize<'de> for Output<'a> {
 impl<'de: 'a, 'a> serde::Deserialize<'de> for AnyItem<'a> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(AnyItem(d.deserialize_any(Either::<false>)?.1))
+    }
+}
+
+/// Any JSON value: an object read as `T`, `None` for any other value (in
+/// which no reader finds an item).
+struct ObjectOr<T>(Option<T>);
+
+impl<'de, T: serde::Deserialize<'de>> serde::Deserialize<'de> for ObjectOr<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(std::marker::PhantomData<T>);
+        impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for V<T> {
+            type Value = ObjectOr<T>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(|t| ObjectOr(Some(t)))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(ObjectOr(None))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ObjectOr(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ObjectOr(None))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ObjectOr(None))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ObjectOr(None))
+            }
+            fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(ObjectOr(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ObjectOr(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
     }
 }
 
@@ -267,48 +303,27 @@ fn same_arguments(a: &str, b: &str) -> bool {
 impl State {
     /// Checks the calls an event carries (its `response.output`, its `item`)
     /// against the calls assembled so far. `kind` names the event.
+    ///
+    /// The items are read in one pass, each member the check reads as its
+    /// last occurrence says (as a value's does), a value only for an item
+    /// kept whole. What that pass cannot read (a member's string no `str`
+    /// holds, such as a lone surrogate; a number no float holds where a
+    /// value is read; a `response` or `item` member given twice) is refused:
+    /// another reader (Python's `json` reads lone surrogates and takes the
+    /// last of two members) could find a call in it that nobody checked.
     pub(super) fn check_carried(&self, s: &mut Stream, kind: &str, input: Input<'_>) -> R {
-        let text = match input {
-            Input::Text(t) => Some(t),
-            Input::Json(b) => std::str::from_utf8(b).ok(),
-            Input::Value(_) | Input::Tree(_) => None,
+        let carried = match input.parse::<CarriedItems<'_>>() {
+            Ok(carried) => carried,
+            Err(fail) => return Err(unreadable_value(kind, fail)),
         };
-        // The text read in place; a number no float holds or a deep nesting
-        // (which the values below refuse, and with them the whole check) is
-        // for the values.
-        if let Some(text) = text.filter(|t| scan::enabled() && direct::plain(t.as_bytes())) {
-            return self.check_carried_text(s, kind, text);
-        }
-        let Ok(carried) = input.parse::<Carried>() else {
-            return Ok(());
-        };
-        if let Some(Value::Array(items)) = carried.response.and_then(|r| r.output) {
-            for item in &items {
-                self.check_item(s, kind, "its response.output", item)?;
-            }
-        }
-        if let Some(item) = &carried.item {
-            self.check_item(s, kind, "its item", item)?;
-        }
-        Ok(())
-    }
-
-    /// [`Self::check_carried`] on JSON text: the same checks, the items read
-    /// in place (each member the check reads as its last occurrence says, as
-    /// a value's does), a `Value` only for an item kept whole.
-    fn check_carried_text(&self, s: &mut Stream, kind: &str, text: &str) -> R {
-        // One pass: the items read as the text is. An item kept whole is
-        // compared as a value, from its own text: the pass below reads them.
-        // Text the one pass cannot read (an item's string no `str` holds) is
-        // read item by item, as before: one unreadable item must not leave
-        // the others unchecked.
-        let Ok(carried) = serde_json::from_str::<CarriedItems<'_>>(text) else {
-            return self.check_carried_raw(s, kind, text);
-        };
-        let output = carried.response.and_then(|r| r.output).and_then(|o| o.0);
+        let output = carried.response.and_then(|r| r.0).and_then(|r| r.output).and_then(|o| o.0);
         let items = output.iter().flatten().chain(&carried.item);
         if items.clone().any(|i| i.0.as_ref().is_some_and(kept_whole)) {
-            return self.check_carried_raw(s, kind, text);
+            return match input {
+                Input::Text(text) => self.check_carried_raw(s, kind, text.as_bytes()),
+                Input::Json(bytes) => self.check_carried_raw(s, kind, bytes),
+                Input::Value(_) | Input::Tree(_) => self.check_carried_values(s, kind, input),
+            };
         }
         for AnyItem(item) in output.iter().flatten() {
             if let Some(item) = item {
@@ -321,13 +336,27 @@ impl State {
         Ok(())
     }
 
-    /// [`Self::check_carried_text`] with each item's text kept, for the
-    /// items kept whole.
-    fn check_carried_raw(&self, s: &mut Stream, kind: &str, text: &str) -> R {
-        let Ok(carried) = serde_json::from_str::<CarriedText<'_>>(text) else {
-            return Ok(());
-        };
-        let output = carried.response.and_then(|r| r.output);
+    /// [`Self::check_carried`] on decoded values (the caller's own), for the
+    /// items kept whole, which are compared as values.
+    fn check_carried_values(&self, s: &mut Stream, kind: &str, input: Input<'_>) -> R {
+        let carried = input.parse::<Carried>().map_err(|fail| unreadable_value(kind, fail))?;
+        let output = carried.response.as_ref().and_then(|r| r.get("output"));
+        if let Some(Value::Array(items)) = output {
+            for item in items {
+                self.check_item(s, kind, "its response.output", item)?;
+            }
+        }
+        if let Some(item) = &carried.item {
+            self.check_item(s, kind, "its item", item)?;
+        }
+        Ok(())
+    }
+
+    /// [`Self::check_carried`] on JSON text with each item's text kept, for
+    /// the items kept whole (the one pass read it already, so it reads).
+    fn check_carried_raw(&self, s: &mut Stream, kind: &str, text: &[u8]) -> R {
+        let carried = serde_json::from_slice::<CarriedText<'_>>(text).map_err(|e| unreadable_text(kind, &e))?;
+        let output = carried.response.and_then(|r| r.0).and_then(|r| r.output);
         if let Some(items) = output.and_then(|o| serde_json::from_str::<Vec<&RawValue>>(o.get()).ok()) {
             for item in items {
                 self.check_raw(s, kind, "its response.output", item)?;
@@ -343,9 +372,7 @@ impl State {
         if !raw.get().starts_with('{') {
             return Ok(());
         }
-        let Ok(item) = serde_json::from_str::<ItemFields<'_>>(raw.get()) else {
-            return Ok(());
-        };
+        let item = serde_json::from_str::<ItemFields<'_>>(raw.get()).map_err(|e| unreadable_text(kind, &e))?;
         self.check_fields(s, kind, place, &item, Some(raw))
     }
 
@@ -370,10 +397,11 @@ impl State {
         if !kept_whole(item) {
             return Ok(());
         }
-        match raw.map(|r| serde_json::from_str::<Value>(r.get())) {
-            Some(Ok(value)) => self.check_item(s, kind, place, &value),
-            _ => Ok(()),
-        }
+        let Some(raw) = raw else {
+            return Ok(());
+        };
+        let value = serde_json::from_str::<Value>(raw.get()).map_err(|e| unreadable_text(kind, &e))?;
+        self.check_item(s, kind, place, &value)
     }
 
     /// Checks the calls of a `response.completed` whose output was decoded
@@ -484,6 +512,30 @@ pub(super) struct SnapshotCall<'x> {
     pub(super) id: &'x str,
     pub(super) name: &'x str,
     pub(super) args: Option<Option<&'x str>>,
+}
+
+/// A snapshot the check cannot read: refused, as one that differs.
+fn unreadable(kind: &str, why: &str) -> Fail {
+    violation(
+        Rule::SnapshotDiffers,
+        None,
+        format!(
+            "{kind} carries a snapshot (its response.output or item) the check cannot read \
+             ({why}): another reader could find in it a call the stream did not deliver"
+        ),
+    )
+}
+
+fn unreadable_text(kind: &str, e: &serde_json::Error) -> Fail {
+    unreadable(kind, &e.to_string())
+}
+
+/// What a failed decode says, for [`unreadable`].
+fn unreadable_value(kind: &str, fail: Fail) -> Fail {
+    match fail {
+        Fail::Bad { detail, .. } | Fail::Protocol { detail, .. } => unreadable(kind, &detail),
+        other => other,
+    }
 }
 
 fn snapshot_differs(kind: &str, place: &str, item_type: &str, id: &str, differs: Option<String>) -> R {
