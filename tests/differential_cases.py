@@ -47,7 +47,7 @@ class Case:
     """One crafted response."""
 
     name: str
-    dialect: str  # chat, responses, anthropic, bedrock, gemini
+    dialect: str  # chat, responses, anthropic, bedrock, gemini, ollama
     body: bytes
     klass: str  # the issue's class number, or the variation it shows
     expect: str | None = None  # "pass": valid, must pass and reach the SDK whole
@@ -1288,8 +1288,15 @@ def _gemini_cases() -> list[Case]:
 
 
 def all_cases() -> list[Case]:
+    from differential_ollama import ollama_cases  # it builds on this module's Case
+
     cases = (
-        _chat_cases() + _anthropic_cases() + _responses_cases() + _bedrock_cases() + _gemini_cases()
+        _chat_cases()
+        + _anthropic_cases()
+        + _responses_cases()
+        + _bedrock_cases()
+        + _gemini_cases()
+        + ollama_cases()
     )
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), "case names repeat"
@@ -1303,5 +1310,6 @@ READERS: dict[str, tuple[str, ...]] = {
     "anthropic": ("anthropic",),
     "bedrock": ("boto3-aws-example", "boto3-by-index"),
     "gemini": ("google-genai",),
+    "ollama": ("ollama",),
 }
 Reader = Callable[..., Any]

@@ -14,7 +14,9 @@ from it:
 - ``boto3``: ``converse_stream``'s events read as AWS's own example reads them (one
   current block: a start opens it, deltas append to it, a stop completes it) and by
   ``contentBlockIndex``;
-- ``google-genai``: ``client.models.generate_content_stream(...)``'s function calls.
+- ``google-genai``: ``client.models.generate_content_stream(...)``'s function calls;
+- ``ollama``: ``Client.chat(..., stream=True)``'s ``message.tool_calls`` of every chunk
+  (``differential_ollama``).
 
 The property: **no SDK ends with a complete call the guard did not validate as such**.
 Each call an SDK completes must name a declared tool, have arguments that satisfy its
@@ -35,11 +37,13 @@ from typing import Any
 import anthropic
 import boto3
 import jsonschema
+import ollama
 import openai
 import pytest
 import test_proxy
 from botocore.config import Config  # type: ignore[import-untyped]
 from differential_cases import CASES, READERS, Case, tools_for
+from differential_ollama import CLIENT_REFUSES
 from google import genai
 from google.genai import types as genai_types
 from http_server import Recording, RecordingServer
@@ -58,13 +62,13 @@ def _route(case: Case) -> str:
         return f"/case/{case.name}/v1/messages"
     if case.dialect == "bedrock":
         return f"/model/{case.name}/converse-stream"
+    if case.dialect == "ollama":
+        return f"/case/{case.name}/api/chat"
     return f"/v1beta/models/{case.name}:streamGenerateContent"
 
 
-ROUTES = {
-    _route(c): Recording(c.body, EVENTSTREAM if c.dialect == "bedrock" else "text/event-stream")
-    for c in CASES
-}
+MEDIA = {"bedrock": EVENTSTREAM, "ollama": "application/x-ndjson"}
+ROUTES = {_route(c): Recording(c.body, MEDIA.get(c.dialect, "text/event-stream")) for c in CASES}
 PAIRS = [(case, reader) for case in CASES for reader in READERS[case.dialect]]
 
 
@@ -252,6 +256,20 @@ def read_genai(url: str, case: Case) -> Reading:
     return reading
 
 
+def read_ollama(url: str, case: Case) -> Reading:
+    client = ollama.Client(host=f"{url}/case/{case.name}")
+    reading = Reading([])
+    try:
+        for chunk in client.chat(
+            model="llama3.2", messages=MESSAGES, tools=_tools(case), stream=True
+        ):
+            for call in chunk.message.tool_calls or []:
+                reading.calls.append((call.function.name, dict(call.function.arguments)))
+    except Exception as e:
+        reading.error = e
+    return reading
+
+
 def read(reader: str, url: str, case: Case) -> Reading:
     if reader == "openai":
         return (read_openai_chat if case.dialect == "chat" else read_openai_responses)(url, case)
@@ -259,6 +277,8 @@ def read(reader: str, url: str, case: Case) -> Reading:
         return read_anthropic(url, case)
     if reader.startswith("boto3"):
         return read_boto3(url, case, by_index=reader == "boto3-by-index")
+    if reader == "ollama":
+        return read_ollama(url, case)
     return read_genai(url, case)
 
 
@@ -377,6 +397,21 @@ def test_no_sdk_ends_with_a_call_the_guard_did_not_validate(
         assert record["enforced"] == "passed", f"a valid response was not passed: {outcome}"
         assert reading.error is None, outcome
         assert reading.calls, f"{reader} ended with no call: {outcome}"
+
+
+def test_the_ollama_attacks_put_a_forbidden_call_in_the_clients_hands_unguarded() -> None:
+    """Without the proxy, each Ollama attack case ends in the real client with a call the
+    tools forbid (or the client refuses it itself): the cases test the guard, not the
+    client."""
+    cases = [c for c in CASES if c.dialect == "ollama" and c.expect != "pass"]
+    with RecordingServer(ROUTES) as upstream:
+        for case in cases:
+            reading = read_ollama(upstream.url, case)
+            forbidden = [c for c in reading.calls if why_not_valid(case, *c) is not None]
+            if case.name in CLIENT_REFUSES:
+                assert not reading.calls and reading.error is not None, case.name
+            else:
+                assert forbidden, f"{case.name}: {reading}"
 
 
 def test_no_two_cases_are_the_same() -> None:
