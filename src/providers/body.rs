@@ -29,6 +29,7 @@ use serde_json::{Map, Value};
 
 use super::detect;
 use super::raw::object_for_shape;
+use super::scan::Scan;
 use super::state::{Fail, Live};
 use super::{Assembler, DecodeKind, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
 
@@ -118,12 +119,21 @@ fn direct(
             },
         )
     };
+    // Each reader is handed only text that holds its dialect's body marker
+    // (`intercept` found a named dialect's), and looks for it no more.
+    let marked = |d: Dialect| may_be_body(d, input);
     let fed = match asm.dialect {
         Some(d) => read(d, asm, live),
         // `auto` tries a body as chat first, then as Anthropic's (Responses'
         // bodies have no `type`); other dialects' bodies go to the reference.
-        None => read(Dialect::OpenAiChat, asm, live.as_deref_mut())
-            .or_else(|| read(Dialect::Anthropic, asm, live)),
+        None => marked(Dialect::OpenAiChat)
+            .then(|| read(Dialect::OpenAiChat, asm, live.as_deref_mut()))
+            .flatten()
+            .or_else(|| {
+                marked(Dialect::Anthropic)
+                    .then(|| read(Dialect::Anthropic, asm, live))
+                    .flatten()
+            }),
     };
     #[cfg(test)]
     if fed.is_some() {
@@ -285,6 +295,13 @@ pub(crate) fn may_overflow(text: &str) -> bool {
     })
 }
 
+/// A member a body's scanner (`providers/scan`) skips, or reads as a value
+/// the typed decode drops: checked as that decode checks it, a number a float
+/// may not hold refused (noted by the scanner as it passes, in one pass).
+pub(crate) fn scanned_value(p: &mut Scan<'_>) -> Option<()> {
+    p.skip_narrow()
+}
+
 /// Hands `look` each byte of the JSON `text` outside its strings, and each
 /// string's opening quote, until it answers `true` (then `true`). Strings
 /// are passed over with `memchr`: their closing quote is the first one no
@@ -318,7 +335,8 @@ pub(crate) fn outside_strings(text: &[u8], mut look: impl FnMut(u8) -> bool) -> 
 }
 
 /// A whole body handed to a direct reader: the assembler, the event as fed
-/// (its name, its input, its bytes) and where live events go.
+/// (its name, its input, its bytes, which hold the dialect's body marker)
+/// and where live events go.
 pub(crate) struct Body<'a, 'b> {
     pub(crate) asm: &'a mut Assembler,
     pub(crate) event_name: Option<&'b str>,

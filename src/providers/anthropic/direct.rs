@@ -301,7 +301,8 @@ pub(in crate::providers) fn feed(
     text: &[u8],
     mut live: Option<&mut Vec<LiveEvent>>,
 ) -> Option<Result<(), Error>> {
-    if asm.stream.done || memchr::memmem::find(text, b"\"message\"").is_none() {
+    // `text` holds the body marker (`body.rs` looked for it).
+    if asm.stream.done {
         return None;
     }
     // The scanner's one pass, else the typed decode.

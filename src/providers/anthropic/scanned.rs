@@ -13,15 +13,9 @@
 use serde_json::{Map, Value};
 
 use super::{ContentBlock, Item, Parts};
-use crate::providers::body::may_overflow;
+use crate::providers::body::scanned_value as value;
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
-
-/// A member read as a value and dropped: checked as that decode checks it
-/// (a number a float may not hold refused).
-fn value(p: &mut Scan<'_>) -> Option<()> {
-    (!may_overflow(p.raw()?)).then_some(())
-}
 
 /// `(type is "message", object is present)` and the parts of the body.
 pub(super) fn body(text: &str) -> Option<((bool, bool), Option<Parts<'_>>)> {
@@ -57,8 +51,8 @@ pub(super) fn body(text: &str) -> Option<((bool, bool), Option<Parts<'_>>)> {
                 if p.null()? {
                     return Some(());
                 }
-                let raw = p.raw()?;
-                if !raw.starts_with('{') || may_overflow(raw) {
+                let raw = p.raw_narrow()?;
+                if !raw.starts_with('{') {
                     return None;
                 }
                 parts.usage = Some(serde_json::from_str::<Map<String, Value>>(raw).ok()?);
@@ -145,11 +139,7 @@ fn block<'a>(p: &mut Scan<'a>) -> Option<Item<'a>> {
             if p.null()? {
                 return Some(());
             }
-            let compact = p.compact()?;
-            if may_overflow(&compact) {
-                return None;
-            }
-            input = Some(compact);
+            input = Some(p.compact_narrow()?);
             Some(())
         }
         "tool_use_id" => {

@@ -176,7 +176,11 @@ fn events(message: Parts<'_>) -> Option<Vec<Event<'_>>> {
         tool_plan: Some(Str("".into())),
         ..Msg::default()
     };
-    let mut out = vec![with_message(typed("message-start"), start)];
+    // Every event counted before the first is made (an event is large:
+    // growing the list would move each of them again).
+    let count = 3 + 3 * message.content.len() + 2 * message.citations + 3 * message.calls.len();
+    let mut out = Vec::with_capacity(count);
+    out.push(with_message(typed("message-start"), start));
     match message.tool_plan {
         None | Some(Value::Null) => {}
         Some(Value::String(p)) if p.is_empty() => {}
@@ -272,7 +276,8 @@ pub(in crate::providers) fn feed(
     text: &[u8],
     mut live: Option<&mut Vec<LiveEvent>>,
 ) -> Option<Result<(), Error>> {
-    if asm.stream.done || memchr::memmem::find(text, b"\"finish_reason\"").is_none() {
+    // `text` holds the body marker (`body.rs` looked for it).
+    if asm.stream.done {
         return None;
     }
     // The scanner's one pass (it checks numbers as it goes), else the typed

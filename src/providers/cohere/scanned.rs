@@ -13,15 +13,9 @@
 use serde_json::{Map, Value};
 
 use super::{FunctionIn, Part, Parts};
-use crate::providers::body::may_overflow;
+use crate::providers::body::scanned_value as value;
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
-
-/// A member skipped or read as a value: its numbers checked (the typed
-/// decode's reader refuses a body with a number a float may not hold).
-fn value(p: &mut Scan<'_>) -> Option<()> {
-    (!may_overflow(p.raw()?)).then_some(())
-}
 
 /// Absent, `null` or a string, told apart.
 fn nullable<'a>(p: &mut Scan<'a>) -> Option<Option<Option<Str<'a>>>> {
@@ -61,8 +55,8 @@ pub(super) fn body(text: &str) -> Option<Parts<'_>> {
             if p.null()? {
                 return Some(());
             }
-            let raw = p.raw()?;
-            if !raw.starts_with('{') || may_overflow(raw) {
+            let raw = p.raw_narrow()?;
+            if !raw.starts_with('{') {
                 return None;
             }
             let usage = serde_json::from_str::<Map<String, Value>>(raw).ok()?;

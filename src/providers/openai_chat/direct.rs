@@ -13,7 +13,6 @@
 
 use std::fmt;
 
-use memchr::memmem;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -266,8 +265,19 @@ fn chunk<'a>(index: Index, delta: Delta<'a>, finish: Option<Str<'a>>) -> Chunk<'
 
 /// The chunks of a body, in the reference's order; `None` for a body left to it.
 fn chunks<'a>(body: Body<'a>) -> Option<Vec<Chunk<'a>>> {
-    let mut out = Vec::new();
-    for (pos, choice) in body.choices.unwrap_or_default().into_iter().enumerate() {
+    let choices = body.choices.unwrap_or_default();
+    // At most six chunks a choice besides one a call, and the usage's: the
+    // list is made at its size (a chunk is large; growing the list would
+    // move each chunk again).
+    let calls = |c: &Obj<Choice<'_>>| {
+        c.0.message
+            .as_ref()
+            .and_then(|m| m.0.tool_calls.as_ref())
+            .and_then(|c| c.0.as_ref())
+            .map_or(0, Vec::len)
+    };
+    let mut out = Vec::with_capacity(1 + choices.iter().map(|c| 6 + calls(c)).sum::<usize>());
+    for (pos, choice) in choices.into_iter().enumerate() {
         let choice = choice.0;
         let index = choice
             .index
@@ -370,7 +380,8 @@ pub(in crate::providers) fn feed(
     text: &[u8],
     mut live: Option<&mut Vec<LiveEvent>>,
 ) -> Option<Result<(), Error>> {
-    if asm.stream.done || memmem::find(text, b"\"message\"").is_none() {
+    // `text` holds the body marker (`body.rs` looked for it).
+    if asm.stream.done {
         return None;
     }
     // The scanner's one pass, else the typed decode.

@@ -16,15 +16,9 @@ use serde_json::{Map, Value};
 
 use super::super::content::Content;
 use super::{Body, Calls, Choice, Message};
-use crate::providers::body::{may_overflow, Obj};
+use crate::providers::body::{scanned_value as value, Obj};
 use crate::providers::scan::{Scan, Seen};
 use crate::providers::openai_chat::{scan_function, ToolCall};
-
-/// A member the typed decode reads as a value and drops: checked as that
-/// decode checks it (a number a float may not hold refused).
-fn value(p: &mut Scan<'_>) -> Option<()> {
-    (!may_overflow(p.raw()?)).then_some(())
-}
 
 /// The body, as [`Body`]'s typed decode gives it.
 pub(super) fn body(text: &str) -> Option<Body<'_>> {
@@ -50,8 +44,8 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
             if p.null()? {
                 return Some(());
             }
-            let raw = p.raw()?;
-            if !raw.starts_with('{') || may_overflow(raw) {
+            let raw = p.raw_narrow()?;
+            if !raw.starts_with('{') {
                 return None;
             }
             b.usage = Some(Value::Object(serde_json::from_str::<Map<String, Value>>(raw).ok()?));

@@ -115,7 +115,7 @@ impl<'de> Deserialize<'de> for Usage {
 
 /// An output item: the members the events made of it carry (those of
 /// [`Item`], its `arguments` and `input` strings only), and its parts.
-#[derive(Deserialize)]
+#[derive(Default, Deserialize)]
 struct BodyItem<'a> {
     #[serde(rename = "type", default, borrow)]
     kind: Option<Str<'a>>,
@@ -174,13 +174,11 @@ struct Events<'a> {
 }
 
 impl<'a> Events<'a> {
-    fn push(&mut self, kind: &'static str, ev: Event<'a>) -> Option<()> {
-        let n = u64::try_from(self.out.len()).ok()?;
-        self.out.push(Event {
-            kind: Some(Str(kind.into())),
-            sequence_number: Some(n),
-            ..ev
-        });
+    fn push(&mut self, kind: &'static str, mut ev: Event<'a>) -> Option<()> {
+        // Set in place: the event (large) is moved once, into the list.
+        ev.sequence_number = Some(u64::try_from(self.out.len()).ok()?);
+        ev.kind = Some(Str(kind.into()));
+        self.out.push(ev);
         Some(())
     }
 }
@@ -402,7 +400,8 @@ pub(in crate::providers) fn feed(
     text: &[u8],
     mut live: Option<&mut Vec<LiveEvent>>,
 ) -> Option<Result<(), Error>> {
-    if asm.stream.done || memchr::memmem::find(text, b"\"response\"").is_none() {
+    // `text` holds the body marker (`body.rs` looked for it).
+    if asm.stream.done {
         return None;
     }
     // The scanner's one pass (it checks numbers as it goes), else the typed
@@ -436,15 +435,17 @@ pub(in crate::providers) fn feed(
         events,
         live.as_deref_mut(),
         |asm, ev, l| {
-            let kind = ev.kind.as_deref().unwrap_or_default().to_owned();
+            // Borrowed (every kind here is a `&'static str`): owned only for
+            // an error.
+            let kind = ev.kind.clone().unwrap_or_default();
             let Some(DialectState::OpenAiResponses(st)) = &mut asm.state else {
                 return None;
             };
-            let snapshot = (kind == "response.completed").then_some(calls.as_slice());
+            let snapshot = (&*kind == "response.completed").then_some(calls.as_slice());
             // No event made here needs its text (see the module).
             let input = Input::Text("{}");
             let applied = st.apply_event(&mut asm.stream, None, ev, false, input, snapshot, l);
-            Some(applied.map_err(|f| (f, kind)))
+            Some(applied.map_err(|f| (f, kind.0.into_owned())))
         },
     )?;
     if let Err(e) = applied {

@@ -114,15 +114,7 @@ pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option
 /// is any other value is for the general path), each at most once; any
 /// other member skipped.
 fn scan_item<'a>(p: &mut Scan<'a>) -> Option<Item<'a>> {
-    let mut item = Item {
-        kind: None,
-        id: None,
-        call_id: None,
-        name: None,
-        arguments: None,
-        input: None,
-        encrypted_content: None,
-    };
+    let mut item = Item::default();
     let mut seen = Seen::default();
     p.object(|p, key| {
         let (n, field) = match key {

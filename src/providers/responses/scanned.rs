@@ -13,15 +13,9 @@
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::{Body, BodyItem, Part};
-use crate::providers::body::{may_overflow, Obj};
+use crate::providers::body::{scanned_value as value, Obj};
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
-
-/// A member skipped: its numbers checked (the typed path refuses a body with
-/// a number a float may not hold).
-fn value(p: &mut Scan<'_>) -> Option<()> {
-    (!may_overflow(p.raw()?)).then_some(())
-}
 
 /// Absent, `null` or a string, told apart.
 fn nullable<'a>(p: &mut Scan<'a>) -> Option<Option<Option<Str<'a>>>> {
@@ -34,8 +28,8 @@ fn small<T: DeserializeOwned>(p: &mut Scan<'_>) -> Option<Option<T>> {
     if p.null()? {
         return Some(None);
     }
-    let raw = p.raw()?;
-    if !raw.starts_with('{') || may_overflow(raw) {
+    let raw = p.raw_narrow()?;
+    if !raw.starts_with('{') {
         return None;
     }
     serde_json::from_str(raw).ok().map(Some)
@@ -113,17 +107,7 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
 
 fn item<'a>(p: &mut Scan<'a>) -> Option<BodyItem<'a>> {
     let mut seen = Seen::default();
-    let mut it = BodyItem {
-        kind: None,
-        id: None,
-        call_id: None,
-        name: None,
-        arguments: None,
-        input: None,
-        encrypted_content: None,
-        content: None,
-        summary: None,
-    };
+    let mut it = BodyItem::default();
     p.object(|p, key| {
         match key {
             "type" => {

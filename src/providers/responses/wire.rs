@@ -44,7 +44,7 @@ pub(super) struct Event<'a> {
     pub(super) obfuscation: Option<Loose<'a>>,
 }
 
-#[derive(Debug, PartialEq, Deserialize)]
+#[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Item<'a> {
     #[serde(rename = "type", borrow, default)]
     pub(super) kind: Option<Str<'a>>,

@@ -33,6 +33,7 @@ use super::json::{Index, Str};
 #[cfg(test)]
 mod agree;
 mod memo;
+mod number;
 mod value;
 #[cfg(test)]
 pub(crate) use agree::fast_path_agrees;
@@ -77,6 +78,8 @@ pub(crate) struct Scan<'a> {
     /// Whitespace between tokens, or an escape in a skipped string that is
     /// not in the one form `compact_raw` writes, seen.
     loose: bool,
+    /// A skipped number a float may not hold seen (see `number.rs`).
+    wide: bool,
 }
 
 #[inline]
@@ -215,6 +218,7 @@ impl<'a> Scan<'a> {
             hole: None,
             holes: 0,
             loose: false,
+            wide: false,
         }
     }
 
@@ -637,42 +641,6 @@ impl<'a> Scan<'a> {
                 }
                 _ => return None,
             }
-        }
-    }
-
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
-    fn skip_number(&mut self) -> Option<()> {
-        if self.peek()? == b'-' {
-            self.at += 1;
-        }
-        match self.peek()? {
-            b'0' => self.at += 1,
-            b'1'..=b'9' => self.digits(),
-            _ => return None,
-        }
-        if self.peek() == Some(b'.') {
-            self.at += 1;
-            if !self.peek()?.is_ascii_digit() {
-                return None;
-            }
-            self.digits();
-        }
-        if matches!(self.peek(), Some(b'e' | b'E')) {
-            self.at += 1;
-            if matches!(self.peek()?, b'+' | b'-') {
-                self.at += 1;
-            }
-            if !self.peek()?.is_ascii_digit() {
-                return None;
-            }
-            self.digits();
-        }
-        Some(())
-    }
-
-    fn digits(&mut self) {
-        while self.peek().is_some_and(|b| b.is_ascii_digit()) {
-            self.at += 1;
         }
     }
 }
