@@ -48,7 +48,26 @@ impl From<Value> for Made {
 /// Takes over an event that is a JSON array or a whole response body: feeds
 /// what it holds and returns the outcome. `None` for an ordinary event (the
 /// usual case: one substring search for the dialect's body marker).
+#[inline]
 pub(super) fn intercept(
+    asm: &mut Assembler,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    live: Option<&mut Vec<LiveEvent>>,
+) -> Option<Result<(), Error>> {
+    // An event of a named dialect without its body marker is no body: the
+    // usual case, told here, inline, before a direct reader looks (each
+    // looks for the same marker).
+    if !is_array(input) && asm.dialect.is_some_and(|d| !may_be_body(d, input)) {
+        return None;
+    }
+    take_over(asm, event_name, input, live)
+}
+
+/// [`intercept`] past the usual case: an array, or an event that holds its
+/// dialect's body marker (or of a dialect not told yet).
+#[inline(never)]
+fn take_over(
     asm: &mut Assembler,
     event_name: Option<&str>,
     input: Input<'_>,
@@ -56,12 +75,6 @@ pub(super) fn intercept(
 ) -> Option<Result<(), Error>> {
     if is_array(input) {
         return Some(feed_array(asm, event_name, input, live));
-    }
-    // An event of a named dialect without its body marker is no body: the
-    // usual case, told before a direct reader looks (each looks for the
-    // same marker).
-    if asm.dialect.is_some_and(|d| !may_be_body(d, input)) {
-        return None;
     }
     let mut live = live;
     if let Some(fed) = direct(asm, event_name, input, live.as_deref_mut()) {

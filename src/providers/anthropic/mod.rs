@@ -619,6 +619,11 @@ impl Adapter for State {
         direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
     }
 
+    /// A `message_start` holds the body marker; its members tell it is no body.
+    fn surely_event(text: &[u8]) -> bool {
+        scan::enabled() && super::detect::surely_no_body(text)
+    }
+
     #[inline]
     fn feed(
         &mut self,

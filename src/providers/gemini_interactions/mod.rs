@@ -613,6 +613,12 @@ impl Adapter for State {
         self.apply(s, name, input, live)
     }
 
+    /// An `interaction.created` / `.completed` holds the body marker; its
+    /// members tell it is no body.
+    fn surely_event(text: &[u8]) -> bool {
+        scan::enabled() && super::detect::surely_no_body(text)
+    }
+
     /// A result step still open when the stream ends keeps its result (the
     /// message is not complete either way).
     fn end_of_stream(&mut self, s: &mut Stream, _live: &mut Live<'_>) -> R {
