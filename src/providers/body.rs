@@ -212,6 +212,7 @@ fn is_array(input: Input<'_>) -> bool {
 /// Cheap test on an event of a known dialect: can it be a body at all? Bytes
 /// look for the JSON text every body of the dialect holds (or that few
 /// streamed events hold: those get the exact test, [`shape_of`], too).
+#[inline]
 fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
     /// One prebuilt searcher per dialect, in registry order.
     static MARKERS: LazyLock<Vec<Option<Finder<'static>>>> = LazyLock::new(|| {
