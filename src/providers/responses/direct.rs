@@ -435,7 +435,7 @@ pub(in crate::providers) fn feed(
         BODY,
         events,
         live.as_deref_mut(),
-        |asm, ev, l| {
+        |asm, mut ev, l| {
             let kind = ev.kind.as_deref().unwrap_or_default().to_owned();
             let Some(DialectState::OpenAiResponses(st)) = &mut asm.state else {
                 return None;
@@ -443,7 +443,7 @@ pub(in crate::providers) fn feed(
             let snapshot = (kind == "response.completed").then_some(calls.as_slice());
             // No event made here needs its text (see the module).
             let input = Input::Text("{}");
-            let applied = st.apply_event(&mut asm.stream, None, ev, false, input, snapshot, l);
+            let applied = st.apply_event(&mut asm.stream, None, &mut ev, false, input, snapshot, l);
             Some(applied.map_err(|f| (f, kind)))
         },
     )?;
