@@ -49,83 +49,64 @@ const READ_INSIDE: [&str; 2] = ["choices", "output"];
 /// strings, and inside [`READ_INSIDE`] only (an object with one of those,
 /// text that is not one object, anything unreadable: `false`, unsure).
 pub(crate) fn surely_no_body(text: &[u8]) -> bool {
-    match serde_json::from_slice::<Standin>(text) {
-        Ok(Standin(Value::Object(m))) => {
+    match serde_json::from_slice::<Kind<true>>(text) {
+        Ok(Kind(Value::Object(m))) => {
             !READ_INSIDE.iter().any(|k| m.contains_key(*k)) && body_shape(&m).is_none()
         }
         _ => false,
     }
 }
 
-/// A value as the body shapes see it: scalars and strings as they are, the
-/// top-level object's members each a [`Kind`].
-struct Standin(Value);
+/// A value as the body shapes see it: a string or scalar as it is; an object
+/// at the top (`TOP`) with its members each a `Kind<false>`, below it empty,
+/// as is an array (their contents checked as JSON and skipped).
+struct Kind<const TOP: bool>(Value);
 
-impl<'de> Deserialize<'de> for Standin {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Standin;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Standin, A::Error> {
-                let mut m = Map::new();
-                // The last of a repeated key wins, as in a decoded `Value`.
-                while let Some((k, Kind(v))) = map.next_entry::<String, Kind>()? {
-                    m.insert(k, v);
-                }
-                Ok(Standin(Value::Object(m)))
-            }
-        }
-        d.deserialize_map(V)
-    }
-}
-
-/// One member's value by its kind: a string or scalar as it is, an object or
-/// an array empty (its contents checked as JSON and skipped).
-struct Kind(Value);
-
-impl<'de> Deserialize<'de> for Kind {
+impl<'de, const TOP: bool> Deserialize<'de> for Kind<TOP> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         use serde::de::{IgnoredAny, MapAccess, SeqAccess};
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Kind;
+        struct V<const TOP: bool>;
+        impl<'de, const TOP: bool> serde::de::Visitor<'de> for V<TOP> {
+            type Value = Kind<TOP>;
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("a JSON value")
             }
-            fn visit_bool<E>(self, b: bool) -> Result<Kind, E> {
+            fn visit_bool<E>(self, b: bool) -> Result<Kind<TOP>, E> {
                 Ok(Kind(Value::Bool(b)))
             }
-            fn visit_i64<E>(self, n: i64) -> Result<Kind, E> {
+            fn visit_i64<E>(self, n: i64) -> Result<Kind<TOP>, E> {
                 Ok(Kind(n.into()))
             }
-            fn visit_u64<E>(self, n: u64) -> Result<Kind, E> {
+            fn visit_u64<E>(self, n: u64) -> Result<Kind<TOP>, E> {
                 Ok(Kind(n.into()))
             }
-            fn visit_f64<E>(self, n: f64) -> Result<Kind, E> {
+            fn visit_f64<E>(self, n: f64) -> Result<Kind<TOP>, E> {
                 Ok(Kind(n.into()))
             }
-            fn visit_str<E>(self, s: &str) -> Result<Kind, E> {
+            fn visit_str<E>(self, s: &str) -> Result<Kind<TOP>, E> {
                 Ok(Kind(Value::String(s.to_owned())))
             }
-            fn visit_unit<E>(self) -> Result<Kind, E> {
+            fn visit_unit<E>(self) -> Result<Kind<TOP>, E> {
                 Ok(Kind(Value::Null))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Kind, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Kind(Value::Object(Map::new())))
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Kind<TOP>, A::Error> {
+                let mut m = Map::new();
+                if TOP {
+                    // The last of a repeated key wins, as in a decoded `Value`.
+                    while let Some((k, Kind(v))) = map.next_entry::<String, Kind<false>>()? {
+                        m.insert(k, v);
+                    }
+                } else {
+                    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                }
+                Ok(Kind(Value::Object(m)))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Kind, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Kind<TOP>, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Kind(Value::Array(Vec::new())))
             }
         }
-        d.deserialize_any(V)
+        d.deserialize_any(V::<TOP>)
     }
 }
 
