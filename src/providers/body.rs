@@ -49,7 +49,26 @@ impl From<Value> for Made {
 /// Takes over an event that is a JSON array or a whole response body: feeds
 /// what it holds and returns the outcome. `None` for an ordinary event (the
 /// usual case: one substring search for the dialect's body marker).
+#[inline]
 pub(super) fn intercept(
+    asm: &mut Assembler,
+    event_name: Option<&str>,
+    input: Input<'_>,
+    live: Option<&mut Vec<LiveEvent>>,
+) -> Option<Result<(), Error>> {
+    // An event of a named dialect without its body marker is no body: the
+    // usual case, told here, inline, before a direct reader looks (each
+    // looks for the same marker).
+    if !is_array(input) && asm.dialect.is_some_and(|d| !may_be_body(d, input)) {
+        return None;
+    }
+    take_over(asm, event_name, input, live)
+}
+
+/// [`intercept`] past the usual case: an array, or an event that holds its
+/// dialect's body marker (or of a dialect not told yet).
+#[inline(never)]
+fn take_over(
     asm: &mut Assembler,
     event_name: Option<&str>,
     input: Input<'_>,
@@ -57,12 +76,6 @@ pub(super) fn intercept(
 ) -> Option<Result<(), Error>> {
     if is_array(input) {
         return Some(feed_array(asm, event_name, input, live));
-    }
-    // An event of a named dialect without its body marker is no body: the
-    // usual case, told before a direct reader looks (each looks for the
-    // same marker).
-    if asm.dialect.is_some_and(|d| !may_be_body(d, input)) {
-        return None;
     }
     let mut live = live;
     if let Some(fed) = direct(asm, event_name, input, live.as_deref_mut()) {
@@ -209,6 +222,7 @@ fn is_array(input: Input<'_>) -> bool {
 /// Cheap test on an event of a known dialect: can it be a body at all? Bytes
 /// look for the JSON text every body of the dialect holds (or that few
 /// streamed events hold: those get the exact test, [`shape_of`], too).
+#[inline]
 fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
     /// One prebuilt searcher per dialect, in registry order.
     static MARKERS: LazyLock<Vec<Option<Finder<'static>>>> = LazyLock::new(|| {

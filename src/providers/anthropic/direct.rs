@@ -331,13 +331,13 @@ pub(in crate::providers) fn feed(
         BODY,
         events,
         live.as_deref_mut(),
-        |asm, ev, l| {
+        |asm, mut ev, l| {
             let kind = ev.kind.clone();
             let Some(DialectState::Anthropic(st)) = &mut asm.state else {
                 return None;
             };
             // The events read here never need their text (see the module).
-            let applied = State::apply_event(st, &mut asm.stream, None, ev, Input::Text("{}"), l);
+            let applied = State::apply_event(st, &mut asm.stream, None, &mut ev, Input::Text("{}"), l);
             Some(applied.map_err(|f| (f, kind.map(|k| k.0.into_owned()).unwrap_or_default())))
         },
     )?;

@@ -330,16 +330,17 @@ impl State {
                 None => return Err(f),
             },
         }
-        self.apply_event(s, event_name, ev, input, live)
+        self.apply_event(s, event_name, &mut ev, input, live)
     }
 
-    /// Applies one decoded event; `input` is its text, which the start of a
-    /// server-side call or of a tool result keeps whole.
+    /// Applies one decoded event (taken by reference: it is not copied on
+    /// the way); `input` is its text, which the start of a server-side call
+    /// or of a tool result keeps whole.
     fn apply_event(
         &mut self,
         s: &mut Stream,
         event_name: Option<&str>,
-        ev: Event<'_>,
+        ev: &mut Event<'_>,
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R {
@@ -351,14 +352,14 @@ impl State {
         match kind {
             "message_start" => {
                 s.start(C)?;
-                if let Some(u) = ev.message.and_then(|m| m.usage) {
+                if let Some(u) = ev.message.take().and_then(|m| m.usage) {
                     s.merge_usage(u);
                 }
             }
             "content_block_start" => {
                 let src = block_index(ev.index)?;
                 s.client_block_position(C, src.1, true);
-                let Some(block) = ev.content_block else {
+                let Some(block) = ev.content_block.take() else {
                     return Err(Fail::Bad {
                         kind: DecodeKind::WrongType,
                         detail: "field `content_block`: missing".to_owned(),
@@ -366,7 +367,7 @@ impl State {
                 };
                 self.block_start(s, src, *block, input, live)?;
             }
-            "content_block_delta" => self.block_delta(s, ev.index, ev.delta, live)?,
+            "content_block_delta" => self.block_delta(s, ev.index, ev.delta.as_ref(), live)?,
             "content_block_stop" => {
                 let src = block_index(ev.index)?;
                 s.client_block_position(C, src.1, false);
@@ -390,7 +391,7 @@ impl State {
                 if let Some(reason) = ev.delta.as_ref().and_then(|d| d.stop_reason.as_deref()) {
                     s.set_finish_reason(C, reason)?;
                 }
-                if let Some(u) = ev.usage {
+                if let Some(u) = ev.usage.take() {
                     s.merge_usage(u);
                 }
             }
@@ -400,7 +401,7 @@ impl State {
                 s.end(C, live)?;
             }
             "error" => {
-                let err = ev.error.unwrap_or(Value::Null);
+                let err = ev.error.take().unwrap_or(Value::Null);
                 return Err(provider_error(&err));
             }
             "ping" => {}
@@ -457,7 +458,7 @@ impl State {
         &mut self,
         s: &mut Stream,
         index: Option<Index>,
-        delta: Option<Delta<'_>>,
+        delta: Option<&Delta<'_>>,
         live: &mut Live<'_>,
     ) -> R {
         let src = block_index(index)?;
@@ -619,6 +620,11 @@ impl Adapter for State {
         direct::feed(body.asm, body.event_name, body.input, body.text, body.live)
     }
 
+    /// A `message_start` holds the body marker; its members tell it is no body.
+    fn surely_event(text: &[u8]) -> bool {
+        scan::enabled() && super::detect::surely_no_body(text)
+    }
+
     #[inline]
     fn feed(
         &mut self,
@@ -644,7 +650,7 @@ impl Adapter for State {
         let r = s
             .named_as(name, "content_block_delta")
             .and_then(|()| s.may_follow(C, "content_block_delta"));
-        Some(r.and_then(|()| self.block_delta(s, ev.index, ev.delta, live)))
+        Some(r.and_then(|()| self.block_delta(s, ev.index, ev.delta.as_ref(), live)))
     }
 }
 

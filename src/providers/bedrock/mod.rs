@@ -412,17 +412,18 @@ impl State {
                 }
             }
             "contentBlockDelta" => {
-                let Some(d) = p.delta.take() else {
+                // Read in place: the delta is not moved out of its payload.
+                let Some(d) = p.delta.as_ref() else {
                     return Ok(());
                 };
                 if let Some(t) = &d.text {
                     s.text(C, TextKind::Text, Some(src), t, false, live)?;
                 }
-                if let Some(tool) = d.tool_use {
+                if let Some(tool) = &d.tool_use {
                     let key = s.call_for_delta(C, src, live)?;
                     s.add_to_call(C, key, "", "", text(&tool.input), None, live)?;
                 }
-                if let Some(r) = d.reasoning_content {
+                if let Some(r) = &d.reasoning_content {
                     let signature = text(&r.signature);
                     let redacted = r.redacted_content.as_deref().map(json_string);
                     let frag = ThinkingFragment {
@@ -438,8 +439,8 @@ impl State {
                     };
                     s.thinking(C, Some(src), frag, redacted.is_some(), live)?;
                 }
-                if let Some(CompactJson(result)) = d.tool_result {
-                    for piece in result_pieces(&result) {
+                if let Some(CompactJson(result)) = &d.tool_result {
+                    for piece in result_pieces(result) {
                         s.result_text(C, src, &piece)?;
                     }
                 }

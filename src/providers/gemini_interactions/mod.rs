@@ -223,7 +223,7 @@ impl State {
                 let i = step_index(ev.index)?;
                 let what = if kind == "step.delta" { "a step.delta" } else { "a content.delta" };
                 let step = self.open_step(i, what)?;
-                if let Some(d) = ev.delta {
+                if let Some(d) = &mut ev.delta {
                     self.step_delta(s, i, step, d, live)?;
                 }
             }
@@ -407,7 +407,7 @@ impl State {
         s: &mut Stream,
         i: i64,
         step: Kind,
-        d: Delta<'_>,
+        d: &mut Delta<'_>,
         live: &mut Live<'_>,
     ) -> R {
         let src = at(i);
@@ -502,7 +502,7 @@ impl State {
                 let Some(pending) = self.results.get_mut(&i) else {
                     return Err(wrong());
                 };
-                if let Some(CompactJson(r)) = d.result {
+                if let Some(CompactJson(r)) = d.result.take() {
                     s.budget(r.len(), || format!("the result of step {i}"))?;
                     pending.result = Some(r);
                 }
@@ -611,6 +611,12 @@ impl Adapter for State {
         live: &mut Live<'_>,
     ) -> R {
         self.apply(s, name, input, live)
+    }
+
+    /// An `interaction.created` / `.completed` holds the body marker; its
+    /// members tell it is no body.
+    fn surely_event(text: &[u8]) -> bool {
+        scan::enabled() && super::detect::surely_no_body(text)
     }
 
     /// A result step still open when the stream ends keeps its result (the

@@ -434,7 +434,7 @@ pub(in crate::providers) fn feed(
         BODY,
         events,
         live.as_deref_mut(),
-        |asm, ev, l| {
+        |asm, mut ev, l| {
             // Borrowed (every kind here is a `&'static str`): owned only for
             // an error.
             let kind = ev.kind.clone().unwrap_or_default();
@@ -444,7 +444,7 @@ pub(in crate::providers) fn feed(
             let snapshot = (&*kind == "response.completed").then_some(calls.as_slice());
             // No event made here needs its text (see the module).
             let input = Input::Text("{}");
-            let applied = st.apply_event(&mut asm.stream, None, ev, false, input, snapshot, l);
+            let applied = st.apply_event(&mut asm.stream, None, &mut ev, false, input, snapshot, l);
             Some(applied.map_err(|f| (f, kind.0.into_owned())))
         },
     )?;

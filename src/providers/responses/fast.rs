@@ -239,7 +239,7 @@ impl State {
         let mut ev = Event::default();
         delta_event(&mut ev, (tag, output, content, None), id, Str(piece.into()));
         // A delta's input is never read (no snapshot to check): any text stands for it.
-        self.apply_event(s, event_name, ev, true, Input::Text("{}"), None, live)
+        self.apply_event(s, event_name, &mut ev, true, Input::Text("{}"), None, live)
     }
 }
 

@@ -400,10 +400,11 @@ impl State {
             };
             common::note_named(s, input, &ev, fast::common);
         }
-        self.apply_event(s, event_name, ev, fast, input, None, live)
+        self.apply_event(s, event_name, &mut ev, fast, input, None, live)
     }
 
-    /// Applies one decoded event. `fast`: the fast path served it (no
+    /// Applies one decoded event (by reference: it is not copied on the way;
+    /// what an arm keeps is taken out of it). `fast`: the fast path served it (no
     /// snapshot to check). `snapshot`: the calls a `response.completed` holds,
     /// when its reader has them typed already (else they are read from `input`).
     #[allow(clippy::too_many_arguments)]
@@ -411,7 +412,7 @@ impl State {
         &mut self,
         s: &mut Stream,
         event_name: Option<&str>,
-        ev: Event<'_>,
+        ev: &mut Event<'_>,
         fast: bool,
         input: Input<'_>,
         snapshot: Option<&[snapshot::SnapshotCall<'_>]>,
@@ -433,7 +434,7 @@ impl State {
             }
         }
         s.may_follow(C, kind)?;
-        let oi = self.output_index(&ev);
+        let oi = self.output_index(ev);
         let ci = ev.content_index.map_or(0, |i| i.0);
         match kind {
             "response.created" => {
@@ -445,7 +446,7 @@ impl State {
                 self.remember_model(ev.response.as_ref());
             }
             "response.output_item.added" | "response.output_item.done" => {
-                let Some(item) = ev.item else {
+                let Some(item) = ev.item.take() else {
                     return Ok(());
                 };
                 self.item(s, kind, oi, &item, input, live)?;
@@ -538,7 +539,7 @@ impl State {
                         None => self.check_carried(s, kind, input)?,
                     }
                 }
-                let response = ev.response;
+                let response = ev.response.take();
                 let (status, usage, reason, error) = match response {
                     Some(r) => (
                         r.status,
@@ -575,7 +576,7 @@ impl State {
             }
             "error" | "response.error" => {
                 let mut err = Map::new();
-                for (k, v) in [("code", ev.code), ("message", ev.message)] {
+                for (k, v) in [("code", ev.code.take()), ("message", ev.message.take())] {
                     if let Some(v) = v {
                         err.insert(k.to_owned(), v);
                     }
