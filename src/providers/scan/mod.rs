@@ -37,8 +37,8 @@ mod value;
 #[cfg(test)]
 pub(crate) use agree::fast_path_agrees;
 #[cfg(test)]
-pub(crate) use memo::{memo_agrees, memo_parts};
-pub(crate) use memo::{scan_text, Facts, Memo, Memoized, Noted};
+pub(crate) use memo::{memo_agrees, memo_lent_agrees, memo_parts};
+pub(crate) use memo::{scan_text, scan_text_in, Facts, Memo, Memoized, Noted};
 
 #[cfg(test)]
 thread_local! {
@@ -77,6 +77,8 @@ pub(crate) struct Scan<'a> {
     /// Whitespace between tokens, or an escape in a skipped string that is
     /// not in the one form `compact_raw` writes, seen.
     loose: bool,
+    /// Where the first string with escapes is decoded ([`Scan::lend`]).
+    spare: Option<&'a mut String>,
 }
 
 #[inline]
@@ -152,6 +154,32 @@ thread_local! {
     /// Where [`Scan::unescape`] decodes (reused: no allocation per string
     /// but the decoded one).
     static DECODED: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// The buffer lent by [`with_decoded`].
+    static HOLE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+}
+
+/// Runs `f` with the thread's buffer for a decoded string ([`Scan::lend`],
+/// [`Memo::fill_at`]), kept between events: a fragment with escapes is
+/// decoded into it, and borrowed from it, with no allocation once it has
+/// grown to the fragments' size. A buffer grown past [`KEEP_DECODED`] is let
+/// go; while the thread ends (or when `f` runs inside `f`), a buffer of its own.
+pub(crate) fn with_decoded<T>(f: impl FnOnce(&mut String) -> T) -> T {
+    let mut buffer = HOLE
+        .try_with(|cell| cell.try_borrow_mut().map(|mut b| std::mem::take(&mut *b)))
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_default();
+    let out = f(&mut buffer);
+    if buffer.capacity() <= KEEP_DECODED {
+        buffer.clear();
+        // Nothing to keep while the thread ends.
+        let _ = HOLE.try_with(|cell| {
+            if let Ok(mut b) = cell.try_borrow_mut() {
+                *b = buffer;
+            }
+        });
+    }
+    out
 }
 
 /// Where the first `"`, `\` or control character of `block` is ([`BLOCK`]
@@ -215,7 +243,14 @@ impl<'a> Scan<'a> {
             hole: None,
             holes: 0,
             loose: false,
+            spare: None,
         }
+    }
+
+    /// Lends `buffer` for the first string with escapes ([`Scan::string`]):
+    /// the common event's one such string costs no allocation.
+    pub(crate) fn lend(&mut self, buffer: &'a mut String) {
+        self.spare = Some(buffer);
     }
 
     /// The one string read by [`Scan::hole`] in the whole text (its span,
@@ -363,8 +398,46 @@ impl<'a> Scan<'a> {
         self.string().map(Some)
     }
 
-    /// A string value, borrowed when it has no escapes.
+    /// A string value, borrowed when it has no escapes. The first one with
+    /// escapes is decoded into the buffer lent by [`Scan::lend`], if any, and
+    /// borrowed from it; any other is decoded into a `String` of its own.
     pub(crate) fn string(&mut self) -> Option<Str<'a>> {
+        match self.plain_string()? {
+            Ok(plain) => Some(Str(Cow::Borrowed(plain))),
+            Err((start, at)) => match self.spare.take() {
+                Some(out) => {
+                    out.clear();
+                    self.at = self.unescape(start, at, out)?;
+                    let out: &'a String = out;
+                    Some(Str(Cow::Borrowed(out.as_str())))
+                }
+                None => {
+                    let mut out = String::new();
+                    self.at = self.unescape(start, at, &mut out)?;
+                    Some(Str(Cow::Owned(out)))
+                }
+            },
+        }
+    }
+
+    /// A string value: its text when it has no escapes, else `None` and the
+    /// string decoded into `out` (cleared first).
+    pub(crate) fn string_at(&mut self, out: &mut String) -> Option<Option<&'a str>> {
+        match self.plain_string()? {
+            Ok(plain) => Some(Some(plain)),
+            Err((start, at)) => {
+                out.clear();
+                self.at = self.unescape(start, at, out)?;
+                Some(None)
+            }
+        }
+    }
+
+    /// The start of a string value: its text when it has no escapes (read
+    /// to its closing quote), else where its text starts and where its first
+    /// backslash is (read no further).
+    #[inline]
+    fn plain_string(&mut self) -> Option<Result<&'a str, (usize, usize)>> {
         self.eat(b'"')?;
         let start = self.at;
         let len = plain_run(self.bytes().get(start..)?)?;
@@ -372,19 +445,16 @@ impl<'a> Scan<'a> {
         match self.peek_at(at)? {
             b'"' => {
                 self.at = at + 1;
-                return Some(Str(Cow::Borrowed(self.text.get(start..at)?)));
+                Some(Ok(self.text.get(start..at)?))
             }
-            b'\\' => {}
-            _ => return None,
+            b'\\' => Some(Err((start, at))),
+            _ => None,
         }
-        let (out, next) = self.unescape(start, at)?;
-        self.at = next;
-        Some(Str(Cow::Owned(out)))
     }
 
     /// The rest of a string with escapes: its text starts at `start` and has
-    /// its first backslash at `at`. Gives the decoded string and where the
-    /// text goes on after its closing quote.
+    /// its first backslash at `at`. Appends the decoded string to `out`
+    /// (empty) and gives where the text goes on after its closing quote.
     ///
     /// In a short event, each plain run and each escape is appended to the
     /// string in turn. In a long one (a large argument's fragment) the bytes
@@ -394,25 +464,25 @@ impl<'a> Scan<'a> {
     /// bytes are UTF-8 by construction, runs of the text cut at ASCII bytes,
     /// and characters; the check keeps that from resting on this code.)
     #[inline(never)]
-    fn unescape(&self, start: usize, mut at: usize) -> Option<(String, usize)> {
+    fn unescape(&self, start: usize, mut at: usize, out: &mut String) -> Option<usize> {
         // Decoded, a string is never longer than its text.
         let left = self.text.len() - start;
         if left > SHORT_EVENT {
             // The thread's buffer, or (while the thread ends) one of its own.
             let kept = DECODED.try_with(|cell| {
-                let mut out = cell.try_borrow_mut().ok()?;
-                let decoded = self.decode_long(start, at, &mut out);
-                if out.capacity() > KEEP_DECODED {
-                    *out = Vec::new();
+                let mut decoded = cell.try_borrow_mut().ok()?;
+                let next = self.decode_long(start, at, &mut decoded, out);
+                if decoded.capacity() > KEEP_DECODED {
+                    *decoded = Vec::new();
                 }
-                Some(decoded)
+                Some(next)
             });
             return match kept {
-                Ok(Some(decoded)) => decoded,
-                _ => self.decode_alone(start, at),
+                Ok(Some(next)) => next,
+                _ => self.decode_alone(start, at, out),
             };
         }
-        let mut out = String::with_capacity(left);
+        out.reserve(left);
         out.push_str(self.text.get(start..at)?);
         loop {
             // At a backslash.
@@ -422,27 +492,34 @@ impl<'a> Scan<'a> {
             at = next + run;
             out.push_str(self.text.get(next..at)?);
             match self.peek_at(at)? {
-                b'"' => return Some((out, at + 1)),
+                b'"' => return Some(at + 1),
                 b'\\' => {}
                 _ => return None,
             }
         }
     }
 
-    /// [`Scan::decode_long`] into a buffer of its own.
+    /// [`Scan::decode_long`] with a decoding buffer of its own.
     #[cold]
     #[inline(never)]
-    fn decode_alone(&self, start: usize, at: usize) -> Option<(String, usize)> {
-        self.decode_long(start, at, &mut Vec::new())
+    fn decode_alone(&self, start: usize, at: usize, out: &mut String) -> Option<usize> {
+        self.decode_long(start, at, &mut Vec::new(), out)
     }
 
-    /// [`Scan::unescape`] of a long event: decoded into `out`, checked as
-    /// UTF-8, copied out.
-    fn decode_long(&self, start: usize, at: usize, out: &mut Vec<u8>) -> Option<(String, usize)> {
-        out.clear();
-        out.reserve(self.text.len() - start);
-        let next = self.decode(start, at, out)?;
-        Some((simdutf8::basic::from_utf8(out).ok()?.to_owned(), next))
+    /// [`Scan::unescape`] of a long event: decoded into `decoded`, checked as
+    /// UTF-8, copied to `out`.
+    fn decode_long(
+        &self,
+        start: usize,
+        at: usize,
+        decoded: &mut Vec<u8>,
+        out: &mut String,
+    ) -> Option<usize> {
+        decoded.clear();
+        decoded.reserve(self.text.len() - start);
+        let next = self.decode(start, at, decoded)?;
+        out.push_str(simdutf8::basic::from_utf8(decoded).ok()?);
+        Some(next)
     }
 
     /// Decodes the string of [`Scan::unescape`] into `out`, in one pass: the
