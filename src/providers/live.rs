@@ -8,6 +8,7 @@
 //! text, thinking and refusal deltas are not made at all and a call's events
 //! carry no string (an empty `String` is no allocation).
 
+use super::state::Stream;
 use super::{Assembler, LiveEvent};
 
 /// How much the live events of an assembler carry.
@@ -60,8 +61,19 @@ impl<'a> Live<'a> {
         }
     }
 
+    /// A call's id for [`Live::started`], made by `make` only when an event
+    /// that carries it is collected (a sink, the full detail); else empty.
+    #[inline]
+    pub(crate) fn id(&self, make: impl FnOnce() -> String) -> String {
+        if self.sink.is_some() && self.full() {
+            make()
+        } else {
+            String::new()
+        }
+    }
+
     /// A call opened (or named late, Q7): in the structural detail without
-    /// its id and name.
+    /// its id and name (`id` from [`Live::id`]).
     #[inline]
     pub(crate) fn started(&mut self, choice: i64, index: i64, id: String, name: &str) {
         let full = self.full();
@@ -88,6 +100,14 @@ impl<'a> Live<'a> {
             },
             replaces,
         });
+    }
+}
+
+impl Stream {
+    /// Where this stream's live events go (`sink`), made in its detail.
+    #[inline]
+    pub(crate) fn live<'a>(&self, sink: Option<&'a mut Vec<LiveEvent>>) -> Live<'a> {
+        Live::new(sink, self.live_detail)
     }
 }
 
