@@ -8,7 +8,6 @@
 //! text, thinking and refusal deltas are not made at all and a call's events
 //! carry no string (an empty `String` is no allocation).
 
-use super::state::Stream;
 use super::{Assembler, LiveEvent};
 
 /// How much the live events of an assembler carry.
@@ -100,14 +99,6 @@ impl<'a> Live<'a> {
             },
             replaces,
         });
-    }
-}
-
-impl Stream {
-    /// Where this stream's live events go (`sink`), made in its detail.
-    #[inline]
-    pub(crate) fn live<'a>(&self, sink: Option<&'a mut Vec<LiveEvent>>) -> Live<'a> {
-        Live::new(sink, self.live_detail)
     }
 }
 
