@@ -36,7 +36,7 @@ Last, in this process, what a request's tool set costs: compiled from its declar
 (``Toolset``) against found in the proxy's cache (the same declaration again).
 
 Run: ``.venv/bin/python benches/bench_proxy.py [--requests N] [--streams N] [--load-only]
-[--latency-only] [--memory-only]``
+[--latency-only] [--memory-only] [--relays python,rust]``
 (never part of the tests).
 """
 
@@ -322,14 +322,17 @@ def load(contenders: dict[str, tuple[Any, str]], streams: int, rounds: int, upst
         f"\n{streams} concurrent streams of {name}, {rounds} rounds, load average "
         f"{os.getloadavg()[0]:.1f}\n"
     )
+    # The ratios are against the Python relay's plain proxy, or (`--relays rust`) the
+    # first plain one measured.
+    plain = "python plain" if "python plain" in times else next(w for w in times if "plain" in w)
     print(
-        "| proxy | wall time (best) | events/s | vs python plain "
-        "| proxy CPU per event (median) | vs python plain | time to last byte (median) "
+        f"| proxy | wall time (best) | events/s | vs {plain} "
+        f"| proxy CPU per event (median) | vs {plain} | time to last byte (median) "
         "| added vs direct |"
     )
     print("|---|---|---|---|---|---|---|---|")
-    base = min(times["python plain"])
-    base_cpu = statistics.median(cpu["python plain"])
+    base = min(times[plain])
+    base_cpu = statistics.median(cpu[plain])
     direct = statistics.median(last["direct"])
     for who, values in times.items():
         best = min(values)
@@ -488,6 +491,9 @@ def main() -> None:
     parser.add_argument("--toolsets-only", action="store_true", help="only the tool set costs")
     parser.add_argument("--latency-only", action="store_true", help="only the added latency")
     parser.add_argument("--memory-only", action="store_true", help="only the open streams' RSS")
+    parser.add_argument(
+        "--relays", default="python,rust", help="the relays measured, comma-separated"
+    )
     parser.add_argument("--load-client", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:
@@ -507,7 +513,7 @@ def main() -> None:
     upstream = f"http://127.0.0.1:{upstream_process.stdout.readline().strip()}"
     contenders = {
         f"{relay} {who}": start_proxy(upstream, "--relay", relay, *flags)
-        for relay in ("python", "rust")
+        for relay in args.relays.split(",")
         for who, flags in (
             ("plain", ["--no-check"]),
             ("checking", []),

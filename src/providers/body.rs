@@ -390,7 +390,7 @@ pub(crate) fn apply_whole<E>(
     for ev in events {
         asm.stream.dialect = Some(dialect);
         asm.stream.unknown = None;
-        let mut l = Live::new(live.as_deref_mut(), asm.stream.live_detail);
+        let mut l = asm.stream.live(live.as_deref_mut());
         if let Err((f, event_type)) = apply(asm, ev, &mut l)? {
             if matches!(f, Fail::Provider { .. }) {
                 asm.stream.fail_all();
@@ -414,7 +414,7 @@ pub(crate) fn end_whole(
     input: Input<'_>,
     live: Option<&mut Vec<LiveEvent>>,
 ) -> Result<(), Error> {
-    asm.ended_whole(&mut Live::new(live, asm.stream.live_detail))
+    asm.ended_whole(&mut asm.stream.live(live))
         .map_err(|f| renamed(asm.wrap(f, event_name, input), body))
 }
 
@@ -557,7 +557,7 @@ fn feed_body(
         };
         fed.map_err(|e| renamed(e, &what))?;
     }
-    let mut live = Live::new(live, asm.stream.live_detail);
+    let mut live = asm.stream.live(live);
     asm.ended_whole(&mut live)
         .map_err(|f| renamed(asm.wrap(f, event_name, input), &what))
 }

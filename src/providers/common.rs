@@ -20,7 +20,7 @@
 //! for it.
 
 use super::scan::Facts;
-use super::state::{Live, Stream};
+use super::state::Stream;
 use super::{Assembler, Dialect, Error, Fail, Input, LiveEvent};
 
 /// A dialect's common event, learned from a tree: its facts, the id it names
@@ -121,7 +121,7 @@ impl Assembler {
         self.stream.ordinal = self.events;
         let s = &mut self.stream;
         s.unknown = None;
-        let mut live = Live::new(live, s.live_detail);
+        let mut live = s.live(live);
         let facts = (common.facts, common.id.as_deref());
         let Some(r) = state.feed_common(s, event_name, facts, piece, &mut live) else {
             (self.events, self.stream.ordinal) = before;

@@ -232,7 +232,7 @@ impl Stream {
             ch.by_id.insert(o.id.to_owned(), key);
         }
         ch.latest = Some(key);
-        let shown = ch.call_id(c, key);
+        let shown = live.id(|| ch.call_id(c, key));
         self.content_bytes = total;
         let (name, input) = (o.name, o.input);
         live.started(c, key, shown, name);
@@ -332,7 +332,7 @@ impl Stream {
         if !had_name && !name.is_empty() {
             if let Some(m) = ch.meta_mut(key).filter(|m| m.announced_unnamed) {
                 m.announced_unnamed = false;
-                announce = Some(ch.call_id(c, key));
+                announce = Some(live.id(|| ch.call_id(c, key)));
             }
         }
         self.content_bytes = total;

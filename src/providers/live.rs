@@ -60,8 +60,19 @@ impl<'a> Live<'a> {
         }
     }
 
+    /// A call's id for [`Live::started`], made by `make` only when an event
+    /// that carries it is collected (a sink, the full detail); else empty.
+    #[inline]
+    pub(crate) fn id(&self, make: impl FnOnce() -> String) -> String {
+        if self.sink.is_some() && self.full() {
+            make()
+        } else {
+            String::new()
+        }
+    }
+
     /// A call opened (or named late, Q7): in the structural detail without
-    /// its id and name.
+    /// its id and name (`id` from [`Live::id`]).
     #[inline]
     pub(crate) fn started(&mut self, choice: i64, index: i64, id: String, name: &str) {
         let full = self.full();

@@ -447,7 +447,7 @@ impl Assembler {
         input: Input<'_>,
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
-        let mut live = Live::new(live, self.stream.live_detail);
+        let mut live = self.stream.live(live);
         let r = self.end_of_stream(&mut live);
         let r = r.and_then(|()| self.ended_whole(&mut live));
         self.stream.done = true;
@@ -515,7 +515,7 @@ impl Assembler {
         if let Some(fed) = body::intercept(self, event_name, input, live.as_deref_mut()) {
             return fed;
         }
-        let mut live = Live::new(live, self.stream.live_detail);
+        let mut live = self.stream.live(live);
         if self.stream.done {
             // Q58: an event the dialect says carries nothing to apply is a note.
             if let Some(what) = self.state.as_ref().and_then(|st| st.content_free(input)) {
@@ -621,7 +621,7 @@ impl Assembler {
     /// # Errors
     /// [`Error::Limit`] when rebuilding an open call crosses a limit.
     pub fn close(&mut self, live: Option<&mut Vec<LiveEvent>>) -> Result<(), Error> {
-        let mut live = Live::new(live, self.stream.live_detail);
+        let mut live = self.stream.live(live);
         if self.stream.is_closed() {
             return Ok(());
         }

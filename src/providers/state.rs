@@ -475,6 +475,12 @@ pub(crate) fn cut(s: &str, max: usize) -> String {
 }
 
 impl Stream {
+    /// Where this stream's live events go (`sink`), made in its detail.
+    #[inline]
+    pub(crate) fn live<'a>(&self, sink: Option<&'a mut Vec<super::LiveEvent>>) -> Live<'a> {
+        Live::new(sink, self.live_detail)
+    }
+
     pub(crate) fn new(limits: AssemblerLimits) -> Self {
         Self {
             limits,

@@ -4,9 +4,9 @@
 //! events serve).
 
 use super::content::Content;
-use super::{scan_chunk, Chunk, Delta, Function};
+use super::{scan_chunk, scan_chunk_with, Chunk, Delta, Function};
 use crate::providers::json::{Few, Str, TextOrObject};
-use crate::providers::scan::{Facts, Memoized};
+use crate::providers::scan::{Facts, Memoized, Scan};
 
 /// The tag of [`Facts`] for a fragment whose call says `"type": "function"`
 /// (LiteLLM's chunks say it in every fragment); 0 for one that names no type.
@@ -72,6 +72,11 @@ pub(super) fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c st
 impl<'a> Memoized<'a> for Chunk<'a> {
     fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>> {
         scan_chunk(text, self)
+    }
+    fn scan_in(&mut self, text: &'a str, decoded: &'a mut String) -> Option<Option<(usize, usize)>> {
+        let mut p = Scan::new(text);
+        p.lend(decoded);
+        scan_chunk_with(p, self)
     }
     fn facts(&self) -> Option<Facts> {
         fragment_common(self).map(|(facts, _)| facts)

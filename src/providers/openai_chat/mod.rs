@@ -142,7 +142,15 @@ struct Function<'a> {
 /// Gives the span of the chunk's one `function.arguments` string, if it has
 /// exactly one (what a [`scan::Memo`] may vary).
 fn scan_chunk<'a>(text: &'a str, chunk: &mut Chunk<'a>) -> Option<Option<(usize, usize)>> {
-    let mut p = Scan::new(text);
+    scan_chunk_with(Scan::new(text), chunk)
+}
+
+/// [`scan_chunk`] with the scanner given (a buffer lent to it, [`Scan::lend`]).
+#[inline(always)]
+fn scan_chunk_with<'a>(
+    mut p: Scan<'a>,
+    chunk: &mut Chunk<'a>,
+) -> Option<Option<(usize, usize)>> {
     let mut seen = Seen::default();
     p.object(|p, key| match key {
         "choices" => {
@@ -174,9 +182,12 @@ pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
     scan::memo_parts::<Chunk<'_>>(template)
 }
 
-/// See [`scan::memo_agrees`].
+/// See [`scan::memo_agrees`]; the memo with a buffer lent must make the
+/// same events ([`scan::memo_lent_agrees`]).
 #[cfg(test)]
 pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
+    let mut decoded = String::from("a string decoded before");
+    scan::memo_lent_agrees::<Chunk<'_>>(template, text, &mut decoded)?;
     scan::memo_agrees::<Chunk<'_>>(template, text)
 }
 
@@ -312,10 +323,26 @@ fn scan_tool_call<'a>(p: &mut Scan<'a>, call: &mut ToolCall<'a>) -> Option<()> {
     })
 }
 
-/// See [`scan::fast_path_agrees`].
+/// See [`scan::fast_path_agrees`]: the scanner alone, and with a buffer lent
+/// (holding a string of an event before), must agree with the general decode
+/// and with each other.
 #[cfg(test)]
 pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    scan::fast_path_agrees(scan_chunk, text)
+    let alone = scan::fast_path_agrees(scan_chunk, text)?;
+    let mut decoded = String::from("a string decoded before");
+    let lent = scan::fast_path_agrees(
+        |text, chunk| {
+            let mut p = Scan::new(text);
+            p.lend(&mut decoded);
+            scan_chunk_with(p, chunk)
+        },
+        text,
+    )?;
+    if alone == lent {
+        Ok(alone)
+    } else {
+        Err(format!("the scanner took it: alone {alone}, with a buffer lent {lent}"))
+    }
 }
 
 
@@ -331,16 +358,22 @@ pub(crate) fn apply(
         let err = body.get("error").filter(|e| e.is_object()).unwrap_or(&body);
         return Err(provider_error(err));
     }
-    let mut chunk = Chunk::default();
-    let fast = match input {
-        Input::Text(t) if scan::enabled() => scan::scan_text(&mut s.memo, t, &mut chunk),
-        _ => false,
-    };
-    if !fast {
-        chunk = input.parse()?;
-        common::note(s, input, &chunk, fragment_common);
-    }
-    apply_chunk(s, event_name, chunk, live)
+    // A fragment with escapes is decoded into the thread's buffer: the
+    // common event allocates nothing.
+    scan::with_decoded(|decoded| {
+        let mut chunk = Chunk::default();
+        let fast = match input {
+            Input::Text(t) if scan::enabled() => {
+                scan::scan_text_in(&mut s.memo, t, &mut chunk, decoded)
+            }
+            _ => false,
+        };
+        if !fast {
+            chunk = input.parse()?;
+            common::note(s, input, &chunk, fragment_common);
+        }
+        apply_chunk(s, event_name, chunk, live)
+    })
 }
 
 /// Applies one decoded chunk (read in place: its choices and calls are not

@@ -10,7 +10,7 @@ use serde::Deserialize;
 /// gives, `Ok(false)` when it left `text` to the general path, `Err` (both
 /// results) otherwise.
 pub(crate) fn fast_path_agrees<'a, E, R>(
-    scan: fn(&'a str, &mut E) -> Option<R>,
+    scan: impl FnOnce(&'a str, &mut E) -> Option<R>,
     text: &'a str,
 ) -> Result<bool, String>
 where

@@ -2,6 +2,8 @@
 //! template, so the next event that differs only in one string is that string
 //! to scan.
 
+use std::borrow::Cow;
+
 use super::Scan;
 use crate::providers::json::{Index, Str};
 
@@ -52,6 +54,29 @@ impl<F: Copy> Memo<F> {
     /// template with another string there.
     #[inline]
     pub(crate) fn fill<'a>(&self, text: &'a str) -> Option<(F, Str<'a>)> {
+        self.fill_with(text, Scan::string)
+    }
+
+    /// [`Memo::fill`] that decodes a string with escapes into `decoded`: the
+    /// string's text (`None` inside: the string is `decoded`). Nothing of the
+    /// result borrows `decoded`, which the scanner may take when the event is
+    /// not the template's ([`scan_text_in`]).
+    #[inline]
+    pub(crate) fn fill_at<'a>(
+        &self,
+        text: &'a str,
+        decoded: &mut String,
+    ) -> Option<(F, Option<&'a str>)> {
+        self.fill_with(text, |p| p.string_at(decoded))
+    }
+
+    /// [`Memo::fill`] with the string read by `string`.
+    #[inline(always)]
+    fn fill_with<'a, T>(
+        &self,
+        text: &'a str,
+        string: impl FnOnce(&mut Scan<'a>) -> Option<T>,
+    ) -> Option<(F, T)> {
         let facts = self.facts?;
         let b = text.as_bytes();
         let start = self.prefix.len();
@@ -63,7 +88,7 @@ impl<F: Copy> Memo<F> {
         }
         let mut p = Scan::new(text);
         p.at = start;
-        let s = p.string()?;
+        let s = string(&mut p)?;
         (b.get(p.at..)? == self.suffix.as_slice()).then_some((facts, s))
     }
 
@@ -83,6 +108,16 @@ pub(crate) trait Memoized<'a> {
     /// gives, or returns `None` for the general path; gives the span of the
     /// event's one string, if it has exactly one (what a [`Memo`] may vary).
     fn scan(&mut self, text: &'a str) -> Option<Option<(usize, usize)>>;
+    /// [`Memoized::scan`] with `decoded` lent for a string with escapes
+    /// ([`Scan::lend`]); a dialect that lends it nothing scans as `scan`.
+    fn scan_in(
+        &mut self,
+        text: &'a str,
+        decoded: &'a mut String,
+    ) -> Option<Option<(usize, usize)>> {
+        let _ = decoded;
+        self.scan(text)
+    }
     /// The facts of an event that is exactly the common one.
     fn facts(&self) -> Option<Facts>;
     /// Makes `self` (fresh) the common event with these facts and string.
@@ -102,7 +137,39 @@ pub(crate) fn scan_text<'a, E: Memoized<'a>>(
         ev.fill(facts, piece);
         return true;
     }
-    let Some(hole) = ev.scan(text) else {
+    let scanned = ev.scan(text);
+    scanned_event(memo, text, ev, scanned)
+}
+
+/// [`scan_text`] with `decoded` lent for the event's string with escapes
+/// ([`Memo::fill_at`], [`Memoized::scan_in`]): the common event, and an event
+/// whose one string with escapes is its fragment, cost no allocation.
+#[inline]
+pub(crate) fn scan_text_in<'a, E: Memoized<'a>>(
+    memo: &mut Memo<Facts>,
+    text: &'a str,
+    ev: &mut E,
+    decoded: &'a mut String,
+) -> bool {
+    if let Some((facts, piece)) = memo.fill_at(text, decoded) {
+        let decoded: &'a String = decoded;
+        ev.fill(facts, Str(Cow::Borrowed(piece.unwrap_or(decoded))));
+        return true;
+    }
+    let scanned = ev.scan_in(text, decoded);
+    scanned_event(memo, text, ev, scanned)
+}
+
+/// What the scanner gave for `text` (see [`Memoized::scan`]): the template
+/// learned when the event is the common one; `false` for the general path.
+#[inline(always)]
+fn scanned_event<'a, E: Memoized<'a>>(
+    memo: &mut Memo<Facts>,
+    text: &'a str,
+    ev: &E,
+    scanned: Option<Option<(usize, usize)>>,
+) -> bool {
+    let Some(hole) = scanned else {
         return false;
     };
     if let (Some(hole), Some(facts)) = (hole, ev.facts()) {
@@ -144,5 +211,41 @@ where
         Ok(general) if general == fast => Ok(true),
         Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
         Err(e) => Err(format!("memo {fast:?}, general path refuses: {e}")),
+    }
+}
+
+/// The memo with a buffer lent ([`Memo::fill_at`]) against the memo alone
+/// ([`Memo::fill`]), for the tests that compare them: after the fast path
+/// read `template`, `Ok` when both take `text` and make the same event, or
+/// neither takes it. `decoded` is the buffer (holding a string of before).
+#[cfg(test)]
+pub(crate) fn memo_lent_agrees<'a, E>(
+    template: &'a str,
+    text: &'a str,
+    decoded: &'a mut String,
+) -> Result<(), String>
+where
+    E: Memoized<'a> + Default + PartialEq + std::fmt::Debug,
+{
+    let mut memo = Memo::default();
+    if !scan_text(&mut memo, template, &mut E::default()) {
+        return Ok(());
+    }
+    let alone = memo.fill(text).map(|(facts, piece)| {
+        let mut ev = E::default();
+        ev.fill(facts, piece);
+        ev
+    });
+    let at = memo.fill_at(text, decoded);
+    let decoded: &'a String = decoded;
+    let lent = at.map(|(facts, piece)| {
+        let mut ev = E::default();
+        ev.fill(facts, Str(Cow::Borrowed(piece.unwrap_or(decoded))));
+        ev
+    });
+    if alone == lent {
+        Ok(())
+    } else {
+        Err(format!("memo alone {alone:?}, with a buffer lent {lent:?}"))
     }
 }

@@ -26,20 +26,20 @@
 //! checks it again (only the bytes a long string decodes to are checked once
 //! more, to become a `String` without unsafe code: see [`Scan::unescape`]).
 
-use std::borrow::Cow;
-
 use super::json::{Index, Str};
 
 #[cfg(test)]
 mod agree;
+mod lent;
 mod memo;
 mod number;
 mod value;
 #[cfg(test)]
 pub(crate) use agree::fast_path_agrees;
+pub(crate) use lent::with_decoded;
 #[cfg(test)]
-pub(crate) use memo::{memo_agrees, memo_parts};
-pub(crate) use memo::{scan_text, Facts, Memo, Memoized, Noted};
+pub(crate) use memo::{memo_agrees, memo_lent_agrees, memo_parts};
+pub(crate) use memo::{scan_text, scan_text_in, Facts, Memo, Memoized, Noted};
 
 #[cfg(test)]
 thread_local! {
@@ -80,6 +80,8 @@ pub(crate) struct Scan<'a> {
     loose: bool,
     /// A skipped number a float may not hold seen (see `number.rs`).
     wide: bool,
+    /// Where the first string with escapes is decoded ([`Scan::lend`]).
+    spare: Option<&'a mut String>,
 }
 
 #[inline]
@@ -219,6 +221,7 @@ impl<'a> Scan<'a> {
             holes: 0,
             loose: false,
             wide: false,
+            spare: None,
         }
     }
 
@@ -367,28 +370,9 @@ impl<'a> Scan<'a> {
         self.string().map(Some)
     }
 
-    /// A string value, borrowed when it has no escapes.
-    pub(crate) fn string(&mut self) -> Option<Str<'a>> {
-        self.eat(b'"')?;
-        let start = self.at;
-        let len = plain_run(self.bytes().get(start..)?)?;
-        let at = start + len;
-        match self.peek_at(at)? {
-            b'"' => {
-                self.at = at + 1;
-                return Some(Str(Cow::Borrowed(self.text.get(start..at)?)));
-            }
-            b'\\' => {}
-            _ => return None,
-        }
-        let (out, next) = self.unescape(start, at)?;
-        self.at = next;
-        Some(Str(Cow::Owned(out)))
-    }
-
     /// The rest of a string with escapes: its text starts at `start` and has
-    /// its first backslash at `at`. Gives the decoded string and where the
-    /// text goes on after its closing quote.
+    /// its first backslash at `at`. Appends the decoded string to `out`
+    /// (empty) and gives where the text goes on after its closing quote.
     ///
     /// In a short event, each plain run and each escape is appended to the
     /// string in turn. In a long one (a large argument's fragment) the bytes
@@ -398,25 +382,25 @@ impl<'a> Scan<'a> {
     /// bytes are UTF-8 by construction, runs of the text cut at ASCII bytes,
     /// and characters; the check keeps that from resting on this code.)
     #[inline(never)]
-    fn unescape(&self, start: usize, mut at: usize) -> Option<(String, usize)> {
+    fn unescape(&self, start: usize, mut at: usize, out: &mut String) -> Option<usize> {
         // Decoded, a string is never longer than its text.
         let left = self.text.len() - start;
         if left > SHORT_EVENT {
             // The thread's buffer, or (while the thread ends) one of its own.
             let kept = DECODED.try_with(|cell| {
-                let mut out = cell.try_borrow_mut().ok()?;
-                let decoded = self.decode_long(start, at, &mut out);
-                if out.capacity() > KEEP_DECODED {
-                    *out = Vec::new();
+                let mut decoded = cell.try_borrow_mut().ok()?;
+                let next = self.decode_long(start, at, &mut decoded, out);
+                if decoded.capacity() > KEEP_DECODED {
+                    *decoded = Vec::new();
                 }
-                Some(decoded)
+                Some(next)
             });
             return match kept {
-                Ok(Some(decoded)) => decoded,
-                _ => self.decode_alone(start, at),
+                Ok(Some(next)) => next,
+                _ => self.decode_alone(start, at, out),
             };
         }
-        let mut out = String::with_capacity(left);
+        out.reserve(left);
         out.push_str(self.text.get(start..at)?);
         loop {
             // At a backslash.
@@ -426,27 +410,34 @@ impl<'a> Scan<'a> {
             at = next + run;
             out.push_str(self.text.get(next..at)?);
             match self.peek_at(at)? {
-                b'"' => return Some((out, at + 1)),
+                b'"' => return Some(at + 1),
                 b'\\' => {}
                 _ => return None,
             }
         }
     }
 
-    /// [`Scan::decode_long`] into a buffer of its own.
+    /// [`Scan::decode_long`] with a decoding buffer of its own.
     #[cold]
     #[inline(never)]
-    fn decode_alone(&self, start: usize, at: usize) -> Option<(String, usize)> {
-        self.decode_long(start, at, &mut Vec::new())
+    fn decode_alone(&self, start: usize, at: usize, out: &mut String) -> Option<usize> {
+        self.decode_long(start, at, &mut Vec::new(), out)
     }
 
-    /// [`Scan::unescape`] of a long event: decoded into `out`, checked as
-    /// UTF-8, copied out.
-    fn decode_long(&self, start: usize, at: usize, out: &mut Vec<u8>) -> Option<(String, usize)> {
-        out.clear();
-        out.reserve(self.text.len() - start);
-        let next = self.decode(start, at, out)?;
-        Some((simdutf8::basic::from_utf8(out).ok()?.to_owned(), next))
+    /// [`Scan::unescape`] of a long event: decoded into `decoded`, checked as
+    /// UTF-8, copied to `out`.
+    fn decode_long(
+        &self,
+        start: usize,
+        at: usize,
+        decoded: &mut Vec<u8>,
+        out: &mut String,
+    ) -> Option<usize> {
+        decoded.clear();
+        decoded.reserve(self.text.len() - start);
+        let next = self.decode(start, at, decoded)?;
+        out.push_str(simdutf8::basic::from_utf8(decoded).ok()?);
+        Some(next)
     }
 
     /// Decodes the string of [`Scan::unescape`] into `out`, in one pass: the

@@ -596,7 +596,8 @@ impl Relay {
 
     /// Sends what the guard released; `read`: the read it was fed, sent itself (no
     /// copy) when the guard released exactly its bytes, as it does for a read of
-    /// whole events that pass.
+    /// whole events that pass. Other bytes are moved out of the step (no copy:
+    /// the guard's next read fills a new buffer).
     async fn forward(
         &mut self,
         step: Option<&mut Step>,
@@ -616,7 +617,7 @@ impl Relay {
             }
             let out = match read {
                 Some(read) if read.as_ref() == step.forward.as_slice() => read.clone(),
-                _ => Bytes::copy_from_slice(&step.forward),
+                _ => Bytes::from(std::mem::take(&mut step.forward)),
             };
             if !self.down.send(out).await {
                 return Forwarded::Gone;
