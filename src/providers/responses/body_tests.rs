@@ -368,6 +368,27 @@ fn snapshots_read_in_place_agree() {
     }
 }
 
+/// `stream_with_snapshot(items, extra)` passes (`passes`), or is refused as
+/// `snapshot-differs`, on the fast path and on `GENERAL_ONLY` alike.
+fn passes_on_both_paths(items: &[&str], extra: &str, passes: bool) {
+    use crate::providers::scan::GENERAL_ONLY;
+    let items: Vec<String> = items.iter().map(|i| (*i).to_owned()).collect();
+    for general in [false, true] {
+        GENERAL_ONLY.with(|g| g.set(general));
+        let mut a = Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default());
+        let fed: Result<Vec<()>, _> = stream_with_snapshot(&items, extra, true)
+            .iter()
+            .map(|e| a.feed_text(None, e, None))
+            .collect();
+        GENERAL_ONLY.with(|g| g.set(false));
+        let refused = fed.as_ref().err().map(|e| format!("{e:?}"));
+        assert_eq!(refused.is_none(), passes, "{items:?} {extra} general={general}: {refused:?}");
+        if let Some(why) = refused {
+            assert!(why.contains("SnapshotDiffers"), "{why}");
+        }
+    }
+}
+
 /// The snapshot read in one pass refuses what the general path refuses, and
 /// its neighbours stay refused: a restated call passes, a call with other
 /// arguments or another name does not, nor a client item kept whole (read
@@ -375,7 +396,6 @@ fn snapshots_read_in_place_agree() {
 /// calls beside it.
 #[test]
 fn a_snapshot_read_in_one_pass_refuses_what_differs() {
-    use crate::providers::scan::GENERAL_ONLY;
     let same = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{ \\\"a\\\" : 1 }\"}";
     let other_args = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":2}\"}";
     let other_name = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f9\",\"arguments\":\"{\\\"a\\\":1}\"}";
@@ -391,21 +411,7 @@ fn a_snapshot_read_in_one_pass_refuses_what_differs() {
         (&[same], ",\"item\":5,\"response\":{\"output\":5}", true),
     ];
     for (items, extra, passes) in cases {
-        let items: Vec<String> = items.iter().map(|i| (*i).to_owned()).collect();
-        for general in [false, true] {
-            GENERAL_ONLY.with(|g| g.set(general));
-            let mut a = Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default());
-            let fed: Result<Vec<()>, _> = stream_with_snapshot(&items, extra, true)
-                .iter()
-                .map(|e| a.feed_text(None, e, None))
-                .collect();
-            GENERAL_ONLY.with(|g| g.set(false));
-            let refused = fed.as_ref().err().map(|e| format!("{e:?}"));
-            assert_eq!(refused.is_none(), passes, "{items:?} {extra} general={general}: {refused:?}");
-            if let Some(why) = refused {
-                assert!(why.contains("SnapshotDiffers"), "{why}");
-            }
-        }
+        passes_on_both_paths(items, extra, passes);
     }
 }
 
@@ -436,7 +442,6 @@ fn an_unreadable_item_leaves_the_others_checked() {
 /// beside the stream's own calls, and a `response` that is no object, pass.
 #[test]
 fn what_the_snapshot_check_cannot_read_is_refused() {
-    use crate::providers::scan::GENERAL_ONLY;
     let same = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\",\"arguments\":\"{\\\"a\\\":1}\"}";
     let other_name = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f9\",\"arguments\":\"{\\\"a\\\":1}\"}";
     let lone = "{\"type\":\"function_call\",\"call_id\":\"call_0\",\"name\":\"f0\\ud800\",\"arguments\":\"{\\\"a\\\":1}\"}";
@@ -457,21 +462,7 @@ fn what_the_snapshot_check_cannot_read_is_refused() {
         (&[same], ",\"response\":[{\"output\":[1]}]", true),
     ];
     for (items, extra, passes) in cases {
-        let items: Vec<String> = items.iter().map(|i| (*i).to_owned()).collect();
-        for general in [false, true] {
-            GENERAL_ONLY.with(|g| g.set(general));
-            let mut a = Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default());
-            let fed: Result<Vec<()>, _> = stream_with_snapshot(&items, extra, true)
-                .iter()
-                .map(|e| a.feed_text(None, e, None))
-                .collect();
-            GENERAL_ONLY.with(|g| g.set(false));
-            let refused = fed.as_ref().err().map(|e| format!("{e:?}"));
-            assert_eq!(refused.is_none(), passes, "{items:?} {extra} general={general}: {refused:?}");
-            if let Some(why) = refused {
-                assert!(why.contains("SnapshotDiffers"), "{why}");
-            }
-        }
+        passes_on_both_paths(items, extra, passes);
     }
 }
 
