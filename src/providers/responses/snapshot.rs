@@ -25,9 +25,15 @@ use serde_json::value::RawValue;
 #[derive(serde::Deserialize)]
 pub(super) struct Carried {
     #[serde(default)]
-    response: Option<Value>,
+    response: Option<ObjectOr<CarriedResponse>>,
     #[serde(default)]
     item: Option<Value>,
+}
+
+#[derive(serde::Deserialize)]
+struct CarriedResponse {
+    #[serde(default)]
+    output: Option<Value>,
 }
 
 /// [`Carried`] with its item and output as they are in the text.
@@ -340,9 +346,8 @@ impl State {
     /// items kept whole, which are compared as values.
     fn check_carried_values(&self, s: &mut Stream, kind: &str, input: Input<'_>) -> R {
         let carried = input.parse::<Carried>().map_err(|fail| unreadable_value(kind, fail))?;
-        let output = carried.response.as_ref().and_then(|r| r.get("output"));
-        if let Some(Value::Array(items)) = output {
-            for item in items {
+        if let Some(Value::Array(items)) = carried.response.and_then(|r| r.0).and_then(|r| r.output) {
+            for item in &items {
                 self.check_item(s, kind, "its response.output", item)?;
             }
         }
