@@ -36,6 +36,7 @@ from typing import Any
 
 import anthropic
 import boto3
+import httpx
 import jsonschema
 import ollama
 import openai
@@ -257,7 +258,8 @@ def read_genai(url: str, case: Case) -> Reading:
 
 
 def read_ollama(url: str, case: Case) -> Reading:
-    client = ollama.Client(host=f"{url}/case/{case.name}")
+    # The client waits forever by default; a response left open is a failure, not a hang.
+    client = ollama.Client(host=f"{url}/case/{case.name}", timeout=60)
     reading = Reading([])
     try:
         for chunk in client.chat(
@@ -384,6 +386,9 @@ def test_no_sdk_ends_with_a_call_the_guard_did_not_validate(
     enforcing: Running, case: Case, reader: str
 ) -> None:
     reading = read(reader, enforcing.url, case)
+    assert not isinstance(reading.error, httpx.TimeoutException), (
+        f"{reader}: the proxy left the response open ({reading.error!r})"
+    )
     record = next_record(enforcing, _route(case))
     outcome = f"guard {record['enforced']} ({record['blocked']}); SDK error {reading.error!r}"
     for name, arguments in reading.calls:
