@@ -97,8 +97,27 @@ def sdk_objects(dialect: str, events: list[dict[str, Any]]) -> list[Any]:
     return [construct_type(type_=kind, value=e) for e in events]
 
 
+def stamp(dialect: str, events: list[dict[str, Any]], rng: random.Random) -> bytes:
+    """Gives each event the stamps the API adds by default, in place, and gives the
+    stream's bytes again: OpenAI's per-event nonce (`obfuscation`, random padding of
+    varying length) on chat chunks and Responses events, and the Responses API's
+    `sequence_number` on each of its events. Anthropic's events carry none."""
+    alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+    out = []
+    for n, e in enumerate(events):
+        if dialect == "openai-responses":
+            e["sequence_number"] = n
+        e["obfuscation"] = "".join(rng.choices(alphabet, k=rng.randint(2, 16)))
+        data = json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode()
+        name = f"event: {e['type']}\n".encode() if dialect == "openai-responses" else b""
+        out.append(name + b"data: " + data + b"\n\n")
+    if dialect != "openai-responses":
+        out.append(b"data: [DONE]\n\n")
+    return b"".join(out)
+
+
 class Workload:
-    def __init__(self, dialect: str, count: int) -> None:
+    def __init__(self, dialect: str, count: int, stamped: bool = False) -> None:
         shapes = json.loads(corpus.SHAPES.read_text())
         cutter = corpus.Cutter(
             random.Random(2),
@@ -121,6 +140,10 @@ class Workload:
             self.expected.append([tuple(c) for c in calls])
         self.reads = [[s[i : i + READ] for i in range(0, len(s), READ)] for s in self.streams]
         self.decoded = [sse_events(s) for s in self.streams]
+        if stamped and self.dialect != "anthropic":
+            rng = random.Random(3)
+            self.streams = [stamp(self.dialect, d, rng) for d in self.decoded]
+            self.reads = [[s[i : i + READ] for i in range(0, len(s), READ)] for s in self.streams]
         self.objects = [sdk_objects(self.sdk, d) for d in self.decoded]
         self.events = sum(len(o) for o in self.objects)
 
@@ -345,6 +368,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument(
+        "--stamped",
+        action="store_true",
+        help="give every event the stamps the API adds by default (OpenAI's `obfuscation` "
+        "nonce, the Responses API's `sequence_number`); written to sdk_objects_stamped.md",
+    )
+    parser.add_argument(
         "--only", action="append", help="a section to run (repeatable; implies --no-write)"
     )
     args = parser.parse_args()
@@ -358,7 +387,8 @@ def main() -> None:
         "# SDK objects: feed(obj) against pydantic-ai's parts manager",
         "",
         f"`python benches/bench_sdk_objects.py --responses {args.responses} --rounds "
-        f"{args.rounds}` (release build; interleaved rounds, medians; "
+        f"{args.rounds}{' --stamped' if args.stamped else ''}` (release build; "
+        "interleaved rounds, medians; "
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
         f"{os.getloadavg()[0]:.1f} at the start). ns per event; ratios are the other "
         "contender's time over `feed(SDK object)`'s.",
@@ -375,7 +405,7 @@ def main() -> None:
         sdks = [d for d in sdks if d in args.only]
         args.no_write = True
     for dialect in sdks:
-        w = Workload(dialect, args.responses)
+        w = Workload(dialect, args.responses, args.stamped)
         cs = contenders(w, with_pai)
         ns = interleaved(w, cs, args.rounds)
         hot = fresh(w, cs, args.rounds)
@@ -393,7 +423,8 @@ def main() -> None:
         print("\n".join(part), flush=True)
     lines.append(f"Load average at the end: {os.getloadavg()[0]:.1f}.")
     if not args.no_write:
-        RESULTS.write_text("\n".join(lines) + "\n")
+        out = RESULTS.with_name("sdk_objects_stamped.md") if args.stamped else RESULTS
+        out.write_text("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,16 @@
 //!
 //! A dialect without a common event never notes one, so nothing is served
 //! for it.
+//!
+//! **Stamps.** OpenAI adds a per-event nonce (`obfuscation`, on by default)
+//! to every chat chunk and Responses event, and the Responses API numbers its
+//! events (`sequence_number`): in a stream straight from the API no two
+//! events are the same. A common event may carry those stamps; the template
+//! then has a place for each besides the string, and the event is served with
+//! its own stamps ([`Stamp`]), which the dialect applies as the general path
+//! does (a nonce seen before is a replay, Q61; a number out of order is
+//! Q33's). The bytes path's memo learns no stamped event: its template is the
+//! event's text, which holds the nonce.
 
 use super::scan::Facts;
 use super::state::Stream;
@@ -36,6 +46,36 @@ pub(crate) struct Common {
     pub(crate) id: Option<String>,
     pub(crate) event_type: Option<String>,
     pub(crate) piece: (usize, usize),
+    /// Where the event's nonce is (address and length, as `piece`), when it
+    /// carries one.
+    pub(crate) nonce: Option<(usize, usize)>,
+    /// The event's `sequence_number`, when it carries one (the binding finds
+    /// its place by it: the top-level member of that name).
+    pub(crate) seq: Option<u64>,
+}
+
+/// The per-event stamps of a common event (see the module): its nonce and
+/// its sequence number, as the event carries them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Stamp<'a> {
+    pub(crate) nonce: Option<&'a str>,
+    pub(crate) seq: Option<u64>,
+}
+
+/// What a dialect noted of the common event a tree was: its facts, the id it
+/// names, where its string is, and its stamps (where the nonce is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Noted {
+    facts: Facts,
+    id: Option<String>,
+    piece: (usize, usize),
+    nonce: Option<(usize, usize)>,
+    seq: Option<u64>,
+}
+
+/// Address and length of a string of the tree.
+fn place(s: &str) -> (usize, usize) {
+    (s.as_ptr() as usize, s.len())
 }
 
 /// Notes, for a tree, the facts of a dialect's common event and where its
@@ -47,21 +87,28 @@ pub(crate) fn note<E>(
     ev: &E,
     common: fn(&E) -> Option<(Facts, &str)>,
 ) {
-    note_named(s, input, ev, |e| common(e).map(|(f, p)| (f, None, p)));
+    note_named(s, input, ev, |e| {
+        common(e).map(|(f, p)| (f, None, p, Stamp::default()))
+    });
 }
 
-/// [`note`] for a common event that also names an id (its facts, the id and
-/// its string).
+/// [`note`] for a common event that may also name an id and carry stamps
+/// (its facts, the id, its string and its stamps).
 #[inline]
 pub(crate) fn note_named<E>(
     s: &mut Stream,
     input: Input<'_>,
     ev: &E,
-    common: impl Fn(&E) -> Option<(Facts, Option<&str>, &str)>,
+    common: impl Fn(&E) -> Option<(Facts, Option<&str>, &str, Stamp<'_>)>,
 ) {
     if let Input::Tree(_) = input {
-        s.learned =
-            common(ev).map(|(f, id, p)| (f, id.map(str::to_owned), p.as_ptr() as usize, p.len()));
+        s.learned = common(ev).map(|(facts, id, p, stamp)| Noted {
+            facts,
+            id: id.map(str::to_owned),
+            piece: place(p),
+            nonce: stamp.nonce.map(place),
+            seq: stamp.seq,
+        });
     }
 }
 
@@ -79,7 +126,14 @@ impl Assembler {
     ) -> Result<Option<Common>, Error> {
         self.stream.learned = None;
         self.feed_tree(event_name, tree, live)?;
-        let Some((facts, id, at, len)) = self.stream.learned.take() else {
+        let Some(Noted {
+            facts,
+            id,
+            piece,
+            nonce,
+            seq,
+        }) = self.stream.learned.take()
+        else {
             return Ok(None);
         };
         // Only an object dispatched to its dialect as it is (not a body, not
@@ -92,27 +146,36 @@ impl Assembler {
             facts,
             id,
             event_type: Input::Tree(tree).self_type(),
-            piece: (at, len),
+            piece,
+            nonce,
+            seq,
         }))
     }
 
     /// Applies the common event `common` with `piece` as its string: the
     /// event the binding found equal to the one `common` was learned from,
-    /// but for that string. `None` (nothing changed) when this assembler cannot
-    /// serve it: another dialect, or a stream that is closed or ended, whose
-    /// error the general path gives.
+    /// but for that string and its `stamp` (the stamps `common` has a place
+    /// for, each the event's own). `None` (nothing changed) when this assembler
+    /// cannot serve it: another dialect, a stream that is closed or ended, whose
+    /// error the general path gives, or stamps other than the template's.
     ///
     /// # Errors
     /// What applying the event the memo stands for gives (a protocol error, a
-    /// limit crossed, …), as from [`Assembler::feed_json`].
+    /// replayed nonce, a limit crossed, …), as from [`Assembler::feed_json`].
     pub(crate) fn feed_common(
         &mut self,
         event_name: Option<&str>,
         common: &Common,
         piece: &str,
+        stamp: Stamp<'_>,
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Option<Result<(), Error>> {
-        if self.dialect != Some(common.dialect) || self.stream.is_closed() || self.stream.done {
+        if self.dialect != Some(common.dialect)
+            || self.stream.is_closed()
+            || self.stream.done
+            || common.nonce.is_some() != stamp.nonce.is_some()
+            || common.seq.is_some() != stamp.seq.is_some()
+        {
             return None;
         }
         let state = self.state.as_mut()?;
@@ -123,7 +186,7 @@ impl Assembler {
         s.unknown = None;
         let mut live = s.live(live);
         let facts = (common.facts, common.id.as_deref());
-        let Some(r) = state.feed_common(s, event_name, facts, piece, &mut live) else {
+        let Some(r) = state.feed_common(s, event_name, facts, piece, stamp, &mut live) else {
             (self.events, self.stream.ordinal) = before;
             return None;
         };
@@ -157,7 +220,7 @@ mod tests {
 
     use super::super::tree::tests::build;
     use super::super::{Assembler, AssemblerLimits, Dialect, Error, Tree, TreeBuilder};
-    use super::Common;
+    use super::{Common, Stamp};
 
     /// Feeds `v` as a tree (strings in a side table, as the binding reads a dict);
     /// also gives the address of each string, to find the one a `Common` names.
@@ -207,7 +270,7 @@ mod tests {
             text.feed_json(None, fragment(piece).to_string().as_bytes(), None)
                 .unwrap();
             assert!(matches!(
-                trees.feed_common(None, &common, piece, None),
+                trees.feed_common(None, &common, piece, Stamp::default(), None),
                 Some(Ok(()))
             ));
         }
@@ -240,7 +303,7 @@ mod tests {
             let Some(common) = learned else { return Ok(()) };
             for piece in &pieces {
                 let a = text.feed_json(None, fragment(piece).to_string().as_bytes(), None);
-                let b = trees.feed_common(None, &common, piece, None);
+                let b = trees.feed_common(None, &common, piece, Stamp::default(), None);
                 let b = b.ok_or_else(|| proptest::test_runner::TestCaseError::fail("not served"))?;
                 proptest::prop_assert_eq!(a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()));
             }
@@ -279,15 +342,21 @@ mod tests {
         let common = learned.unwrap();
         // Another dialect's assembler, and a stream ended by [DONE] or closed.
         let mut other = Assembler::new(Some(Dialect::Anthropic), AssemblerLimits::default());
-        assert!(other.feed_common(None, &common, "x", None).is_none());
+        assert!(other
+            .feed_common(None, &common, "x", Stamp::default(), None)
+            .is_none());
         let mut done = chat();
         for ev in head() {
             feed_tree(&mut done, &ev).0.unwrap();
         }
         done.feed_json(None, b"[DONE]", None).unwrap();
-        assert!(done.feed_common(None, &common, "x", None).is_none());
+        assert!(done
+            .feed_common(None, &common, "x", Stamp::default(), None)
+            .is_none());
         asm.close(None).ok();
-        assert!(asm.feed_common(None, &common, "x", None).is_none());
+        assert!(asm
+            .feed_common(None, &common, "x", Stamp::default(), None)
+            .is_none());
     }
 
     #[test]
@@ -301,7 +370,13 @@ mod tests {
         for ev in head() {
             learned = feed_tree(&mut asm, &ev).0.unwrap();
         }
-        let r = asm.feed_common(None, &learned.unwrap(), "0123456789", None);
+        let r = asm.feed_common(
+            None,
+            &learned.unwrap(),
+            "0123456789",
+            Stamp::default(),
+            None,
+        );
         let Some(Err(e)) = r else {
             panic!("over the limit: {r:?}")
         };
@@ -346,7 +421,7 @@ mod tests {
             text.feed_json(None, delta(piece).to_string().as_bytes(), None)
                 .unwrap();
             assert!(matches!(
-                trees.feed_common(None, &common, piece, None),
+                trees.feed_common(None, &common, piece, Stamp::default(), None),
                 Some(Ok(()))
             ));
         }
@@ -354,17 +429,86 @@ mod tests {
         trees.close(None).unwrap();
         assert_eq!(trees.messages(), text.messages());
         assert_eq!(trees.messages()[0].blocks.len(), 1);
-        // Numbered, with a nonce, or with more members: not the common event.
-        for more in [
-            json!({"sequence_number": 3}),
-            json!({"obfuscation": "n"}),
-            json!({"name": "f"}),
-        ] {
+        let with = |more: Value| {
             let mut ev = delta("x");
             ev.as_object_mut()
                 .unwrap()
                 .extend(more.as_object().unwrap().clone());
-            assert_eq!(learn(Dialect::OpenAiResponses, &[ev]).2, None);
+            learn(Dialect::OpenAiResponses, &[ev]).2
+        };
+        // Numbered, with a nonce: the common event with its stamps.
+        let numbered = with(json!({"sequence_number": 3, "obfuscation": "n"})).unwrap();
+        assert_eq!(
+            (numbered.seq, numbered.nonce.map(|n| n.1)),
+            (Some(3), Some(1))
+        );
+        // With more members, or a nonce that is no string: not the common event.
+        for more in [
+            json!({"name": "f"}),
+            json!({"obfuscation": 12}),
+            json!({"obfuscation": {"n": 1}}),
+        ] {
+            assert_eq!(with(more), None);
+        }
+    }
+
+    /// A chat chunk with its per-event nonce (`obfuscation`), as the API sends it.
+    fn stamped(arguments: &str, nonce: &str) -> Value {
+        let mut ev = fragment(arguments);
+        ev["obfuscation"] = json!(nonce);
+        ev
+    }
+
+    #[test]
+    fn a_stamped_fragment_is_served_with_its_own_nonce_and_a_replay_refused() {
+        let (mut text, mut trees) = (chat(), chat());
+        let mut learned = None;
+        for ev in [head()[0].clone(), stamped("{\"a\"", "nonce0001")] {
+            text.feed_json(None, ev.to_string().as_bytes(), None)
+                .unwrap();
+            learned = feed_tree(&mut trees, &ev).0.unwrap();
+        }
+        let common = learned.expect("a fragment with a nonce is the common event");
+        assert_eq!(common.nonce.map(|n| n.1), Some(9));
+        // Stamps other than the template's: not served, nothing changed.
+        assert!(trees
+            .feed_common(None, &common, "x", Stamp::default(), None)
+            .is_none());
+        let seq = Stamp {
+            nonce: Some("nonce0009"),
+            seq: Some(1),
+        };
+        assert!(trees.feed_common(None, &common, "x", seq, None).is_none());
+        for (piece, nonce) in [(": 1", "nonce0002"), ("}", "nonce0003"), ("}", "nonce0002")] {
+            let a = text.feed_json(None, stamped(piece, nonce).to_string().as_bytes(), None);
+            let stamp = Stamp {
+                nonce: Some(nonce),
+                seq: None,
+            };
+            let b = trees
+                .feed_common(None, &common, piece, stamp, None)
+                .unwrap();
+            assert_eq!(a.map_err(|e| e.to_string()), b.map_err(|e| e.to_string()));
+        }
+        text.close(None).ok();
+        trees.close(None).ok();
+        assert_eq!(trees.messages(), text.messages());
+        let problems = &trees.messages()[0].problems;
+        assert!(
+            problems.iter().any(|p| p.message.contains("nonce0002")),
+            "{problems:?}"
+        );
+        // As text, the same fragments again: the replay is refused there too
+        // (the bytes path's memo, whose template is text, learns no stamped one).
+        let mut asm = chat();
+        let events = [stamped("{", "nonce0001"), stamped("}", "nonce0002")];
+        for ev in [&head()[0], &events[0], &events[1], &events[1], &events[1]] {
+            let r = asm.feed_json(None, ev.to_string().as_bytes(), None);
+            assert_eq!(
+                r.is_err(),
+                std::ptr::eq(ev, &events[1]) && asm.events > 3,
+                "{r:?}"
+            );
         }
     }
 
@@ -383,7 +527,7 @@ mod tests {
         text.feed_json(None, typed(json!("function")).to_string().as_bytes(), None)
             .unwrap();
         trees
-            .feed_common(None, &common, "x", None)
+            .feed_common(None, &common, "x", Stamp::default(), None)
             .unwrap()
             .unwrap();
         assert_eq!(trees.messages(), text.messages());
@@ -403,7 +547,7 @@ mod tests {
                 .feed_json(None, text(piece).to_string().as_bytes(), None)
                 .unwrap();
             trees
-                .feed_common(None, &common, piece, None)
+                .feed_common(None, &common, piece, Stamp::default(), None)
                 .unwrap()
                 .unwrap();
         }

@@ -64,7 +64,7 @@ use std::borrow::Cow;
 
 pub use bytes::{exception_frame, BytesAssembler, BytesError};
 #[cfg(feature = "python")]
-pub(crate) use common::Common;
+pub(crate) use common::{Common, Stamp};
 pub use error::{DecodeKind, Error, EventRef, Limit, Rule};
 pub use facts::{response_facts, ResponseFacts, HEAD_BYTES, HEAD_EVENTS};
 pub(crate) use input::Input;

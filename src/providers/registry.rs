@@ -168,11 +168,12 @@ macro_rules! dialects {
                 event_name: Option<&str>,
                 facts: ($crate::providers::scan::Facts, Option<&str>),
                 piece: &str,
+                stamp: $crate::providers::common::Stamp<'_>,
                 live: &mut $crate::providers::state::Live<'_>,
             ) -> Option<$crate::providers::state::R> {
                 use $crate::providers::registry::Adapter as _;
                 match self {
-                    $(DialectState::$variant(st) => st.feed_common(s, event_name, facts, piece, live),)+
+                    $(DialectState::$variant(st) => st.feed_common(s, event_name, facts, piece, stamp, live),)+
                 }
             }
 
@@ -246,8 +247,9 @@ pub(crate) trait Adapter: Default {
     ) -> R;
 
     /// Applies the dialect's common event with these facts (and the id it
-    /// names, if any) and `piece` as its string (see `common.rs`), as its memo's typed event is applied; `None`,
-    /// before anything changes, for a dialect that has no common event.
+    /// names, if any), `piece` as its string and `stamp` as its stamps (see
+    /// `common.rs`), as its memo's typed event is applied; `None`, before
+    /// anything changes, for a dialect that has no common event.
     #[cfg_attr(not(feature = "python"), allow(dead_code))]
     fn feed_common(
         &mut self,
@@ -255,6 +257,7 @@ pub(crate) trait Adapter: Default {
         _event_name: Option<&str>,
         _facts: (Facts, Option<&str>),
         _piece: &str,
+        _stamp: super::common::Stamp<'_>,
         _live: &mut Live<'_>,
     ) -> Option<R> {
         None

@@ -13,7 +13,7 @@ use pyo3::types::{
 use super::errors::{from_framing, from_providers};
 use super::event_tree::{self, NotJson};
 use super::live::LiveValue;
-use super::memo::{first, Memo, Of, Template};
+use super::memo::{first, Filled, Memo, Of, Template};
 use super::output::{class, Class};
 use super::sdk;
 use super::{Locked, Reentered};
@@ -370,12 +370,13 @@ fn feed_object(
 /// UTF-8 (the general path refuses it), or the core cannot serve it.
 fn serve(
     core: &mut providers::Assembler,
-    found: Option<(&Template, Bound<'_, PyString>)>,
+    found: Option<(&Template, Filled<'_>)>,
     event_type: Option<&str>,
     sink: Sink<'_>,
 ) -> Option<Result<(), providers::Error>> {
-    let (t, piece) = found?;
-    core.feed_common(event_type, &t.common, piece.to_str().ok()?, sink)
+    let (t, filled) = found?;
+    let piece = filled.piece.as_ref()?.to_str().ok()?;
+    core.feed_common(event_type, &t.common, piece, filled.stamp()?, sink)
 }
 
 /// An event of boto3's `invoke_model_with_response_stream(...)["body"]`,

@@ -31,13 +31,21 @@
 //! the model (the field's value passes through as it is), and it is compared
 //! outside the binding's lock (attribute reads may run Python code).
 //! Templates of dicts hold no models: comparing them runs no Python code.
+//!
+//! A common event that carries stamps (OpenAI's per-event nonce, the
+//! Responses API's `sequence_number`: `providers/common.rs`) has a place for
+//! each in its template besides the hole, found as the hole is (the nonce by
+//! the address of its string, the number as the top-level member of that
+//! name): exactly a `str` there, exactly an `int` that fits 64 bits unsigned
+//! there, and the event is served with them, the core checking them as the
+//! general path does.
 
 use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyType};
 
-use crate::providers::Common;
+use crate::providers::{Common, Stamp};
 
 use super::event_tree::MAX_DEPTH;
 
@@ -79,6 +87,10 @@ enum Slot {
     Null,
     /// The string that may differ.
     Hole,
+    /// The event's nonce (a string that differs from event to event).
+    Nonce,
+    /// The event's `sequence_number` (an integer that differs likewise).
+    Seq,
     /// An SDK model of exactly this class, with these fields set, a
     /// `__dict__` of `len` members and `extra` extra fields. The members of
     /// `__dict__` follow in its order, each a `Field` then its value (a field
@@ -154,13 +166,13 @@ impl Templates {
         self.list.clone()
     }
 
-    /// The first template `event` is, and the string in its hole.
+    /// The first template `event` is, and what fills its places.
     #[inline]
     pub(crate) fn find<'py>(
         &self,
         event: &Bound<'py, PyAny>,
         event_type: Option<&str>,
-    ) -> Option<(&Template, Bound<'py, PyString>)> {
+    ) -> Option<(&Template, Filled<'py>)> {
         first(
             self.list.as_deref().map_or(&[], Vec::as_slice),
             event,
@@ -201,15 +213,39 @@ impl Templates {
     }
 }
 
-/// The first of `list` that `event` is, and the string in its hole.
+/// The first of `list` that `event` is, and what fills its places.
 #[inline]
 pub(crate) fn first<'t, 'py>(
     list: &'t [Arc<Template>],
     event: &Bound<'py, PyAny>,
     event_type: Option<&str>,
-) -> Option<(&'t Template, Bound<'py, PyString>)> {
+) -> Option<(&'t Template, Filled<'py>)> {
     list.iter()
         .find_map(|t| t.fill(event, event_type).map(|piece| (&**t, piece)))
+}
+
+/// What an event found to be a template holds in its places: the string in
+/// the hole, and its stamps where the template has a place for them.
+#[derive(Default)]
+pub(crate) struct Filled<'py> {
+    pub(crate) piece: Option<Bound<'py, PyString>>,
+    pub(crate) nonce: Option<Bound<'py, PyString>>,
+    pub(crate) seq: Option<u64>,
+}
+
+impl Filled<'_> {
+    /// The stamps, as the core takes them; `None` when the nonce is no UTF-8
+    /// (the general path refuses it).
+    pub(crate) fn stamp(&self) -> Option<Stamp<'_>> {
+        let nonce = match &self.nonce {
+            Some(n) => Some(n.to_str().ok()?),
+            None => None,
+        };
+        Some(Stamp {
+            nonce,
+            seq: self.seq,
+        })
+    }
 }
 
 /// Whether a template may hold SDK models (learned from an SDK object).
@@ -233,39 +269,43 @@ impl Template {
         let mut learning = Learning {
             slots: Vec::new(),
             piece: common.piece,
+            nonce: common.nonce,
+            seq: common.seq,
             holes: 0,
+            stamps: 0,
             of,
         };
         learning.value(event, 0)?;
-        (learning.holes == 1).then(|| Self {
+        let stamps = usize::from(common.nonce.is_some()) + usize::from(common.seq.is_some());
+        (learning.holes == 1 && learning.stamps == stamps).then(|| Self {
             slots: learning.slots,
             event_type: event_type.map(str::to_owned),
             common,
         })
     }
 
-    /// The string in the hole when `event`, fed with `event_type`, is the
-    /// template's event with another string there.
+    /// What fills the template's places when `event`, fed with `event_type`,
+    /// is the template's event with another string (and other stamps) there.
     #[inline]
     pub(crate) fn fill<'py>(
         &self,
         event: &Bound<'py, PyAny>,
         event_type: Option<&str>,
-    ) -> Option<Bound<'py, PyString>> {
+    ) -> Option<Filled<'py>> {
         if self.event_type.as_deref() != event_type {
             return None;
         }
         let mut at = 0;
-        let mut hole = None;
+        let mut hole = Filled::default();
         self.matches(event, &mut at, &mut hole)?;
-        (at == self.slots.len()).then_some(hole).flatten()
+        (at == self.slots.len() && hole.piece.is_some()).then_some(hole)
     }
 
     fn matches<'py>(
         &self,
         v: &Bound<'py, PyAny>,
         at: &mut usize,
-        hole: &mut Option<Bound<'py, PyString>>,
+        hole: &mut Filled<'py>,
     ) -> Option<()> {
         let slot = self.slots.get(*at)?;
         *at += 1;
@@ -301,8 +341,18 @@ impl Template {
             }
             Slot::Null => v.is_none().then_some(()),
             Slot::Hole => {
-                let s = v.cast_exact::<PyString>().ok()?;
-                *hole = Some(s.clone());
+                hole.piece = Some(v.cast_exact::<PyString>().ok()?.clone());
+                Some(())
+            }
+            Slot::Nonce => {
+                hole.nonce = Some(v.cast_exact::<PyString>().ok()?.clone());
+                Some(())
+            }
+            Slot::Seq => {
+                if !v.is_exact_instance_of::<PyInt>() {
+                    return None;
+                }
+                hole.seq = Some(v.extract::<u64>().ok()?);
                 Some(())
             }
             Slot::Model {
@@ -346,7 +396,7 @@ impl Template {
         &self,
         d: &Bound<'py, PyDict>,
         at: &mut usize,
-        hole: &mut Option<Bound<'py, PyString>>,
+        hole: &mut Filled<'py>,
     ) -> Option<()> {
         for (k, value) in d {
             let Some(Slot::Key(key)) = self.slots.get(*at) else {
@@ -367,7 +417,12 @@ struct Learning {
     slots: Vec<Slot>,
     /// Where the common event's string is (address and length of its UTF-8).
     piece: (usize, usize),
+    /// Where its nonce is, and its sequence number (`Common`).
+    nonce: Option<(usize, usize)>,
+    seq: Option<u64>,
     holes: usize,
+    /// The places of stamps found.
+    stamps: usize,
     of: Of,
 }
 
@@ -378,9 +433,13 @@ impl Learning {
         }
         if let Ok(s) = v.cast_exact::<PyString>() {
             let text = s.to_str().ok()?;
-            let slot = if (text.as_ptr() as usize, text.len()) == self.piece {
+            let at = (text.as_ptr() as usize, text.len());
+            let slot = if at == self.piece {
                 self.holes += 1;
                 Slot::Hole
+            } else if Some(at) == self.nonce {
+                self.stamps += 1;
+                Slot::Nonce
             } else {
                 Slot::Str(Text::of(s)?)
             };
@@ -416,7 +475,7 @@ impl Learning {
                 let k = k.cast_exact::<PyString>().ok()?;
                 if set.contains(k).ok()? {
                     self.slots.push(Slot::Field(Text::of(k)?));
-                    self.value(&value, depth + 1)?;
+                    self.member(k, &value, depth)?;
                 } else {
                     self.slots.push(Slot::Unset(Text::of(k)?));
                 }
@@ -426,7 +485,7 @@ impl Learning {
                 for (k, value) in e {
                     let k = k.cast_exact::<PyString>().ok()?;
                     self.slots.push(Slot::Key(Text::of(k)?));
-                    self.value(&value, depth + 1)?;
+                    self.member(k, &value, depth)?;
                 }
             }
             let model = Slot::Model {
@@ -449,8 +508,30 @@ impl Learning {
         for (k, value) in d {
             let k = k.cast_exact::<PyString>().ok()?;
             self.slots.push(Slot::Key(Text::of(k)?));
-            self.value(&value, depth + 1)?;
+            self.member(k, &value, depth)?;
         }
         Some(())
+    }
+
+    /// The value of the member `k` of a dict or model at `depth`: the
+    /// event's sequence number is a place of the template (a top-level
+    /// `sequence_number`, exactly an `int`, of the value the core noted).
+    fn member(
+        &mut self,
+        k: &Bound<'_, PyString>,
+        v: &Bound<'_, PyAny>,
+        depth: usize,
+    ) -> Option<()> {
+        if depth == 0
+            && self.seq.is_some()
+            && v.is_exact_instance_of::<PyInt>()
+            && k.to_str().ok()? == "sequence_number"
+            && v.extract::<u64>().ok() == self.seq
+        {
+            self.stamps += 1;
+            self.slots.push(Slot::Seq);
+            return Some(());
+        }
+        self.value(v, depth + 1)
     }
 }

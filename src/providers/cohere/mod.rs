@@ -316,6 +316,8 @@ impl Adapter for State {
         name: Option<&str>,
         (facts, _): (Facts, Option<&str>),
         piece: &str,
+        // Never stamped: the dialect notes no stamp.
+        _stamp: crate::providers::common::Stamp<'_>,
         live: &mut Live<'_>,
     ) -> Option<R> {
         let mut ev = Event::default();

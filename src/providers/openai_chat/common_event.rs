@@ -5,7 +5,8 @@
 
 use super::content::Content;
 use super::{scan_chunk, scan_chunk_with, Chunk, Delta, Function};
-use crate::providers::json::{Few, Str, TextOrObject};
+use crate::providers::common::Stamp;
+use crate::providers::json::{Few, Loose, Str, TextOrObject};
 use crate::providers::scan::{Facts, Memoized, Scan};
 
 /// The tag of [`Facts`] for a fragment whose call says `"type": "function"`
@@ -44,29 +45,44 @@ pub(super) fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (tag, choice, call): Fac
     });
 }
 
-/// The facts and the string of a chunk that is exactly a [`fragment_chunk`].
+/// The facts and the string of a chunk that is exactly a [`fragment_chunk`]
+/// (no nonce: what the bytes path's memo learns, its template being text).
 pub(super) fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
+    stamped_common(chunk)
+        .filter(|(_, _, stamp)| stamp.nonce.is_none())
+        .map(|(facts, piece, _)| (facts, piece))
+}
+
+/// The facts, the string and the nonce of a chunk that is exactly a
+/// [`fragment_chunk`] with, perhaps, a nonce (`obfuscation`, as a string):
+/// the common event of a tree, served with its own nonce (`common.rs`).
+pub(super) fn stamped_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str, Stamp<'c>)> {
+    let nonce = match &chunk.obfuscation {
+        None => None,
+        Some(Loose::Str(n)) => Some(&**n),
+        Some(Loose::Json(_)) => return None,
+    };
     let choice = chunk.choices.as_ref()?.iter().next()?;
     let delta = choice.delta.as_ref()?;
-    if let Some(Content::Text(text)) = &delta.content {
-        let facts = (TEXT, choice.index, None);
-        let mut again = Chunk::default();
-        fragment_chunk(&mut again, facts, text.clone());
-        return (again == *chunk).then_some((facts, &**text));
-    }
-    let call = delta.tool_calls.as_ref()?.iter().next()?;
-    let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {
-        return None;
+    let (facts, piece) = if let Some(Content::Text(text)) = &delta.content {
+        ((TEXT, choice.index, None), text)
+    } else {
+        let call = delta.tool_calls.as_ref()?.iter().next()?;
+        let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {
+            return None;
+        };
+        let tag = match call.kind.as_deref() {
+            None => 0,
+            Some("function") => TYPED_FUNCTION,
+            Some(_) => return None,
+        };
+        ((tag, choice.index, call.index), arguments)
     };
-    let tag = match call.kind.as_deref() {
-        None => 0,
-        Some("function") => TYPED_FUNCTION,
-        Some(_) => return None,
-    };
-    let facts = (tag, choice.index, call.index);
     let mut again = Chunk::default();
-    fragment_chunk(&mut again, facts, arguments.clone());
-    (again == *chunk).then_some((facts, &**arguments))
+    fragment_chunk(&mut again, facts, piece.clone());
+    again.obfuscation = nonce.map(|n| Loose::Str(n.into()));
+    let stamp = Stamp { nonce, seq: None };
+    (again == *chunk).then_some((facts, &**piece, stamp))
 }
 
 impl<'a> Memoized<'a> for Chunk<'a> {

@@ -12,7 +12,7 @@ mod common_event;
 mod content;
 mod done;
 
-use common_event::{fragment_chunk, fragment_common};
+use common_event::{fragment_chunk, stamped_common};
 use content::{Content, Part};
 use calls::{content_parts, executed_tools, fragment, restated_finish, Args, Piece, EXECUTED};
 
@@ -370,7 +370,9 @@ pub(crate) fn apply(
         };
         if !fast {
             chunk = input.parse()?;
-            common::note(s, input, &chunk, fragment_common);
+            common::note_named(s, input, &chunk, |c| {
+                stamped_common(c).map(|(facts, piece, stamp)| (facts, None, piece, stamp))
+            });
         }
         apply_chunk(s, event_name, chunk, live)
     })
@@ -585,6 +587,7 @@ impl Adapter for State {
         name: Option<&str>,
         (facts, _): (Facts, Option<&str>),
         piece: &str,
+        stamp: crate::providers::common::Stamp<'_>,
         live: &mut Live<'_>,
     ) -> Option<R> {
         if name == Some("error") {
@@ -592,6 +595,7 @@ impl Adapter for State {
         }
         let mut chunk = Chunk::default();
         fragment_chunk(&mut chunk, facts, Str(piece.into()));
+        chunk.obfuscation = stamp.nonce.map(|n| Loose::Str(n.into()));
         Some(apply_chunk(s, name, chunk, live))
     }
 

@@ -4,7 +4,8 @@
 
 use super::wire::{Event, Item};
 use super::State;
-use crate::providers::json::{Index, Str};
+use crate::providers::common::Stamp;
+use crate::providers::json::{Index, Loose, Str};
 use crate::providers::scan::{self, Memo, Scan, Seen};
 use crate::providers::state::{Live, Stream, R};
 use crate::providers::Input;
@@ -212,17 +213,36 @@ pub(super) fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Even
 }
 
 /// The common event of a tree (`providers/common.rs`): an event that is
-/// exactly a [`delta_event`] (no sequence number, no nonce, nothing else);
-/// its tag and indexes, its item id and its string.
-pub(super) fn common<'e>(ev: &'e Event<'_>) -> Option<(scan::Facts, Option<&'e str>, &'e str)> {
+/// exactly a [`delta_event`], but perhaps for its stamps (a sequence number, a
+/// nonce as a string; nothing else); its tag and indexes, its item id, its
+/// string and its stamps.
+pub(super) fn common<'e>(
+    ev: &'e Event<'_>,
+) -> Option<(scan::Facts, Option<&'e str>, &'e str, Stamp<'e>)> {
     let kind = ev.kind.as_deref()?;
     let tag = u8::try_from(MEMO_DELTAS.iter().position(|k| *k == kind)?).ok()?;
     let piece = ev.delta.as_deref()?;
     let id = ev.item_id.as_deref();
+    let nonce = match &ev.obfuscation {
+        None => None,
+        Some(Loose::Str(n)) => Some(&**n),
+        Some(Loose::Json(_)) => return None,
+    };
+    let stamp = Stamp {
+        nonce,
+        seq: ev.sequence_number,
+    };
     let mut again = Event::default();
     let facts = (tag, ev.output_index, ev.content_index, None);
     delta_event(&mut again, facts, id, Str(piece.into()));
-    (again == *ev).then_some(((tag, ev.output_index, ev.content_index), id, piece))
+    stamp_event(&mut again, stamp);
+    (again == *ev).then_some(((tag, ev.output_index, ev.content_index), id, piece, stamp))
+}
+
+/// Gives `ev` the stamps of a served event.
+fn stamp_event<'a>(ev: &mut Event<'a>, stamp: Stamp<'a>) {
+    ev.sequence_number = stamp.seq;
+    ev.obfuscation = stamp.nonce.map(|n| Loose::Str(n.into()));
 }
 
 impl State {
@@ -234,10 +254,12 @@ impl State {
         event_name: Option<&str>,
         ((tag, output, content), id): (scan::Facts, Option<&str>),
         piece: &str,
+        stamp: Stamp<'_>,
         live: &mut Live<'_>,
     ) -> R {
         let mut ev = Event::default();
         delta_event(&mut ev, (tag, output, content, None), id, Str(piece.into()));
+        stamp_event(&mut ev, stamp);
         // A delta's input is never read (no snapshot to check): any text stands for it.
         self.apply_event(s, event_name, &mut ev, true, Input::Text("{}"), None, live)
     }

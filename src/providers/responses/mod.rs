@@ -643,9 +643,10 @@ impl Adapter for State {
         name: Option<&str>,
         facts: (scan::Facts, Option<&str>),
         piece: &str,
+        stamp: crate::providers::common::Stamp<'_>,
         live: &mut Live<'_>,
     ) -> Option<R> {
-        Some(self.apply_common(s, name, facts, piece, live))
+        Some(self.apply_common(s, name, facts, piece, stamp, live))
     }
 }
 

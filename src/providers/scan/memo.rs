@@ -12,9 +12,9 @@ use crate::providers::json::{Index, Str};
 pub(crate) type Facts = (u8, Option<Index>, Option<Index>);
 
 /// What a dialect notes of the event it just decoded from a tree: the facts
-/// of its common event, the id it names (a Responses delta's `item_id`) and
-/// where its string is (`common.rs`).
-pub(crate) type Noted = Option<(Facts, Option<String>, usize, usize)>;
+/// of its common event, the id it names (a Responses delta's `item_id`), where
+/// its string is and its stamps (`common.rs`).
+pub(crate) type Noted = Option<crate::providers::common::Noted>;
 
 /// The last event that a fast path read whole, as a template: the text
 /// before one string value of it and the text after. An event that is the
