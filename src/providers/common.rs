@@ -26,8 +26,8 @@
 //! then has a place for each besides the string, and the event is served with
 //! its own stamps ([`Stamp`]), which the dialect applies as the general path
 //! does (a nonce seen before is a replay, Q61; a number out of order is
-//! Q33's). The bytes path's memo learns no stamped event: its template is the
-//! event's text, which holds the nonce.
+//! Q33's). The bytes path's memo has a place of its own for the chat
+//! nonce (`scan/memo.rs`).
 
 use super::scan::Facts;
 use super::state::Stream;
@@ -498,8 +498,8 @@ mod tests {
             problems.iter().any(|p| p.message.contains("nonce0002")),
             "{problems:?}"
         );
-        // As text, the same fragments again: the replay is refused there too
-        // (the bytes path's memo, whose template is text, learns no stamped one).
+        // As JSON text, the same fragments again: the replay is refused there
+        // too (the bytes path's memo: `fast_tests/nonce.rs`).
         let mut asm = chat();
         let events = [stamped("{", "nonce0001"), stamped("}", "nonce0002")];
         for ev in [&head()[0], &events[0], &events[1], &events[1], &events[1]] {

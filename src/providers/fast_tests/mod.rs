@@ -32,6 +32,7 @@ use events::{anthropic_event, anthropic_events, chat_chunk, chat_events};
 mod gen;
 mod interactions;
 mod invoke;
+mod nonce;
 use gen::{
     event_text, index, junk, members, mutate, obj_field, render, str_field, string, text, Rng,
     Spelling, J,

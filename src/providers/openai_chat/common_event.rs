@@ -45,14 +45,6 @@ pub(super) fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (tag, choice, call): Fac
     });
 }
 
-/// The facts and the string of a chunk that is exactly a [`fragment_chunk`]
-/// (no nonce: what the bytes path's memo learns, its template being text).
-pub(super) fn fragment_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str)> {
-    stamped_common(chunk)
-        .filter(|(_, _, stamp)| stamp.nonce.is_none())
-        .map(|(facts, piece, _)| (facts, piece))
-}
-
 /// The facts, the string and the nonce of a chunk that is exactly a
 /// [`fragment_chunk`] with, perhaps, a nonce (`obfuscation`, as a string):
 /// the common event of a tree, served with its own nonce (`common.rs`).
@@ -95,9 +87,30 @@ impl<'a> Memoized<'a> for Chunk<'a> {
         scan_chunk_with(p, self)
     }
     fn facts(&self) -> Option<Facts> {
-        fragment_common(self).map(|(facts, _)| facts)
+        stamped_common(self).map(|(facts, _, _)| facts)
     }
     fn fill(&mut self, facts: Facts, piece: Str<'a>) {
         fragment_chunk(self, facts, piece);
+    }
+    fn nonce(&self, text: &str) -> Option<Option<(usize, usize)>> {
+        let Loose::Str(nonce) = self.obfuscation.as_ref()? else {
+            return Some(None);
+        };
+        // Read from the text as it stands: its address is in the text,
+        // between quotes (an escaped nonce was decoded elsewhere: no span,
+        // and the event is not learned).
+        let span = || {
+            let at = (nonce.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+            let end = at.checked_add(nonce.len())?;
+            let b = text.as_bytes();
+            let quoted = b.get(at.checked_sub(1)?) == Some(&b'"')
+                && b.get(end) == Some(&b'"')
+                && std::ptr::eq(text.get(at..end)?.as_ptr(), nonce.as_ptr());
+            quoted.then_some((at - 1, end + 1))
+        };
+        Some(span())
+    }
+    fn stamp(&mut self, nonce: &'a str) {
+        self.obfuscation = Some(Loose::Str(nonce.into()));
     }
 }

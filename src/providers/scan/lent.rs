@@ -81,7 +81,7 @@ impl<'a> Scan<'a> {
     /// to its closing quote), else where its text starts and where its first
     /// backslash is (read no further).
     #[inline]
-    fn plain_string(&mut self) -> Option<Result<&'a str, (usize, usize)>> {
+    pub(super) fn plain_string(&mut self) -> Option<Result<&'a str, (usize, usize)>> {
         self.eat(b'"')?;
         let start = self.at;
         let len = plain_run(self.bytes().get(start..)?)?;

@@ -30,6 +30,13 @@ pub(crate) type Noted = Option<crate::providers::common::Noted>;
 pub(crate) struct Memo<F> {
     prefix: Vec<u8>,
     suffix: Vec<u8>,
+    /// When the template carries a per-event nonce after its string (OpenAI's
+    /// `obfuscation`, Q61: no two events of a stream share one), how much of
+    /// `suffix` comes before the nonce; the rest follows it. The nonce itself
+    /// is a second place of the template: a string without escapes there is
+    /// the event's own, handed on with it and checked as the general path
+    /// checks it.
+    nonce: Option<usize>,
     /// What the dialect read from the template besides the string.
     facts: Option<F>,
 }
@@ -47,7 +54,30 @@ impl<F: Copy> Memo<F> {
         self.prefix.extend_from_slice(prefix);
         self.suffix.clear();
         self.suffix.extend_from_slice(suffix);
+        self.nonce = None;
         self.facts = Some(facts);
+    }
+
+    /// [`Memo::learn`] for a template whose nonce lies at `nonce` (a span,
+    /// quotes included, after the string): the text between the two and after
+    /// the nonce are kept, the nonce is a place of its own.
+    pub(crate) fn learn_stamped(
+        &mut self,
+        text: &str,
+        hole: (usize, usize),
+        nonce: (usize, usize),
+        facts: F,
+    ) {
+        let b = text.as_bytes();
+        let (Some(middle), Some(tail)) = (b.get(hole.1..nonce.0), b.get(nonce.1..)) else {
+            self.facts = None;
+            return;
+        };
+        self.learn(text, hole, facts);
+        self.suffix.clear();
+        self.suffix.extend_from_slice(middle);
+        self.suffix.extend_from_slice(tail);
+        self.nonce = Some(middle.len());
     }
 
     /// The template's facts and the string in its place, when `text` is the
@@ -55,28 +85,37 @@ impl<F: Copy> Memo<F> {
     #[inline]
     pub(crate) fn fill<'a>(&self, text: &'a str) -> Option<(F, Str<'a>)> {
         self.fill_with(text, Scan::string)
+            .and_then(|(facts, s, nonce)| nonce.is_none().then_some((facts, s)))
+    }
+
+    /// [`Memo::fill`] that also gives the event's nonce where the template
+    /// has a place for one.
+    #[cfg(test)]
+    pub(crate) fn fill_stamped<'a>(&self, text: &'a str) -> Option<(F, Str<'a>, Option<&'a str>)> {
+        self.fill_with(text, Scan::string)
     }
 
     /// [`Memo::fill`] that decodes a string with escapes into `decoded`: the
-    /// string's text (`None` inside: the string is `decoded`). Nothing of the
-    /// result borrows `decoded`, which the scanner may take when the event is
-    /// not the template's ([`scan_text_in`]).
+    /// string's text (`None` inside: the string is `decoded`), and the event's
+    /// nonce where the template has a place for one. Nothing of the result
+    /// borrows `decoded`, which the scanner may take when the event is not the
+    /// template's ([`scan_text_in`]).
     #[inline]
     pub(crate) fn fill_at<'a>(
         &self,
         text: &'a str,
         decoded: &mut String,
-    ) -> Option<(F, Option<&'a str>)> {
+    ) -> Option<(F, Option<&'a str>, Option<&'a str>)> {
         self.fill_with(text, |p| p.string_at(decoded))
     }
 
-    /// [`Memo::fill`] with the string read by `string`.
+    /// [`Memo::fill`] with the string read by `string`, and the nonce.
     #[inline(always)]
     fn fill_with<'a, T>(
         &self,
         text: &'a str,
         string: impl FnOnce(&mut Scan<'a>) -> Option<T>,
-    ) -> Option<(F, T)> {
+    ) -> Option<(F, T, Option<&'a str>)> {
         let facts = self.facts?;
         let b = text.as_bytes();
         let start = self.prefix.len();
@@ -89,7 +128,17 @@ impl<F: Copy> Memo<F> {
         let mut p = Scan::new(text);
         p.at = start;
         let s = string(&mut p)?;
-        (b.get(p.at..)? == self.suffix.as_slice()).then_some((facts, s))
+        let Some(middle) = self.nonce else {
+            return (b.get(p.at..)? == self.suffix.as_slice()).then_some((facts, s, None));
+        };
+        let (before, after) = self.suffix.split_at_checked(middle)?;
+        if b.get(p.at..p.at.checked_add(middle)?)? != before {
+            return None;
+        }
+        p.at += middle;
+        // Only a nonce without escapes: any other takes the scanner.
+        let nonce = p.plain_string()?.ok()?;
+        (b.get(p.at..)? == after).then_some((facts, s, Some(nonce)))
     }
 
     /// The template's text before and after its string, once it has one.
@@ -118,10 +167,23 @@ pub(crate) trait Memoized<'a> {
         let _ = decoded;
         self.scan(text)
     }
-    /// The facts of an event that is exactly the common one.
+    /// The facts of an event that is exactly the common one (with, for a
+    /// dialect that has [`Memoized::nonce`], its nonce).
     fn facts(&self) -> Option<Facts>;
     /// Makes `self` (fresh) the common event with these facts and string.
     fn fill(&mut self, facts: Facts, piece: Str<'a>);
+    /// Where in `text` the event's per-event nonce is, when it carries one:
+    /// `Some(Some(span))`, quotes included, for a nonce read from `text` as
+    /// it stands (no escapes), `Some(None)` for one that is not. A dialect
+    /// without nonces: `None`.
+    fn nonce(&self, text: &str) -> Option<Option<(usize, usize)>> {
+        let _ = text;
+        None
+    }
+    /// Gives `self`, the common event just filled, the event's nonce.
+    fn stamp(&mut self, nonce: &'a str) {
+        let _ = nonce;
+    }
 }
 
 /// The fast paths of an event's text, into `ev` (fresh): the memo's template,
@@ -151,9 +213,12 @@ pub(crate) fn scan_text_in<'a, E: Memoized<'a>>(
     ev: &mut E,
     decoded: &'a mut String,
 ) -> bool {
-    if let Some((facts, piece)) = memo.fill_at(text, decoded) {
+    if let Some((facts, piece, nonce)) = memo.fill_at(text, decoded) {
         let decoded: &'a String = decoded;
         ev.fill(facts, Str(Cow::Borrowed(piece.unwrap_or(decoded))));
+        if let Some(nonce) = nonce {
+            ev.stamp(nonce);
+        }
         return true;
     }
     let scanned = ev.scan_in(text, decoded);
@@ -173,7 +238,13 @@ fn scanned_event<'a, E: Memoized<'a>>(
         return false;
     };
     if let (Some(hole), Some(facts)) = (hole, ev.facts()) {
-        memo.learn(text, hole, facts);
+        match ev.nonce(text) {
+            None => memo.learn(text, hole, facts),
+            // A nonce after the string is the template's second place; one
+            // before it or with escapes is not learned (the template stays).
+            Some(Some(nonce)) if nonce.0 >= hole.1 => memo.learn_stamped(text, hole, nonce, facts),
+            Some(_) => {}
+        }
     }
     true
 }
@@ -202,11 +273,14 @@ where
     if !scan_text(&mut memo, template, &mut E::default()) {
         return Ok(false);
     }
-    let Some((facts, piece)) = memo.fill(text) else {
+    let Some((facts, piece, nonce)) = memo.fill_stamped(text) else {
         return Ok(false);
     };
     let mut fast = E::default();
     fast.fill(facts, piece);
+    if let Some(nonce) = nonce {
+        fast.stamp(nonce);
+    }
     match serde_json::from_str::<E>(text) {
         Ok(general) if general == fast => Ok(true),
         Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
@@ -231,16 +305,22 @@ where
     if !scan_text(&mut memo, template, &mut E::default()) {
         return Ok(());
     }
-    let alone = memo.fill(text).map(|(facts, piece)| {
+    let alone = memo.fill_stamped(text).map(|(facts, piece, nonce)| {
         let mut ev = E::default();
         ev.fill(facts, piece);
+        if let Some(nonce) = nonce {
+            ev.stamp(nonce);
+        }
         ev
     });
     let at = memo.fill_at(text, decoded);
     let decoded: &'a String = decoded;
-    let lent = at.map(|(facts, piece)| {
+    let lent = at.map(|(facts, piece, nonce)| {
         let mut ev = E::default();
         ev.fill(facts, Str(Cow::Borrowed(piece.unwrap_or(decoded))));
+        if let Some(nonce) = nonce {
+            ev.stamp(nonce);
+        }
         ev
     });
     if alone == lent {
