@@ -6,6 +6,8 @@ use serde::de::IgnoredAny;
 use super::lines::{Line, LineSplitter};
 use super::{advance, Checked, Error, FramingLimits};
 
+mod whole;
+
 /// One dispatched server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SseEvent {
@@ -169,6 +171,11 @@ impl Builder {
             self.data.clear();
         }
         self.event.clear();
+    }
+
+    /// Nothing of an event read yet (an `id` seen before is kept apart).
+    fn is_clean(&self) -> bool {
+        !self.has_data && self.started_at.is_none() && self.event.is_empty()
     }
 
     /// Whether an event left without its blank line may still be dispatched.
@@ -337,16 +344,50 @@ impl SseDecoder {
         bytes: &[u8],
         emit: &mut S,
     ) -> Result<(), Error> {
+        self.push_inner(bytes, emit, true)
+    }
+
+    /// [`SseDecoder::push_with`]; `whole` lets events of the usual shape
+    /// skip the line-by-line reading (`whole.rs`; the tests compare both).
+    fn push_inner<S: FnMut(SseEventRef<'_>)>(
+        &mut self,
+        bytes: &[u8],
+        emit: &mut S,
+        whole: bool,
+    ) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
-        let builder = &mut self.builder;
         let mut held = None;
         let checked = Checked::new(bytes, self.lines.offset());
-        let result = self.lines.push(bytes, |line, offset| {
-            builder.line(line, offset, Some(&checked), &mut held, emit)
-        });
-        builder.keep(&mut held);
+        let mut rest = bytes;
+        let result = loop {
+            if whole {
+                while let Some(taken) = self.whole_event(rest, &checked, emit) {
+                    rest = rest.get(taken..).unwrap_or_default();
+                }
+            }
+            if rest.is_empty() {
+                break Ok(());
+            }
+            // Line by line up to the end of the next event (or of the read),
+            // then the usual shape is looked for again.
+            let upto = if whole {
+                whole::event_end(rest)
+            } else {
+                rest.len()
+            };
+            let (chunk, after) = rest.split_at_checked(upto).unwrap_or((rest, &[]));
+            let builder = &mut self.builder;
+            let pushed = self.lines.push(chunk, |line, offset| {
+                builder.line(line, offset, Some(&checked), &mut held, emit)
+            });
+            if let Err(e) = pushed {
+                break Err(e);
+            }
+            rest = after;
+        };
+        self.builder.keep(&mut held);
         if self.lines.bom() {
             self.diverged.get_or_insert(Divergence::Bom);
         }
