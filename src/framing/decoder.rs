@@ -61,7 +61,7 @@ impl Inner {
         match self {
             Inner::Undecided => Ok(()),
             Inner::Sse(d) => d.push_with(bytes, &mut |e| emit(FrameRef::Sse(e))),
-            Inner::Lines(d) => d.push_with(bytes, &mut |l| emit(FrameRef::Line(&l))),
+            Inner::Lines(d) => d.push_with(bytes, &mut |l| emit(FrameRef::Line(l))),
             Inner::Events(d) => d.push_with(bytes, &mut |m| emit(FrameRef::EventStream(m))),
         }
     }
@@ -70,7 +70,7 @@ impl Inner {
         match self {
             Inner::Undecided => Ok(()),
             Inner::Sse(d) => d.finish_with(&mut |e| emit(FrameRef::Sse(e))),
-            Inner::Lines(d) => d.finish_with(&mut |l| emit(FrameRef::Line(&l))),
+            Inner::Lines(d) => d.finish_with(&mut |l| emit(FrameRef::Line(l))),
             Inner::Events(d) => d.finish_with(&mut |m| emit(FrameRef::EventStream(m))),
         }
     }

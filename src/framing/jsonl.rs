@@ -312,7 +312,7 @@ impl JsonLinesDecoder {
     /// [`Error::Utf8`] for a value that is not UTF-8; sticky until
     /// [`JsonLinesDecoder::reset`].
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<String>) -> Result<(), Error> {
-        self.push_with(bytes, &mut |value| out.push(value))
+        self.push_with(bytes, &mut |value| out.push(value.to_owned()))
     }
 
     /// Ends the stream: a last line without its newline is decided as if it
@@ -323,10 +323,10 @@ impl JsonLinesDecoder {
     /// inside a BOM; the errors of [`JsonLinesDecoder::push`] for that last
     /// line; an earlier sticky error.
     pub fn finish(&mut self, out: &mut Vec<String>) -> Result<(), Error> {
-        self.finish_with(&mut |value| out.push(value))
+        self.finish_with(&mut |value| out.push(value.to_owned()))
     }
 
-    pub(crate) fn push_with<S: FnMut(String)>(
+    pub(crate) fn push_with<S: FnMut(&str)>(
         &mut self,
         bytes: &[u8],
         emit: &mut S,
@@ -342,7 +342,7 @@ impl JsonLinesDecoder {
         result
     }
 
-    pub(crate) fn finish_with<S: FnMut(String)>(&mut self, emit: &mut S) -> Result<(), Error> {
+    pub(crate) fn finish_with<S: FnMut(&str)>(&mut self, emit: &mut S) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -353,7 +353,7 @@ impl JsonLinesDecoder {
         result
     }
 
-    fn end<S: FnMut(String)>(&mut self, emit: &mut S) -> Result<(), Error> {
+    fn end<S: FnMut(&str)>(&mut self, emit: &mut S) -> Result<(), Error> {
         // The last line had no newline: decide it now. Each round takes a
         // value or leaves a scan open, so this ends.
         while self.open == Open::Line {
@@ -398,12 +398,7 @@ impl JsonLinesDecoder {
     }
 
     /// Takes `bytes`, the first of which is at `base`.
-    fn take<S: FnMut(String)>(
-        &mut self,
-        bytes: &[u8],
-        base: u64,
-        emit: &mut S,
-    ) -> Result<(), Error> {
+    fn take<S: FnMut(&str)>(&mut self, bytes: &[u8], base: u64, emit: &mut S) -> Result<(), Error> {
         let mut i = 0;
         while i < bytes.len() {
             let rest = bytes.get(i..).unwrap_or_default();
@@ -429,11 +424,7 @@ impl JsonLinesDecoder {
 
     /// A value's line: `Some(bytes taken)`, or `None` when the value must be
     /// scanned instead.
-    fn line<S: FnMut(String)>(
-        &mut self,
-        rest: &[u8],
-        emit: &mut S,
-    ) -> Result<Option<usize>, Error> {
+    fn line<S: FnMut(&str)>(&mut self, rest: &[u8], emit: &mut S) -> Result<Option<usize>, Error> {
         let held = self.pending.len();
         let Some(newline) = memchr(b'\n', rest) else {
             if held.saturating_add(rest.len()) > self.max_value_bytes {
@@ -468,7 +459,7 @@ impl JsonLinesDecoder {
     }
 
     /// Scans the open value over `rest`; returns the bytes taken.
-    fn scan<S: FnMut(String)>(
+    fn scan<S: FnMut(&str)>(
         &mut self,
         mut scan: Scan,
         rest: &[u8],
@@ -568,12 +559,13 @@ impl JsonLinesDecoder {
     }
 
     /// Hands out a whole value and closes it.
-    fn emit<S: FnMut(String)>(&mut self, value: &[u8], emit: &mut S) -> Result<(), Error> {
+    fn emit<S: FnMut(&str)>(&mut self, value: &[u8], emit: &mut S) -> Result<(), Error> {
         if value.len() > self.max_value_bytes {
             return Err(self.too_large());
         }
+        // Handed on borrowed: the reader copies what it keeps.
         let text = match super::utf8(value) {
-            Ok(text) => text.to_owned(),
+            Ok(text) => text,
             Err(e) => {
                 return Err(Error::Utf8 {
                     offset: advance(self.value_start, e.valid_up_to()),

@@ -74,6 +74,23 @@ impl LineSplitter {
         self.offset
     }
 
+    /// The next byte starts a line: nothing held, no LF owed to a CR.
+    pub(crate) fn at_line_start(&self) -> bool {
+        self.pending.is_empty() && !self.skip_lf
+    }
+
+    /// The bound on one line.
+    pub(crate) fn max_line_bytes(&self) -> usize {
+        self.max_line_bytes
+    }
+
+    /// Takes `n` bytes of whole lines read elsewhere (from a line's start,
+    /// see [`LineSplitter::at_line_start`]).
+    pub(crate) fn skip(&mut self, n: usize) {
+        self.offset = advance(self.offset, n);
+        self.line_start = self.offset;
+    }
+
     /// Where a line cut by the end of the last push starts, if there is one.
     pub(crate) fn pending_from(&self) -> Option<u64> {
         (!self.pending.is_empty()).then_some(self.line_start)

@@ -6,7 +6,8 @@
 use super::error::{Limit, Rule};
 use super::protocol::{BlockEvent, BlockPhase};
 use super::state::{
-    describe_src, violation, CallMeta, Fail, Live, Opening, Seg, Segment, Src, Stream, TextKind, R,
+    describe_src, violation, CallMeta, Choice, Fail, Live, Opening, Seg, Segment, Src, Stream,
+    TextKind, R,
 };
 use super::LiveEvent;
 use crate::accumulate::{Appender, ThinkingFragment};
@@ -283,8 +284,51 @@ impl Stream {
             .saturating_add(state.map_or(0, |(s, _)| s.len()));
         let total = self.budget(n, || format!("tool call {key} of choice {c}"))?;
         let ch = self.writable(c)?;
+        if ch.fragment(c, key, id, name, input, state, live)? {
+            self.content_bytes = total;
+        }
+        Ok(())
+    }
+
+    /// An input fragment for the call at block position `src`: what
+    /// [`Stream::call_for_delta`] then [`Stream::add_to_call`] with the
+    /// fragment alone do, the choice looked up once when the call is open
+    /// (the usual delta).
+    pub(crate) fn input_delta(&mut self, c: i64, src: Src, input: &str, live: &mut Live<'_>) -> R {
+        let (used, max) = (self.content_bytes, self.limits.max_total_bytes);
+        let ch = self.writable(c)?;
+        let Some(key) = ch.call_at(src) else {
+            let key = self.call_for_delta(c, src, live)?;
+            return self.add_to_call(c, key, "", "", input, None, live);
+        };
+        let total = super::state::budget(used, max, input.len(), || {
+            format!("tool call {key} of choice {c}")
+        })?;
+        if ch.fragment(c, key, "", "", input, None, live)? {
+            self.content_bytes = total;
+        }
+        Ok(())
+    }
+}
+
+impl Choice {
+    /// [`Stream::add_to_call`] once the budget is checked and the choice
+    /// found: whether the call took the fragment (the budget's new total
+    /// then holds).
+    #[allow(clippy::too_many_arguments)]
+    fn fragment(
+        &mut self,
+        c: i64,
+        key: i64,
+        id: &str,
+        name: &str,
+        input: &str,
+        state: Option<(&str, &str)>,
+        live: &mut Live<'_>,
+    ) -> R<bool> {
+        let ch = self;
         let Some(current) = ch.tools.get(key) else {
-            return Ok(());
+            return Ok(false);
         };
         let changes = !input.is_empty()
             || (!id.is_empty() && current.id != id)
@@ -296,7 +340,7 @@ impl Stream {
                         || current.provider_state_format != f)
             });
         if !changes {
-            return Ok(());
+            return Ok(false);
         }
         // What the checks below need of the call, read in this one lookup.
         let had_name = !current.name.is_empty();
@@ -335,16 +379,17 @@ impl Stream {
                 announce = Some(live.id(|| ch.call_id(c, key)));
             }
         }
-        self.content_bytes = total;
         if let Some(id_now) = announce {
             live.started(c, key, id_now, name);
         }
         if !piece.is_empty() {
             live.input(c, key, piece, false);
         }
-        Ok(())
+        Ok(true)
     }
+}
 
+impl Stream {
     /// Replaces a call's whole input (a restated input that disagrees with
     /// the deltas; a call rebuilt from paths). After the call stopped
     /// only a restatement of the same input is accepted.

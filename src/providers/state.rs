@@ -459,6 +459,25 @@ pub(crate) fn push_small<T>(v: &mut Vec<T>, item: T) {
     v.push(item);
 }
 
+/// The stream-wide content budget (`used` of `max` bytes) for `n` more bytes:
+/// the new total.
+pub(crate) fn budget(
+    used: usize,
+    max: usize,
+    n: usize,
+    target: impl FnOnce() -> String,
+) -> R<usize> {
+    match used.checked_add(n) {
+        Some(t) if t <= max => Ok(t),
+        other => Err(Fail::Limit {
+            limit: Limit::MaxTotalBytes,
+            max,
+            would_be: other.unwrap_or(usize::MAX),
+            target: target(),
+        }),
+    }
+}
+
 pub(crate) fn mint_id(choice: i64, key: i64) -> String {
     format!("call_{choice}_{key}")
 }
@@ -584,15 +603,7 @@ impl Stream {
 
     /// Checks the stream-wide content budget for `n` more bytes.
     pub(crate) fn budget(&self, n: usize, target: impl FnOnce() -> String) -> R<usize> {
-        match self.content_bytes.checked_add(n) {
-            Some(t) if t <= self.limits.max_total_bytes => Ok(t),
-            other => Err(Fail::Limit {
-                limit: Limit::MaxTotalBytes,
-                max: self.limits.max_total_bytes,
-                would_be: other.unwrap_or(usize::MAX),
-                target: target(),
-            }),
-        }
+        budget(self.content_bytes, self.limits.max_total_bytes, n, target)
     }
 
     /// Merges a usage object: its top-level keys override earlier ones.

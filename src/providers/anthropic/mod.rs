@@ -475,8 +475,7 @@ impl State {
                 s.text(C, TextKind::Text, Some(src), text(&d.text), false, live)?;
             }
             "input_json_delta" => {
-                let key = s.call_for_delta(C, src, live)?;
-                s.add_to_call(C, key, "", "", text(&d.partial_json), None, live)?;
+                s.input_delta(C, src, text(&d.partial_json), live)?;
             }
             "thinking_delta" => {
                 let frag = ThinkingFragment {

@@ -420,8 +420,7 @@ impl State {
                     s.text(C, TextKind::Text, Some(src), t, false, live)?;
                 }
                 if let Some(tool) = &d.tool_use {
-                    let key = s.call_for_delta(C, src, live)?;
-                    s.add_to_call(C, key, "", "", text(&tool.input), None, live)?;
+                    s.input_delta(C, src, text(&tool.input), live)?;
                 }
                 if let Some(r) = &d.reasoning_content {
                     let signature = text(&r.signature);
