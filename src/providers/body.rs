@@ -392,7 +392,7 @@ pub(crate) fn apply_whole<E>(
     asm: &mut Assembler,
     dialect: Dialect,
     body: &str,
-    events: Vec<E>,
+    events: impl IntoIterator<Item = E>,
     mut live: Option<&mut Vec<LiveEvent>>,
     mut apply: impl FnMut(&mut Assembler, E, &mut Live<'_>) -> Option<Result<(), (Fail, String)>>,
 ) -> Option<Result<(), Error>> {

@@ -152,21 +152,25 @@ impl<'de> Deserialize<'de> for ToolUseIn<'_> {
 /// One event: its name and its bare payload.
 type Event<'a> = (&'static str, Payload<'a>);
 
-fn at<'a>(i: usize) -> Option<Payload<'a>> {
-    Some(Payload {
-        content_block_index: Some(Index(i64::try_from(i).ok()?)),
-        ..Payload::default()
-    })
+/// Pushes the event `name`, of block `i` if given, its payload built in place
+/// (an event is large: it is not moved again on its way to the adapter).
+fn push<'a>(
+    out: &mut Vec<Event<'a>>,
+    name: &'static str,
+    i: Option<usize>,
+    fill: impl FnOnce(&mut Payload<'a>),
+) -> Option<()> {
+    out.push((name, Payload::default()));
+    let (_, p) = out.last_mut()?;
+    if let Some(i) = i {
+        p.content_block_index = Some(Index(i64::try_from(i).ok()?));
+    }
+    fill(p);
+    Some(())
 }
 
-fn delta<'a>(i: usize, d: Delta<'a>) -> Option<Event<'a>> {
-    Some((
-        "contentBlockDelta",
-        Payload {
-            delta: Some(d),
-            ..at(i)?
-        },
-    ))
+fn delta<'a>(out: &mut Vec<Event<'a>>, i: usize, d: Delta<'a>) -> Option<()> {
+    push(out, "contentBlockDelta", Some(i), |p| p.delta = Some(d))
 }
 
 /// A member of a `toolUse` start as the reference's payload reads it: absent
@@ -190,34 +194,26 @@ fn block<'a>(i: usize, b: Block<'a>, out: &mut Vec<Event<'a>>) -> Option<()> {
             name: tool.name,
             kind: tool.kind,
         };
-        out.push((
-            "contentBlockStart",
-            Payload {
-                start: Some(Start {
-                    tool_use: Some(start),
-                    tool_result: None,
-                }),
-                ..at(i)?
-            },
-        ));
+        push(out, "contentBlockStart", Some(i), |p| {
+            p.start = Some(Start {
+                tool_use: Some(start),
+                tool_result: None,
+            });
+        })?;
         let input = tool.input.unwrap_or_else(|| "{}".to_owned());
-        out.push(delta(
-            i,
-            Delta {
-                tool_use: Some(ToolUseDelta {
-                    input: Some(Str(input.into())),
-                }),
-                ..Delta::default()
-            },
-        )?);
+        let d = Delta {
+            tool_use: Some(ToolUseDelta {
+                input: Some(Str(input.into())),
+            }),
+            ..Delta::default()
+        };
+        delta(out, i, d)?;
     } else if let Some(text) = b.text {
-        out.push(delta(
-            i,
-            Delta {
-                text: Some(text),
-                ..Delta::default()
-            },
-        )?);
+        let d = Delta {
+            text: Some(text),
+            ..Delta::default()
+        };
+        delta(out, i, d)?;
     } else if let Some(Obj(r)) = b.reasoning_content {
         if r.redacted_content.is_some() {
             return None;
@@ -232,16 +228,15 @@ fn block<'a>(i: usize, b: Block<'a>, out: &mut Vec<Event<'a>>) -> Option<()> {
                 ..Delta::default()
             };
             let text = t.text.unwrap_or_default();
-            out.push(delta(i, reasoning(Some(text), None))?);
+            delta(out, i, reasoning(Some(text), None))?;
             if let Some(sig) = t.signature.filter(|s| !s.is_empty()) {
-                out.push(delta(i, reasoning(None, Some(sig)))?);
+                delta(out, i, reasoning(None, Some(sig)))?;
             }
         }
     } else {
         return None;
     }
-    out.push(("contentBlockStop", at(i)?));
-    Some(())
+    push(out, "contentBlockStop", Some(i), |_| {})
 }
 
 /// The events of a body, in the reference's order; `None` for a body left to it.
@@ -256,36 +251,21 @@ fn events(body: Body<'_>) -> Option<Vec<Event<'_>>> {
         None => (None, Vec::new()),
     };
     let mut out = Vec::with_capacity(content.len() * 3 + 3);
-    out.push((
-        "messageStart",
-        Payload {
-            role: Some(role.unwrap_or_else(|| Str("assistant".into()))),
-            ..Payload::default()
-        },
-    ));
+    let role = role.unwrap_or_else(|| Str("assistant".into()));
+    push(&mut out, "messageStart", None, |p| p.role = Some(role))?;
     for (i, Obj(b)) in content.into_iter().enumerate() {
         block(i, b, &mut out)?;
     }
-    out.push((
-        "messageStop",
-        Payload {
-            stop_reason: body.stop_reason,
-            ..Payload::default()
-        },
-    ));
+    let stop_reason = body.stop_reason;
+    push(&mut out, "messageStop", None, |p| p.stop_reason = stop_reason)?;
     let _ = body.additional_model_response_fields;
     let has_metadata = body.usage.is_some()
         || body.metrics.is_some()
         || body.trace.is_some()
         || body.performance_config.is_some();
     if has_metadata {
-        out.push((
-            "metadata",
-            Payload {
-                usage: body.usage,
-                ..Payload::default()
-            },
-        ));
+        let usage = body.usage;
+        push(&mut out, "metadata", None, |p| p.usage = usage)?;
     }
     Some(out)
 }
@@ -312,18 +292,19 @@ pub(super) fn feed(
             _ => serde_json::from_slice(text).ok()?,
         },
     };
-    let events = events(body)?;
+    let mut events = events(body)?;
+    // Applied where they lie (by reference, not moved out of the list).
     let applied = apply_whole(
         asm,
         Dialect::Bedrock,
         BODY,
-        events,
+        events.iter_mut(),
         live.as_deref_mut(),
-        |asm, (name, mut p), l| {
+        |asm, (name, p), l| {
             if !matches!(&asm.state, Some(crate::providers::DialectState::Bedrock(_))) {
                 return None;
             }
-            let applied = State::event(&mut asm.stream, None, name, &mut p, l);
+            let applied = State::event(&mut asm.stream, None, name, p, l);
             Some(applied.map_err(|f| (f, String::new())))
         },
     )?;
