@@ -210,6 +210,16 @@ pub(crate) fn with_typed<T>(f: impl FnOnce() -> T) -> T {
     out
 }
 
+/// The text of a body for a direct reader's scanner (`None`: the bytes are
+/// not UTF-8, or the tests read bodies with the typed decodes only).
+pub(crate) fn scanned_text<'a>(input: Input<'a>, text: &'a [u8]) -> Option<&'a str> {
+    match input {
+        _ if !scan_bodies() => None,
+        Input::Text(t) => Some(t),
+        _ => simdutf8::basic::from_utf8(text).ok(),
+    }
+}
+
 fn is_array(input: Input<'_>) -> bool {
     match input {
         Input::Json(b) => b.trim_ascii_start().first() == Some(&b'['),
@@ -382,7 +392,7 @@ pub(crate) fn apply_whole<E>(
     asm: &mut Assembler,
     dialect: Dialect,
     body: &str,
-    events: Vec<E>,
+    events: impl IntoIterator<Item = E>,
     mut live: Option<&mut Vec<LiveEvent>>,
     mut apply: impl FnMut(&mut Assembler, E, &mut Live<'_>) -> Option<Result<(), (Fail, String)>>,
 ) -> Option<Result<(), Error>> {

@@ -21,7 +21,7 @@ const AGREE: Agree = Agree {
         ],
         &[r#"{"stopReason":"end_turn"}"#],
     ],
-    typed: false,
+    typed: true,
 };
 
 // ---------------------------------------------------------------- generators

@@ -14,6 +14,9 @@
 //! message, a function call, a custom tool call or a reasoning item (the items
 //! kept whole, server tools), a response that failed, a number a float cannot
 //! hold, a stream already ended.
+//!
+//! The first response of a stream is read straight into the message instead
+//! (`straight.rs`): what those events leave, without the events.
 
 use std::fmt;
 
@@ -30,6 +33,8 @@ use crate::providers::{detect, Assembler, Dialect, DialectState, Error, Input, L
 
 #[path = "scanned.rs"]
 mod scanned;
+#[path = "straight.rs"]
+mod straight;
 
 /// What the reference names the body in errors.
 const BODY: &str = "Responses `response` body";
@@ -426,6 +431,10 @@ pub(in crate::providers) fn feed(
     };
     if !body.is_response {
         return None;
+    }
+    // The first response of a stream, read straight into the message.
+    if straight::feed(asm, &body, live.as_deref_mut()).is_some() {
+        return Some(end_whole(asm, BODY, event_name, input, live));
     }
     let (events, calls) = events(&body)?;
     let applied = apply_whole(

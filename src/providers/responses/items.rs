@@ -97,20 +97,7 @@ impl State {
             }
             "reasoning" if done => {
                 let signature = text(&item.encrypted_content);
-                let state = (!item_id.is_empty()).then(|| json_string(item_id));
-                let frag = ThinkingFragment {
-                    signature,
-                    signature_format: if signature.is_empty() { "" } else { FORMAT },
-                    provider_state: state.as_deref(),
-                    provider_state_format: FORMAT,
-                    ..ThinkingFragment::default()
-                };
-                let src = (NS_REASONING, oi.unwrap_or(-1), 0);
-                // Only an item with something to keep becomes a block.
-                let create = !signature.is_empty() || s.choice(C)?.has_src(src);
-                if create {
-                    s.thinking(C, Some(src), frag, true, live)?;
-                }
+                reasoning_done(s, oi.unwrap_or(-1), item_id, signature, live)?;
             }
             "reasoning" | "message" => {}
             other => s.unknown(&format!("{kind}:{other}")),
@@ -213,4 +200,30 @@ impl State {
         }
         Ok(())
     }
+}
+
+/// The end of the reasoning item `item_id` at output index `oi`: its
+/// signature and item id kept, if it has a block or a signature.
+pub(super) fn reasoning_done(
+    s: &mut Stream,
+    oi: i64,
+    item_id: &str,
+    signature: &str,
+    live: &mut Live<'_>,
+) -> R {
+    let state = (!item_id.is_empty()).then(|| json_string(item_id));
+    let frag = ThinkingFragment {
+        signature,
+        signature_format: if signature.is_empty() { "" } else { FORMAT },
+        provider_state: state.as_deref(),
+        provider_state_format: FORMAT,
+        ..ThinkingFragment::default()
+    };
+    let src = (NS_REASONING, oi, 0);
+    // Only an item with something to keep becomes a block.
+    let create = !signature.is_empty() || s.choice(C)?.has_src(src);
+    if create {
+        s.thinking(C, Some(src), frag, true, live)?;
+    }
+    Ok(())
 }
