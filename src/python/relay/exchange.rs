@@ -313,7 +313,11 @@ impl Relay {
                 }
             }
         }
-        self.end();
+        // The end hook (Python: the record, the span, the log line) runs on a thread
+        // of the blocking pool: the response's last bytes, woken on this worker, go
+        // out before it rather than after it, and a hook that blocks (a log whose
+        // reader stopped) holds up no connection.
+        let _ = tokio::task::spawn_blocking(move || self.end()).await;
     }
 
     /// The upstream's response head; a connection that could not be made is tried
