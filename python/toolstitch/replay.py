@@ -697,9 +697,8 @@ def _record(
     notes: str | None = None,
     json_known: bool = False,
 ) -> CallRecord:
-    """One record: of a call, or (``block`` ``None``) of a stream without one.
-    ``json_known``: the call's arguments were already read strictly as a JSON object
-    (a check passed them), so ``arguments_json`` is true without reading them again."""
+    """One record: of a call, or (``block`` ``None``) of a stream without one;
+    ``json_known``: its arguments were already read strictly as a JSON object."""
     return {
         "stream": stream,
         "choice": choice,

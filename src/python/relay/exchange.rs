@@ -313,10 +313,9 @@ impl Relay {
                 }
             }
         }
-        // The end hook (Python: the record, the span, the log line) runs on a thread
-        // of the blocking pool: the response's last bytes, woken on this worker, go
-        // out before it rather than after it, and a hook that blocks (a log whose
-        // reader stopped) holds up no connection.
+        // The end hook (Python: the record, the span, the log line) runs on a thread of
+        // the blocking pool: a hook that blocks (a log whose reader stopped) holds up
+        // no worker, and so no connection.
         let _ = tokio::task::spawn_blocking(move || self.end()).await;
     }
 
