@@ -24,6 +24,8 @@ event, and each request's time to its last byte against the same burst sent stra
 the upstream (``direct``). Then the memory of open streams: a fresh proxy process each,
 its RSS after a few requests and with 100, then 200 streams held open (the upstream
 pauses after the first event; every held stream must come whole), and the slope.
+``--load-only`` stops after the load, ``--memory-only`` measures the memory alone; both
+measure the relays ``--relays`` names.
 
 ``--latency-only``: the latency a proxy adds while 200 streams are open through it. The
 load comes from two processes of its own (paced streams: 120 events, one every 50 ms,
@@ -253,7 +255,7 @@ async def held_open(url: str, pid: int, streams: int) -> tuple[int, list[str]]:
     return rss, failures
 
 
-def memory(upstream: str, counts: tuple[int, ...] = (100, 200)) -> None:
+def memory(upstream: str, relays: list[str], counts: tuple[int, ...] = (100, 200)) -> None:
     """The memory of open streams: for each proxy, a fresh process warmed by a few
     sequential requests (RSS at 0 open), then ``counts`` streams held open in turn (the
     RSS while they are), and the slope. A fresh process each time: a heap that grew for
@@ -262,7 +264,7 @@ def memory(upstream: str, counts: tuple[int, ...] = (100, 200)) -> None:
     print("| proxy | 0 open | " + " | ".join(f"{n} open" for n in counts) + " | per open stream |")
     print("|---|---|" + "---|" * (len(counts) + 1))
     body = {"model": "m", "messages": [], "stream": True, "tools": TOOLS["recorded-27"]}
-    for relay in ("python", "rust"):
+    for relay in relays:
         for who, flags in (
             ("plain", ["--no-check"]),
             ("checking", []),
@@ -530,12 +532,12 @@ def main() -> None:
             )
             return
         if args.memory_only:
-            memory(upstream)
+            memory(upstream, args.relays.split(","))
             return
         load(contenders, args.streams, rounds=args.rounds, upstream=upstream)
-        memory(upstream)
         if args.load_only:
             return
+        memory(upstream, args.relays.split(","))
         with httpx.Client(timeout=60) as client:
             for name in STREAMS:
                 expected = b"".join(STREAMS[name])

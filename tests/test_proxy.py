@@ -150,16 +150,31 @@ def proxy(
         text=True,
         env={**os.environ, **(env or {})},
     )
-    assert process.stderr is not None
-    first = process.stderr.readline()
+    stdout, stderr = process.stdout, process.stderr
+    assert stdout is not None and stderr is not None
+    first = stderr.readline()
+    # Both pipes are read while the proxy runs: a pipe left unread fills (64 KiB, a few
+    # hundred log lines) and the proxy's next write to it blocks, and with it the
+    # proxy's responses.
+    out: list[str] = []
+    err: list[str] = [first]
+    readers = [
+        threading.Thread(target=lambda: out.append(stdout.read()), daemon=True),
+        threading.Thread(target=lambda: err.append(stderr.read()), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
     assert "listening on http://127.0.0.1:" in first, first
     running = Running(first.split("listening on ")[1].split()[0], records, process)
     try:
         yield running
     finally:
         process.terminate()
-        running.stdout, rest = process.communicate(timeout=30)
-        running.stderr = first + rest
+        process.wait(timeout=30)
+        for reader in readers:
+            reader.join(timeout=30)
+        running.stdout = "".join(out)
+        running.stderr = "".join(err)
 
 
 def raw(url: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int, bytes, Any]:
@@ -457,6 +472,21 @@ def test_a_client_that_disconnects_closes_the_upstream_request(tmp_path: Path) -
         server.shutdown()
         server.server_close()
     assert record["client_disconnected"] is True and record["complete"] is False
+
+
+def test_a_log_longer_than_a_pipe_holds_never_stops_the_proxy(tmp_path: Path) -> None:
+    """A log line per response outgrows a pipe (64 KiB) within a suite: ``proxy()``
+    reads the proxy's output as it comes, or the proxy's next log line would block and
+    the responses with it (a suite's last read once waited forever on it)."""
+    path = "/v1/" + "x" * 2000
+    with (
+        RecordingServer({}) as upstream,
+        proxy(upstream.url, tmp_path) as running,
+        httpx.Client(timeout=30) as client,
+    ):
+        for _ in range(100):
+            assert client.post(running.url + path, json={}).status_code == 404
+    assert running.stderr.count(f"POST {path} 404") == 100
 
 
 def test_keys_and_authorization_never_reach_a_record_or_a_log(

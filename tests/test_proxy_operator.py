@@ -412,3 +412,36 @@ def test_a_chat_stream_with_event_names_is_read_and_refused_as_chat(tmp_path: Pa
         (record,) = running.records(1)
     assert "ModelErrorException" not in str(raised.value)
     assert record["dialect"] == "openai-chat" and record["blocked_cause"] == "invalid-call"
+
+
+def test_a_log_nobody_reads_holds_up_no_response_on_the_rust_relay(tmp_path: Path) -> None:
+    """The Rust relay runs the end hook (the record, the log line) off the runtime's
+    workers: with its log on a pipe nobody reads (full after some 30 of these lines,
+    each line's write then blocking), every response still reaches its client and every
+    record is written. (Run on the end hook's worker, two blocked lines stopped a
+    2-core machine's relay.)"""
+    path = "/v1/" + "x" * 2000
+    records = tmp_path / "records.jsonl"
+    command = [sys.executable, "-m", "toolstitch", "proxy", "--listen", "127.0.0.1:0"]
+    with RecordingServer({}) as upstream:
+        process = subprocess.Popen(
+            [*command, "--upstream", upstream.url, "--records", str(records), "--relay", "rust"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stderr is not None
+            first = process.stderr.readline()
+            url = first.split("listening on ")[1].split()[0]
+            with httpx.Client(timeout=30) as client:
+                for _ in range(100):
+                    assert client.post(url + path, json={}).status_code == 404
+            deadline = time.monotonic() + 30
+            while records.read_text().count("\n") < 100 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert records.read_text().count("\n") == 100
+        finally:
+            process.terminate()
+            _, rest = process.communicate(timeout=60)
+    assert rest.count(f"POST {path} 404") == 100

@@ -225,3 +225,40 @@ def test_the_record_takes_the_guards_verdict_for_the_calls_it_passed() -> None:
     calls = records.calls("/v1/chat/completions", messages, None, narrow, set(seen[:1]))
     verdicts = {c["name"]: c["valid"] for c in calls}
     assert sorted(verdicts.values()) == [False, True]
+
+
+def test_the_record_parses_arguments_once_and_only_for_calls_the_check_passed() -> None:
+    # ``arguments_json`` of a call the check passed is true without a second parse; a
+    # call the check did not pass is read as before: arguments that are no JSON say so.
+    from toolstitch import Assembler
+    from toolstitch.proxy import records
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        choice = {"index": 0, "delta": delta, "finish_reason": finish}
+        body = {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": [choice]}
+        return b"data: " + json.dumps(body).encode() + b"\n\n"
+
+    def call(index: int, arguments: str) -> dict[str, Any]:
+        function = {"name": "GetWeatherArgs", "arguments": arguments}
+        return {"index": index, "id": f"call_{index}", "type": "function", "function": function}
+
+    stream = (
+        chunk({"role": "assistant", "tool_calls": [call(0, '{"city": "Paris"}')]})
+        + chunk({"tool_calls": [call(1, "{not json")]})
+        + chunk({}, "tool_calls")
+        + b"data: [DONE]\n\n"
+    )
+    asm = Assembler("openai-chat", live=False)
+    asm.feed_bytes(stream)
+    asm.close()
+    messages = asm.messages()
+    assert len(messages[0].tool_uses) == 2
+    first = messages[0].tool_uses[0]
+    toolset = ToolsetCache().get(CHAT_TOOLS)
+    toolset.validate(first)
+    for passed in (set(), {records.call_key(first)}):
+        calls = records.calls("/v1/chat/completions", messages, None, toolset, passed)
+        assert [(c["id"], c["arguments_json"], c["valid"]) for c in calls] == [
+            ("call_0", True, True),
+            ("call_1", False, False),
+        ]

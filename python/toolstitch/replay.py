@@ -695,8 +695,10 @@ def _record(
     finish: str | None,
     error: str | None,
     notes: str | None = None,
+    json_known: bool = False,
 ) -> CallRecord:
-    """One record: of a call, or (``block`` ``None``) of a stream without one."""
+    """One record: of a call, or (``block`` ``None``) of a stream without one;
+    ``json_known``: its arguments were already read strictly as a JSON object."""
     return {
         "stream": stream,
         "choice": choice,
@@ -709,7 +711,9 @@ def _record(
         "server_side": block.server_side if block else False,
         "error": error,
         "notes": notes,
-        "arguments_json": _arguments_json(block.kind, block.input) if block else None,
+        "arguments_json": (json_known or _arguments_json(block.kind, block.input))
+        if block
+        else None,
     }
 
 

@@ -62,8 +62,11 @@ def calls(
         complete = message.complete and error is None
         for call in message.tool_uses:
             notes = _replay_notes(message, call)
+            # A function call the check passed was read strictly as a JSON object: its
+            # arguments are not parsed a second time for ``arguments_json``.
+            checked = bool(passed) and call.kind == "function" and call_key(call) in passed
             record = _replay_record(
-                path, message.choice, call, complete, message.finish, error, notes
+                path, message.choice, call, complete, message.finish, error, notes, checked
             )
             entry: dict[str, Any] = dict(record)
             entry["valid"], entry["validation_error"] = validity(toolset, call, complete, passed)

@@ -3,7 +3,8 @@ the side copy, the client's writes) runs in the extension's Rust relay (tokio an
 without the GIL). Python keeps what runs once per request and response, through the
 same ``Exchange`` as the Python relay: ``request`` reads the request, ``head`` picks the
 response's path (the guard, or the side copy) and ``end`` is handed the facts of the
-response and writes its record, span and log line."""
+response and writes its record, span and log line (on a thread of the relay's blocking
+pool, so that it never holds up the response's last bytes or another connection)."""
 
 from __future__ import annotations
 

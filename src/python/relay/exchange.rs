@@ -313,7 +313,10 @@ impl Relay {
                 }
             }
         }
-        self.end();
+        // The end hook (Python: the record, the span, the log line) runs on a thread of
+        // the blocking pool: a hook that blocks (a log whose reader stopped) holds up
+        // no worker, and so no connection.
+        let _ = tokio::task::spawn_blocking(move || self.end()).await;
     }
 
     /// The upstream's response head; a connection that could not be made is tried

@@ -4,7 +4,8 @@
 //! per request and response (`toolstitch.proxy.relay`): a request hook that reads the
 //! request, a head hook that picks the response's path (the guard, or the side copy)
 //! and an end hook handed the facts, which writes the record, the span and the log
-//! line. The guard's check runs with the GIL once per call, as `_Guard`'s does.
+//! line (on a thread of tokio's blocking pool: it holds up no response's bytes). The
+//! guard's check runs with the GIL once per call, as `_Guard`'s does.
 
 mod body;
 mod exchange;
