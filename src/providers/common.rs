@@ -29,7 +29,7 @@
 //! Q33's). The bytes path's memo has a place of its own for the chat
 //! nonce (`scan/memo.rs`).
 
-use super::scan::Facts;
+use super::scan::{Facts, NotedEvent};
 use super::state::Stream;
 use super::{Assembler, Dialect, Error, Fail, Input, LiveEvent};
 
@@ -62,17 +62,6 @@ pub(crate) struct Stamp<'a> {
     pub(crate) seq: Option<u64>,
 }
 
-/// What a dialect noted of the common event a tree was: its facts, the id it
-/// names, where its string is, and its stamps (where the nonce is).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Noted {
-    facts: Facts,
-    id: Option<String>,
-    piece: (usize, usize),
-    nonce: Option<(usize, usize)>,
-    seq: Option<u64>,
-}
-
 /// Address and length of a string of the tree.
 fn place(s: &str) -> (usize, usize) {
     (s.as_ptr() as usize, s.len())
@@ -102,7 +91,7 @@ pub(crate) fn note_named<E>(
     common: impl Fn(&E) -> Option<(Facts, Option<&str>, &str, Stamp<'_>)>,
 ) {
     if let Input::Tree(_) = input {
-        s.learned = common(ev).map(|(facts, id, p, stamp)| Noted {
+        s.learned = common(ev).map(|(facts, id, p, stamp)| NotedEvent {
             facts,
             id: id.map(str::to_owned),
             piece: place(p),
@@ -126,7 +115,7 @@ impl Assembler {
     ) -> Result<Option<Common>, Error> {
         self.stream.learned = None;
         self.feed_tree(event_name, tree, live)?;
-        let Some(Noted {
+        let Some(NotedEvent {
             facts,
             id,
             piece,

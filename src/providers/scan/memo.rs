@@ -14,7 +14,19 @@ pub(crate) type Facts = (u8, Option<Index>, Option<Index>);
 /// What a dialect notes of the event it just decoded from a tree: the facts
 /// of its common event, the id it names (a Responses delta's `item_id`), where
 /// its string is and its stamps (`common.rs`).
-pub(crate) type Noted = Option<crate::providers::common::Noted>;
+pub(crate) type Noted = Option<NotedEvent>;
+
+/// The common event a tree was (see [`Noted`]): its facts, the id it names,
+/// where its string is (address and length), and its stamps (where its nonce
+/// is, its sequence number).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NotedEvent {
+    pub(crate) facts: Facts,
+    pub(crate) id: Option<String>,
+    pub(crate) piece: (usize, usize),
+    pub(crate) nonce: Option<(usize, usize)>,
+    pub(crate) seq: Option<u64>,
+}
 
 /// The last event that a fast path read whole, as a template: the text
 /// before one string value of it and the text after. An event that is the

@@ -39,7 +39,7 @@ pub(crate) use agree::fast_path_agrees;
 pub(crate) use lent::with_decoded;
 #[cfg(test)]
 pub(crate) use memo::{memo_agrees, memo_lent_agrees, memo_parts};
-pub(crate) use memo::{scan_text, scan_text_in, Facts, Memo, Memoized, Noted};
+pub(crate) use memo::{scan_text, scan_text_in, Facts, Memo, Memoized, Noted, NotedEvent};
 
 #[cfg(test)]
 thread_local! {
