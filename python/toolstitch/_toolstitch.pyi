@@ -321,6 +321,9 @@ class _CompiledSchema:
     def parse_and_validate(
         self, input: str | bytes | bytearray, *, call_id: str = "", tool_name: str = ""
     ) -> Any: ...
+    def parse_and_check(
+        self, input: str | bytes | bytearray, *, call_id: str = "", tool_name: str = ""
+    ) -> None: ...
 
 @final
 class _RegexGrammar:

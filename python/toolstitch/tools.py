@@ -148,6 +148,16 @@ class Toolset:
         names the call (``call_id``, ``tool_name`` attributes). ``block`` is a
         ``ToolUseBlock`` or any object with ``id``, ``name`` and ``input``.
         """
+        validated = self._validate(block, build=True)
+        assert validated is not None
+        return validated
+
+    def check(self, block: ToolUseBlock) -> None:
+        """``validate`` for a caller that wants only the verdict: the same checks and
+        the same errors, without building the call's arguments as Python values."""
+        self._validate(block, build=False)
+
+    def _validate(self, block: ToolUseBlock, *, build: bool) -> ValidatedCall | None:
         call_id, name, raw = _call_parts(block)
         kind = getattr(block, "kind", "function")
         who = f"tool call {call_id!r}" if call_id else "a tool call"
@@ -186,8 +196,12 @@ class Toolset:
             text = raw.decode("utf-8", "strict") if isinstance(raw, bytes) else raw
             self._grammars[name].check(text, call_id=call_id, tool_name=name)
             return ValidatedCall(call_id, name, {}, kind, text)
+        schema = self._schemas[name]
         try:
-            arguments = self._schemas[name].parse_and_validate(raw, call_id=call_id, tool_name=name)
+            if not build:
+                schema.parse_and_check(raw, call_id=call_id, tool_name=name)
+                return None
+            arguments = schema.parse_and_validate(raw, call_id=call_id, tool_name=name)
         except ToolSchemaError as e:
             raise _explained_schema_error(e, definition.schema, call_id, name) from None
         except ToolInputError as e:

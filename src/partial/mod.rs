@@ -117,6 +117,30 @@ impl PartialValue {
             ),
         }
     }
+
+    /// [`to_json`](Self::to_json), taking the value: its strings and keys are
+    /// moved, not copied.
+    #[must_use]
+    pub fn into_json(self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            PartialValue::Null => Value::Null,
+            PartialValue::Bool(b) => Value::Bool(b),
+            PartialValue::Number(text) => text
+                .parse::<serde_json::Number>()
+                .map_or(Value::Null, Value::Number),
+            PartialValue::String(s) => Value::String(s),
+            PartialValue::Array(items) => {
+                Value::Array(items.into_iter().map(PartialValue::into_json).collect())
+            }
+            PartialValue::Object(members) => Value::Object(
+                members
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into_json()))
+                    .collect(),
+            ),
+        }
+    }
 }
 
 /// A container still open, borrowed from a [`PartialJson`] (see

@@ -368,6 +368,26 @@ impl PyCompiledSchema {
             Err(Rejected::Schema(f)) => Err(schema_error(py, &f, call_id, tool_name)),
         }
     }
+
+    /// `parse_and_validate` without the arguments: the same checks and errors,
+    /// and no Python value built (the guard's check wants only the verdict).
+    #[pyo3(signature = (input, *, call_id="", tool_name=""))]
+    fn parse_and_check(
+        &self,
+        input: &Bound<'_, PyAny>,
+        call_id: &str,
+        tool_name: &str,
+    ) -> PyResult<()> {
+        let py = input.py();
+        let checked = with_bytes(input, "input", |b| {
+            maybe_detach(py, b.len(), || self.check_only(b))
+        })?;
+        match checked {
+            Ok(()) => Ok(()),
+            Err(Rejected::Input(e)) => Err(input_error(py, &e, call_id, tool_name)),
+            Err(Rejected::Schema(f)) => Err(schema_error(py, &f, call_id, tool_name)),
+        }
+    }
 }
 
 /// Why a call's input was refused.
@@ -379,27 +399,42 @@ enum Rejected {
 impl PyCompiledSchema {
     /// Strict parse, the arguments-are-an-object rule, then the schema.
     fn check(&self, input: &[u8]) -> Result<PartialValue, Rejected> {
-        let value = parse_strict_ordered(input).map_err(Rejected::Input)?;
-        let kind = match &value {
-            PartialValue::Object(_) => None,
-            PartialValue::Array(_) => Some("an array"),
-            PartialValue::String(_) => Some("a string"),
-            PartialValue::Number(_) => Some("a number"),
-            PartialValue::Bool(_) => Some("a boolean"),
-            PartialValue::Null => Some("null"),
-        };
-        if let Some(kind) = kind {
-            return Err(Rejected::Schema(vec![SchemaFailure {
-                instance_path: String::new(),
-                schema_path: String::new(),
-                message: format!("tool arguments must be a JSON object, not {kind}"),
-            }]));
-        }
+        let value = parsed_object(input)?;
         self.schema
             .validate_exact(&value)
             .map_err(Rejected::Schema)?;
         Ok(value)
     }
+
+    /// [`check`](Self::check) when the value is not wanted: the same verdicts,
+    /// with the parsed value moved into the one the validator reads.
+    fn check_only(&self, input: &[u8]) -> Result<(), Rejected> {
+        let value = parsed_object(input)?;
+        self.schema
+            .validate_exact_owned(value)
+            .map_err(Rejected::Schema)
+    }
+}
+
+/// A call's input parsed strictly, which must be a JSON object.
+fn parsed_object(input: &[u8]) -> Result<PartialValue, Rejected> {
+    let value = parse_strict_ordered(input).map_err(Rejected::Input)?;
+    let kind = match &value {
+        PartialValue::Object(_) => None,
+        PartialValue::Array(_) => Some("an array"),
+        PartialValue::String(_) => Some("a string"),
+        PartialValue::Number(_) => Some("a number"),
+        PartialValue::Bool(_) => Some("a boolean"),
+        PartialValue::Null => Some("null"),
+    };
+    if let Some(kind) = kind {
+        return Err(Rejected::Schema(vec![SchemaFailure {
+            instance_path: String::new(),
+            schema_path: String::new(),
+            message: format!("tool arguments must be a JSON object, not {kind}"),
+        }]));
+    }
+    Ok(value)
 }
 
 // ------------------------------------------------------------- regex grammar

@@ -166,7 +166,7 @@ fn lossy(text: &str) -> bool {
     }
 }
 
-fn has_lossy(value: &PartialValue) -> bool {
+pub(super) fn has_lossy(value: &PartialValue) -> bool {
     match value {
         PartialValue::Number(t) => lossy(t),
         PartialValue::Array(items) => items.iter().any(has_lossy),

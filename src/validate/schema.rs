@@ -159,6 +159,20 @@ impl CompiledSchema {
         super::exact::check(&self.schema, value).map_err(|f| vec![f])
     }
 
+    /// [`validate_exact`](Self::validate_exact) for a value no longer needed:
+    /// unless a number in it needs the exact pass, it is moved into the one the
+    /// validator reads (its strings and keys are not copied).
+    ///
+    /// # Errors
+    ///
+    /// As [`validate_exact`](Self::validate_exact).
+    pub fn validate_exact_owned(&self, value: PartialValue) -> Result<(), Vec<SchemaFailure>> {
+        if super::exact::has_lossy(&value) {
+            return self.validate_exact(&value);
+        }
+        self.validate(&value.into_json())
+    }
+
     /// Checks `value` against the schema.
     ///
     /// # Errors
@@ -420,6 +434,30 @@ mod tests {
         assert!(schema
             .validate_exact(&parse(r#"{"n": 18446744073709551616}"#))
             .is_ok());
+        // The owned form takes the exact pass too, and moves the rest.
+        let failures = schema.validate_exact_owned(over).err().unwrap_or_default();
+        assert_eq!(paths(&failures), ["/n"]);
+        Ok(())
+    }
+
+    #[test]
+    fn the_owned_check_gives_the_same_verdicts() -> TestResult {
+        let schema = CompiledSchema::compile(&weather())?;
+        for text in [
+            r#"{"city": "Paris", "unit": "c", "days": [1, 2]}"#,
+            r#"{"city": "Paris", "unit": "k", "days": [0, 2.5], "x": null}"#,
+            r#"{"unit": "f", "city": ["not", "a", "string"]}"#,
+            r#"{"city": "é\"x", "unit": "c", "days": [12345678901234567890]}"#,
+        ] {
+            let mut p = crate::partial::PartialJson::new_strict(crate::validate::MAX_DEPTH);
+            p.feed(text.as_bytes())?;
+            p.finish()?;
+            let value = p.take_complete().ok_or("no value")?;
+            assert_eq!(value.clone().into_json(), value.to_json(), "{text}");
+            let borrowed = schema.validate_exact(&value).err().unwrap_or_default();
+            let owned = schema.validate_exact_owned(value).err().unwrap_or_default();
+            assert_eq!(paths(&owned), paths(&borrowed), "{text}");
+        }
         Ok(())
     }
 

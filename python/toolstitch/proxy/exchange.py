@@ -183,12 +183,12 @@ class Exchange:
             self.record["reason"] = f"the request's tools cannot be read: {why}"
             self.checker = refuse_every_call(why)
 
-    def check_call(self, block: Any) -> Any:
-        """The guard's check: the toolset's; a call that passes is noted as it was."""
+    def check_call(self, block: Any) -> None:
+        """The guard's check: the toolset's (the verdict only: the arguments are not
+        built as Python values); a call that passes is noted as it was."""
         assert self.toolset is not None
-        validated = self.toolset.validate(block)
+        self.toolset.check(block)
         self.passed.add(records.call_key(block))
-        return validated
 
     def _model_in_path(self) -> str | None:
         bedrock = _BEDROCK_MODEL.search(self.raw_path.decode("latin-1"))
