@@ -394,9 +394,9 @@ def test_check_gives_the_verdict_and_error_validate_gives(
         with pytest.raises(type(e)) as checked:
             tools.check(block)
         assert str(checked.value) == str(e)
-        assert checked.value.call_id == e.call_id
+        assert getattr(checked.value, "call_id", None) == getattr(e, "call_id", None) == "c1"
     else:
-        assert tools.check(block) is None
+        tools.check(block)
 
 
 def test_big_and_precise_numbers_survive(tools: Toolset) -> None:
