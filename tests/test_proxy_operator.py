@@ -414,18 +414,20 @@ def test_a_chat_stream_with_event_names_is_read_and_refused_as_chat(tmp_path: Pa
     assert record["dialect"] == "openai-chat" and record["blocked_cause"] == "invalid-call"
 
 
-def test_a_log_nobody_reads_holds_up_no_response_on_the_rust_relay(tmp_path: Path) -> None:
+@pytest.mark.parametrize("which", ["python", "rust"])
+def test_a_log_nobody_reads_holds_up_no_response(tmp_path: Path, which: str) -> None:
     """The Rust relay runs the end hook (the record, the log line) off the runtime's
-    workers: with its log on a pipe nobody reads (full after some 30 of these lines,
-    each line's write then blocking), every response still reaches its client and every
-    record is written. (Run on the end hook's worker, two blocked lines stopped a
-    2-core machine's relay.)"""
+    workers, the Python relay writes records and log lines on threads of their own: with
+    the log on a pipe nobody reads (full after some 30 of these lines, each line's write
+    then blocking), every response still reaches its client and every record is written.
+    (Run on the end hook's worker, two blocked lines stopped a 2-core machine's Rust
+    relay; written on the event loop, the Python relay stopped at the first.)"""
     path = "/v1/" + "x" * 2000
     records = tmp_path / "records.jsonl"
     command = [sys.executable, "-m", "toolstitch", "proxy", "--listen", "127.0.0.1:0"]
     with RecordingServer({}) as upstream:
         process = subprocess.Popen(
-            [*command, "--upstream", upstream.url, "--records", str(records), "--relay", "rust"],
+            [*command, "--upstream", upstream.url, "--records", str(records), "--relay", which],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import socket
 import ssl
@@ -19,6 +20,7 @@ from toolstitch.guard import Blocked, _blocked
 from .exchange import GUARD_LIMITS, Exchange, Headers, health, whole
 from .records import Record
 from .toolsets import ToolsetCache
+from .writer import Writer
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -76,6 +78,8 @@ class Proxy:
         # Set when a drain's time is over: every open exchange then ends its response.
         self.cut: asyncio.Event | None = None
         self.drain_seconds: float | None = None
+        # The records' and the log's writers, when they write off the event loop.
+        self._writers: tuple[Writer, Writer] | None = None
 
     def begin_drain(self, seconds: float) -> None:
         """Stop: the health check says draining, and responses still open after
@@ -154,7 +158,30 @@ class Proxy:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def emit(self, record: Record) -> None:
+    def write_off_loop(self) -> None:
+        """From now on records and log lines are written on threads of their own (see
+        ``writer``), each in order; ``close_writers`` lets them finish."""
+        self._writers = (Writer("toolstitch-proxy-records"), Writer("toolstitch-proxy-log"))
+
+    def close_writers(self, timeout: float) -> None:
+        """Lets the records and log lines still queued be written (up to ``timeout``
+        seconds each)."""
+        writers, self._writers = self._writers, None
+        for writer in writers or ():
+            writer.close(timeout)
+
+    def emit(self, record: Record, line: str) -> None:
+        """Writes a response's record, then logs its line (each on its own thread once
+        ``write_off_loop`` was called)."""
+        if self._writers is None:
+            self._write_record(record)
+            _log.info("%s", line)
+            return
+        records, log = self._writers
+        records.put(functools.partial(self._write_record, record))
+        log.put(functools.partial(_log.info, "%s", line))
+
+    def _write_record(self, record: Record) -> None:
         if self.on_record is not None:
             try:
                 self.on_record(record)

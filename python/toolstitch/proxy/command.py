@@ -115,15 +115,23 @@ def serve(
         file=sys.stderr,
         flush=True,
     )
+    # A log or records file that blocks must not stop the event loop.
+    app.write_off_loop()
     try:
         server.run(sockets=[sock])
     finally:
+        # What the served responses left queued is written before the file closes.
+        app.close_writers(_WRITES_SECONDS)
         if provider is not None:
             provider.shutdown()
         if out is not sys.stdout:
             out.close()
     return 0
 
+
+# How long, once the server stopped, the records and log lines still queued may take to
+# be written (each sink).
+_WRITES_SECONDS = 5.0
 
 # The names OpenSSL looks a trusted certificate up by in a directory (`c_rehash`,
 # `openssl rehash`): the subject's hash, a dot, a number (`r` before it for a CRL).

@@ -450,5 +450,4 @@ class Exchange:
                 self.span.end(record, messages, self.timing, self.path_dialect)
             except Exception:
                 _log.exception("toolstitch proxy: ending a span failed")
-        self.proxy.emit(record)
-        _log.info("%s", records.log_line(record))
+        self.proxy.emit(record, records.log_line(record))
