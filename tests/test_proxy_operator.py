@@ -8,6 +8,7 @@ on 127.0.0.1 and real clients."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -447,3 +448,39 @@ def test_a_log_nobody_reads_holds_up_no_response(tmp_path: Path, which: str) -> 
             process.terminate()
             _, rest = process.communicate(timeout=60)
     assert rest.count(f"POST {path} 404") == 100
+
+
+def test_records_the_python_relay_could_not_write_by_its_exit_make_it_fail(tmp_path: Path) -> None:
+    """Records go to a pipe whose reader stopped reading (full after some 30 of them):
+    every response still reaches its client, and once stopped the proxy waits its 5
+    seconds for the records still queued, then exits with status 1 and says they were
+    not written, never 0 as though every record had been."""
+    path = "/v1/" + "x" * 2000
+    fifo = tmp_path / "records.fifo"
+    os.mkfifo(fifo)
+    # Opened for reading first, so the proxy's open for writing does not wait; never read.
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    command = [sys.executable, "-m", "toolstitch", "proxy", "--listen", "127.0.0.1:0"]
+    try:
+        with RecordingServer({}) as upstream:
+            process = subprocess.Popen(
+                [*command, "--upstream", upstream.url, "--records", str(fifo)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            try:
+                assert process.stderr is not None
+                first = process.stderr.readline()
+                url = first.split("listening on ")[1].split()[0]
+                with httpx.Client(timeout=30) as client:
+                    for _ in range(100):
+                        assert client.post(url + path, json={}).status_code == 404
+            finally:
+                process.terminate()
+                _, rest = process.communicate(timeout=60)
+    finally:
+        os.close(reader)
+    assert process.returncode == 1, rest
+    assert "records still queued 5 s after the server stopped were not written" in rest
+    assert "Traceback" not in rest and "Fatal Python error" not in rest

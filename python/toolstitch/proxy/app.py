@@ -163,12 +163,14 @@ class Proxy:
         ``writer``), each in order; ``close_writers`` lets them finish."""
         self._writers = (Writer("toolstitch-proxy-records"), Writer("toolstitch-proxy-log"))
 
-    def close_writers(self, timeout: float) -> None:
+    def close_writers(self, timeout: float) -> tuple[bool, bool]:
         """Lets the records and log lines still queued be written (up to ``timeout``
-        seconds each)."""
+        seconds each): whether all records were, and whether all log lines were."""
         writers, self._writers = self._writers, None
-        for writer in writers or ():
-            writer.close(timeout)
+        if writers is None:
+            return True, True
+        records, log = writers
+        return records.close(timeout), log.close(timeout)
 
     def emit(self, record: Record, line: str) -> None:
         """Writes a response's record, then logs its line (each on its own thread once

@@ -117,15 +117,28 @@ def serve(
     )
     # A log or records file that blocks must not stop the event loop.
     app.write_off_loop()
+    records_written = True
     try:
         server.run(sockets=[sock])
     finally:
         # What the served responses left queued is written before the file closes.
-        app.close_writers(_WRITES_SECONDS)
+        records_written, log_written = app.close_writers(_WRITES_SECONDS)
         if provider is not None:
             provider.shutdown()
-        if out is not sys.stdout:
+        # A records file still being written to stays open: its writer may yet finish.
+        if out is not sys.stdout and records_written:
             out.close()
+    if not records_written:
+        # Records were lost: said on the exit status, and on standard error unless that
+        # is the log that blocked.
+        if log_written:
+            print(
+                f"toolstitch proxy: records still queued {_WRITES_SECONDS:g} s after the "
+                "server stopped were not written",
+                file=sys.stderr,
+                flush=True,
+            )
+        return 1
     return 0
 
 
