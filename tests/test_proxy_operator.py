@@ -450,11 +450,15 @@ def test_a_log_nobody_reads_holds_up_no_response(tmp_path: Path, which: str) -> 
     assert rest.count(f"POST {path} 404") == 100
 
 
-def test_records_the_python_relay_could_not_write_by_its_exit_make_it_fail(tmp_path: Path) -> None:
+@pytest.mark.parametrize("which", ["python", "rust"])
+def test_records_a_relay_could_not_write_by_its_exit_make_it_fail(
+    tmp_path: Path, which: str
+) -> None:
     """Records go to a pipe whose reader stopped reading (full after some 30 of them):
-    every response still reaches its client, and once stopped the proxy waits its 5
-    seconds for the records still queued, then exits with status 1 and says they were
-    not written, never 0 as though every record had been."""
+    every response still reaches its client, and once stopped the proxy waits (the
+    Python relay 5 seconds for its records' writer, the Rust relay the drain's backstop
+    for the responses' end hooks), then exits with status 1 and says records were not
+    written, never 0 as though every one had been."""
     path = "/v1/" + "x" * 2000
     fifo = tmp_path / "records.fifo"
     os.mkfifo(fifo)
@@ -464,7 +468,17 @@ def test_records_the_python_relay_could_not_write_by_its_exit_make_it_fail(tmp_p
     try:
         with RecordingServer({}) as upstream:
             process = subprocess.Popen(
-                [*command, "--upstream", upstream.url, "--records", str(fifo)],
+                [
+                    *command,
+                    "--upstream",
+                    upstream.url,
+                    "--records",
+                    str(fifo),
+                    "--relay",
+                    which,
+                    "--drain-seconds",
+                    "1",
+                ],
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 text=True,
@@ -482,5 +496,9 @@ def test_records_the_python_relay_could_not_write_by_its_exit_make_it_fail(tmp_p
     finally:
         os.close(reader)
     assert process.returncode == 1, rest
-    assert "records still queued 5 s after the server stopped were not written" in rest
+    said = {
+        "python": "records still queued 5 s after the server stopped were not written",
+        "rust": "responses' records and log lines were still being written when the server",
+    }
+    assert said[which] in rest
     assert "Traceback" not in rest and "Fatal Python error" not in rest

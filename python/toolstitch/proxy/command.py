@@ -132,14 +132,29 @@ def serve(
         # Records were lost: said on the exit status, and on standard error unless that
         # is the log that blocked.
         if log_written:
-            print(
-                f"toolstitch proxy: records still queued {_WRITES_SECONDS:g} s after the "
-                "server stopped were not written",
-                file=sys.stderr,
-                flush=True,
+            _say_lost(
+                f"records still queued {_WRITES_SECONDS:g} s after the server stopped were "
+                "not written"
             )
         return 1
     return 0
+
+
+def _say_lost(what: str) -> None:
+    """Says on standard error that records were lost, if it takes the line at once: the
+    log that blocked may be standard error itself, and the exit status says it anyway."""
+    line = f"toolstitch proxy: {what}\n".encode()
+    try:
+        sys.stderr.flush()
+        fd = sys.stderr.fileno()
+        blocking = os.get_blocking(fd)
+        os.set_blocking(fd, False)
+        try:
+            os.write(fd, line)
+        finally:
+            os.set_blocking(fd, blocking)
+    except (OSError, ValueError):
+        pass
 
 
 # How long, once the server stopped, the records and log lines still queued may take to
@@ -214,13 +229,23 @@ def _serve_rust(
         file=sys.stderr,
         flush=True,
     )
+    unfinished = 0
     try:
         run(app, relay, drain_seconds)
     finally:
+        # Responses whose end (the record, the span, the log line) had not finished when
+        # the server stopped: their hooks may still be writing, so the file stays open.
+        unfinished = relay.open
         if provider is not None:
             provider.shutdown()
-        if out is not sys.stdout:
+        if out is not sys.stdout and not unfinished:
             out.close()
+    if unfinished:
+        _say_lost(
+            f"{unfinished} responses' records and log lines were still being written when "
+            "the server stopped"
+        )
+        return 1
     return 0
 
 
