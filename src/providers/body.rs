@@ -401,6 +401,17 @@ pub(crate) fn apply_made<E>(
     outcome
 }
 
+/// The events `make` hands over (as to [`apply_made`]), in a list.
+#[cfg(test)]
+pub(crate) fn made<E>(make: impl FnOnce(&mut dyn FnMut(E) -> bool)) -> Vec<E> {
+    let mut out = Vec::new();
+    make(&mut |e| {
+        out.push(e);
+        true
+    });
+    out
+}
+
 /// Ends the message of a whole body a direct reader applied
 /// ([`apply_whole`]), as the reference ends it.
 pub(crate) fn end_whole(

@@ -313,12 +313,7 @@ fn events<'a>(parts: Parts<'a>, emit: &mut dyn FnMut(Event<'a>) -> bool) {
 /// Every event of a body in a list.
 #[cfg(test)]
 fn all_events(parts: Parts<'_>) -> Option<Vec<Event<'_>>> {
-    let mut out = Vec::new();
-    events(parts, &mut |e| {
-        out.push(e);
-        true
-    });
-    Some(out)
+    Some(crate::providers::body::made(|emit| events(parts, emit)))
 }
 
 /// Reads `text` (the event `input`) as a whole Anthropic `Message` body into

@@ -301,12 +301,8 @@ fn events<'a>(ready: Ready<'a>, emit: &mut dyn FnMut(Event<'a>) -> bool) {
 /// Every event of a body in a list (`None` for a body left to the reference).
 #[cfg(test)]
 fn all_events(parts: Parts<'_>) -> Option<Vec<Event<'_>>> {
-    let mut out = Vec::new();
-    events(ready(parts)?, &mut |e| {
-        out.push(e);
-        true
-    });
-    Some(out)
+    let ready = ready(parts)?;
+    Some(crate::providers::body::made(|emit| events(ready, emit)))
 }
 
 /// Reads `text` (the event `input`) as a whole Cohere chat response body into

@@ -418,12 +418,8 @@ fn chunks<'a>(
 /// Every chunk of a body in a list (`None` for a body left to the reference).
 #[cfg(test)]
 fn all_chunks(body: Body<'_>) -> Option<Vec<Chunk<'_>>> {
-    let mut out = Vec::new();
-    chunks(ready(body)?, &mut |c| {
-        out.push(c);
-        true
-    });
-    Some(out)
+    let ready = ready(body)?;
+    Some(crate::providers::body::made(|emit| chunks(ready, emit)))
 }
 
 /// Reads `text` (the event `input`) as a whole `chat.completion` body into
