@@ -29,9 +29,12 @@ use serde_json::{Map, Value};
 
 use super::detect;
 use super::raw::object_for_shape;
-use super::scan::Scan;
+
+#[path = "body_scan.rs"]
+mod scanned;
 use super::state::{Fail, Live};
 use super::{Assembler, DecodeKind, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
+pub(crate) use scanned::{may_overflow, outside_strings, scanned_map, scanned_value};
 
 /// One event made from a body: built here, or text holding parts of the body
 /// exactly as they are (key order included).
@@ -305,59 +308,6 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Obj<T> {
     }
 }
 
-/// Whether the JSON `text` may hold a number a float cannot hold (an
-/// exponent, or 300 digits in a row, outside strings), which the reference's
-/// values refuse.
-pub(crate) fn may_overflow(text: &str) -> bool {
-    let mut run = 0_u32;
-    outside_strings(text.as_bytes(), |b| {
-        if matches!(b, b'e' | b'E') && run > 0 {
-            return true;
-        }
-        run = if b.is_ascii_digit() { run + 1 } else { 0 };
-        run >= 300
-    })
-}
-
-/// A member a body's scanner (`providers/scan`) skips, or reads as a value
-/// the typed decode drops: checked as that decode checks it, a number a float
-/// may not hold refused (noted by the scanner as it passes, in one pass).
-pub(crate) fn scanned_value(p: &mut Scan<'_>) -> Option<()> {
-    p.skip_narrow()
-}
-
-/// Hands `look` each byte of the JSON `text` outside its strings, and each
-/// string's opening quote, until it answers `true` (then `true`). Strings
-/// are passed over with `memchr`: their closing quote is the first one no
-/// backslash escapes (a string left open ends the text).
-#[inline]
-pub(crate) fn outside_strings(text: &[u8], mut look: impl FnMut(u8) -> bool) -> bool {
-    let mut at = 0;
-    while let Some(&b) = text.get(at) {
-        if look(b) {
-            return true;
-        }
-        at += 1;
-        if b == b'"' {
-            loop {
-                let Some(rest) = text.get(at..) else {
-                    return false;
-                };
-                let Some(i) = memchr::memchr2(b'"', b'\\', rest) else {
-                    return false;
-                };
-                at += i + 1;
-                if rest.get(i) == Some(&b'"') {
-                    break;
-                }
-                // The byte after a backslash, whatever it is.
-                at += 1;
-            }
-        }
-    }
-    false
-}
-
 /// A whole body handed to a direct reader: the assembler, the event as fed
 /// (its name, its input, its bytes, which hold the dialect's body marker)
 /// and where live events go.
@@ -393,26 +343,73 @@ pub(crate) fn apply_whole<E>(
     dialect: Dialect,
     body: &str,
     events: impl IntoIterator<Item = E>,
+    live: Option<&mut Vec<LiveEvent>>,
+    apply: impl FnMut(&mut Assembler, E, &mut Live<'_>) -> Option<Result<(), (Fail, String)>>,
+) -> Option<Result<(), Error>> {
+    apply_made(
+        asm,
+        dialect,
+        body,
+        |sink| {
+            for ev in events {
+                if !sink(ev) {
+                    return;
+                }
+            }
+        },
+        live,
+        apply,
+    )
+}
+
+/// [`apply_whole`] with the events handed over one at a time as `make`
+/// makes them, none of them kept in a list: `make` gives each to the sink it
+/// gets, which applies it and answers whether to go on (`false` after a
+/// failure). `make` must have certified the body first: an event it cannot
+/// make after others were applied would leave those applied.
+pub(crate) fn apply_made<E>(
+    asm: &mut Assembler,
+    dialect: Dialect,
+    body: &str,
+    make: impl FnOnce(&mut dyn FnMut(E) -> bool),
     mut live: Option<&mut Vec<LiveEvent>>,
     mut apply: impl FnMut(&mut Assembler, E, &mut Live<'_>) -> Option<Result<(), (Fail, String)>>,
 ) -> Option<Result<(), Error>> {
     asm.decide(dialect);
-    for ev in events {
+    let mut outcome = Some(Ok(()));
+    make(&mut |ev| {
         asm.stream.dialect = Some(dialect);
         asm.stream.unknown = None;
         let mut l = asm.stream.live(live.as_deref_mut());
-        if let Err((f, event_type)) = apply(asm, ev, &mut l)? {
-            if matches!(f, Fail::Provider { .. }) {
-                asm.stream.fail_all();
+        let failed = match apply(asm, ev, &mut l) {
+            None => None,
+            Some(Ok(())) => return true,
+            Some(Err((f, event_type))) => {
+                if matches!(f, Fail::Provider { .. }) {
+                    asm.stream.fail_all();
+                }
+                let event = EventRef {
+                    ordinal: asm.events,
+                    event_type,
+                };
+                Some(Err(renamed(f.into_error(event), body)))
             }
-            let event = EventRef {
-                ordinal: asm.events,
-                event_type,
-            };
-            return Some(Err(renamed(f.into_error(event), body)));
-        }
-    }
-    Some(Ok(()))
+        };
+        outcome = failed;
+        false
+    });
+    outcome
+}
+
+/// The events `make` hands over (as to [`apply_made`]), in a list.
+#[cfg(test)]
+pub(crate) fn made<E>(make: impl FnOnce(&mut dyn FnMut(E) -> bool)) -> Vec<E> {
+    let mut out = Vec::new();
+    make(&mut |e| {
+        out.push(e);
+        true
+    });
+    out
 }
 
 /// Ends the message of a whole body a direct reader applied

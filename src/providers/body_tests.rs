@@ -414,6 +414,13 @@ fn anthropic_and_cohere_fixtures_agree() {
             r#"{"type":"message","role":"assistant","content":[{"type":"text","text":"Long"}],"stop_reason":"max_tokens","usage":{}}"#,
         ),
         (
+            // A block that fails (a second call with the id of the first):
+            // nothing after it is applied, and its error is the outcome.
+            Dialect::Anthropic,
+            true,
+            r#"{"type":"message","role":"assistant","content":[{"type":"tool_use","id":"t","name":"a","input":{}},{"type":"tool_use","id":"t","name":"b","input":{"x":1}},{"type":"text","text":"after"}],"stop_reason":"tool_use","usage":{}}"#,
+        ),
+        (
             Dialect::Cohere,
             true,
             r#"{"id": "d1f0", "finish_reason": "COMPLETE",

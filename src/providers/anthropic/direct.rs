@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{ContentBlock, Delta, Event, Message, State};
-use crate::providers::body::{apply_whole, end_whole, scan_bodies, may_overflow};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, may_overflow};
 use crate::providers::json::{CompactJson, Index, Str};
 use crate::providers::{
     Assembler, Dialect, DialectState, Error, Input, LiveEvent,
@@ -114,25 +114,26 @@ fn typed(kind: &'static str) -> Event<'static> {
     }
 }
 
-fn at(kind: &'static str, i: usize) -> Option<Event<'static>> {
-    Some(Event {
-        index: Some(Index(i64::try_from(i).ok()?)),
+/// An event at position `i` (a list's, which an `i64` always holds).
+fn at(kind: &'static str, i: usize) -> Event<'static> {
+    Event {
+        index: Some(Index(i64::try_from(i).unwrap_or(i64::MAX))),
         ..typed(kind)
-    })
+    }
 }
 
-fn start<'a>(i: usize, block: ContentBlock<'a>) -> Option<Event<'a>> {
-    Some(Event {
+fn start<'a>(i: usize, block: ContentBlock<'a>) -> Event<'a> {
+    Event {
         content_block: Some(Box::new(block)),
-        ..at("content_block_start", i)?
-    })
+        ..at("content_block_start", i)
+    }
 }
 
-fn delta<'a>(i: usize, delta: Delta<'a>) -> Option<Event<'a>> {
-    Some(Event {
+fn delta<'a>(i: usize, delta: Delta<'a>) -> Event<'a> {
+    Event {
         delta: Some(delta),
-        ..at("content_block_delta", i)?
-    })
+        ..at("content_block_delta", i)
+    }
 }
 
 fn usage(u: Option<Value>) -> Option<Option<Map<String, Value>>> {
@@ -201,39 +202,45 @@ fn parts(body: Body<'_>) -> Option<Parts<'_>> {
     })
 }
 
-/// The events of a body, in the reference's order; `None` for a body left to it.
-fn events(parts: Parts<'_>) -> Option<Vec<Event<'_>>> {
+/// The events of a body (certified by [`parts`]), in the reference's order,
+/// each handed to `emit` as it is made, until `emit` answers `false`.
+fn events<'a>(parts: Parts<'a>, emit: &mut dyn FnMut(Event<'a>) -> bool) {
     let message = Message {
         usage: parts.usage.clone(),
     };
-    let mut out = Vec::with_capacity(3 * parts.items.len() + 3);
-    out.push(Event {
+    if !emit(Event {
         message: Some(message),
         ..typed("message_start")
-    });
+    }) {
+        return;
+    }
     for (i, item) in parts.items.into_iter().enumerate() {
         let empty = || Some(Str("".into()));
         match item {
             Item::Text(text) => {
-                out.push(start(
+                if !emit(start(
                     i,
                     ContentBlock {
                         kind: Str("text".into()),
                         text: empty(),
                         ..ContentBlock::default()
                     },
-                )?);
-                out.push(delta(
+                )) {
+                    return;
+                }
+                if !emit(delta(
                     i,
                     Delta {
                         kind: Some(Str("text_delta".into())),
                         text,
                         ..Delta::default()
                     },
-                )?);
+                )) {
+                    return;
+                }
             }
             Item::Thinking(thinking, signature) => {
-                out.push(start(
+                if !emit(start(
                     i,
                     ContentBlock {
                         kind: Str("thinking".into()),
@@ -241,54 +248,72 @@ fn events(parts: Parts<'_>) -> Option<Vec<Event<'_>>> {
                         signature: empty(),
                         ..ContentBlock::default()
                     },
-                )?);
-                out.push(delta(
+                )) {
+                    return;
+                }
+                if !emit(delta(
                     i,
                     Delta {
                         kind: Some(Str("thinking_delta".into())),
                         thinking,
                         ..Delta::default()
                     },
-                )?);
+                )) {
+                    return;
+                }
                 if let Some(sig) = signature.filter(|s| !s.is_empty()) {
-                    out.push(delta(
+                    if !emit(delta(
                         i,
                         Delta {
                             kind: Some(Str("signature_delta".into())),
                             signature: Some(sig),
                             ..Delta::default()
                         },
-                    )?);
+                    )) {
+                    return;
+                }
                 }
             }
             Item::Tool(mut head, input) => {
                 // The block as its start (its `input` as `{}`), then its input.
                 head.input = Some(CompactJson("{}".to_owned()));
-                out.push(start(i, head)?);
+                if !emit(start(i, head)) {
+                    return;
+                }
                 let text = if input == "{}" { String::new() } else { input };
-                out.push(delta(
+                if !emit(delta(
                     i,
                     Delta {
                         kind: Some(Str("input_json_delta".into())),
                         partial_json: Some(Str(text.into())),
                         ..Delta::default()
                     },
-                )?);
+                )) {
+                    return;
+                }
             }
         }
-        out.push(at("content_block_stop", i)?);
+        if !emit(at("content_block_stop", i)) {
+                    return;
+                }
     }
     let end = Delta {
         stop_reason: parts.stop_reason,
         ..Delta::default()
     };
-    out.push(Event {
+    if emit(Event {
         delta: Some(end),
         usage: parts.usage,
         ..typed("message_delta")
-    });
-    out.push(typed("message_stop"));
-    Some(out)
+    }) {
+        emit(typed("message_stop"));
+    }
+}
+
+/// Every event of a body in a list.
+#[cfg(test)]
+fn all_events(parts: Parts<'_>) -> Option<Vec<Event<'_>>> {
+    Some(crate::providers::body::made(|emit| events(parts, emit)))
 }
 
 /// Reads `text` (the event `input`) as a whole Anthropic `Message` body into
@@ -324,12 +349,12 @@ pub(in crate::providers) fn feed(
     if !shape.0 || (asm.dialect.is_none() && shape.1) {
         return None;
     }
-    let events = events(parts?)?;
-    let applied = apply_whole(
+    let parts = parts?;
+    let applied = apply_made(
         asm,
         Dialect::Anthropic,
         BODY,
-        events,
+        |emit| events(parts, emit),
         live.as_deref_mut(),
         |asm, mut ev, l| {
             let kind = ev.kind.clone();

@@ -10,10 +10,9 @@
 //! float may not hold outside strings, and every body the typed decode
 //! leaves to the reference (a block of another kind, citations).
 
-use serde_json::{Map, Value};
 
 use super::{ContentBlock, Item, Parts};
-use crate::providers::body::scanned_value as value;
+use crate::providers::body::{scanned_map, scanned_value as value};
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
 
@@ -51,11 +50,7 @@ pub(super) fn body(text: &str) -> Option<((bool, bool), Option<Parts<'_>>)> {
                 if p.null()? {
                     return Some(());
                 }
-                let raw = p.raw_narrow()?;
-                if !raw.starts_with('{') {
-                    return None;
-                }
-                parts.usage = Some(serde_json::from_str::<Map<String, Value>>(raw).ok()?);
+                parts.usage = Some(scanned_map(p)?);
                 Some(())
             }
             "type" => {
@@ -173,7 +168,7 @@ fn block<'a>(p: &mut Scan<'a>) -> Option<Item<'a>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{events, parts, Body};
+    use super::super::{all_events as events, parts, Body};
 
     /// The scanner reads usual bodies into the events the typed decode gives,
     /// and gives up on what it does not certify.

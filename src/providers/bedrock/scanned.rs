@@ -12,7 +12,7 @@
 //! `type` or an `object` member (not the body's shape).
 
 use super::{Block, Body, Given, Message, Output, ReasoningIn, ReasoningText, ToolUseIn};
-use crate::providers::body::{scanned_value as value, Obj};
+use crate::providers::body::{scanned_map, scanned_value as value, Obj};
 use crate::providers::scan::{Scan, Seen};
 
 /// Absent or `null` (`None`), or an object read by `read`.
@@ -60,11 +60,7 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
             "usage" => {
                 seen.once(3)?;
                 if !p.null()? {
-                    let raw = p.raw_narrow()?;
-                    if !raw.starts_with('{') {
-                        return None;
-                    }
-                    b.usage = Some(serde_json::from_str(raw).ok()?);
+                    b.usage = Some(scanned_map(p)?);
                 }
             }
             "metrics" => {

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{Call, ContentPart, Delta, Event, Function, Msg, State};
-use crate::providers::body::{apply_whole, end_whole, scan_bodies, may_overflow, Obj};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, may_overflow, Obj};
 use crate::providers::json::{present, Index, ObjectOnly, Str};
 use crate::providers::{Assembler, Dialect, DialectState, Error, Input, LiveEvent};
 
@@ -100,13 +100,6 @@ fn typed(kind: &'static str) -> Event<'static> {
     }
 }
 
-fn at(kind: &'static str, i: usize) -> Option<Event<'static>> {
-    Some(Event {
-        index: Some(Index(i64::try_from(i).ok()?)),
-        ..typed(kind)
-    })
-}
-
 fn with_message<'a>(ev: Event<'a>, message: Msg<'a>) -> Event<'a> {
     Event {
         delta: Some(Delta {
@@ -170,28 +163,59 @@ fn parts(body: Body<'_>) -> Option<Parts<'_>> {
     })
 }
 
-/// The events of a body, in the reference's order; `None` for a body left to it.
-fn events(message: Parts<'_>) -> Option<Vec<Event<'_>>> {
+/// The parts of a body certified, every member that could still refuse it
+/// read already: its tool plan, finish reason and usage.
+struct Ready<'a> {
+    parts: Parts<'a>,
+    tool_plan: Option<String>,
+    finish_reason: Option<Str<'static>>,
+    usage: Option<Map<String, Value>>,
+}
+
+/// `None` for a body left to the reference (before anything is applied).
+fn ready(mut parts: Parts<'_>) -> Option<Ready<'_>> {
+    let tool_plan = match parts.tool_plan.take() {
+        None | Some(Value::Null) => None,
+        Some(Value::String(p)) => Some(p).filter(|p| !p.is_empty()),
+        Some(_) => return None,
+    };
+    let finish_reason = str_of(parts.finish_reason.take())?;
+    let usage = usage(parts.usage.take())?;
+    Some(Ready {
+        parts,
+        tool_plan,
+        finish_reason,
+        usage,
+    })
+}
+
+/// An event at position `i` (a list's, which an `i64` always holds).
+fn at(kind: &'static str, i: usize) -> Event<'static> {
+    Event {
+        index: Some(Index(i64::try_from(i).unwrap_or(i64::MAX))),
+        ..typed(kind)
+    }
+}
+
+/// The events of a certified body, in the reference's order, each handed to
+/// `emit` as it is made, until `emit` answers `false`.
+fn events<'a>(ready: Ready<'a>, emit: &mut dyn FnMut(Event<'a>) -> bool) {
+    let message = ready.parts;
     let start = Msg {
         tool_plan: Some(Str("".into())),
         ..Msg::default()
     };
-    // Every event counted before the first is made (an event is large:
-    // growing the list would move each of them again).
-    let count = 3 + 3 * message.content.len() + 2 * message.citations + 3 * message.calls.len();
-    let mut out = Vec::with_capacity(count);
-    out.push(with_message(typed("message-start"), start));
-    match message.tool_plan {
-        None | Some(Value::Null) => {}
-        Some(Value::String(p)) if p.is_empty() => {}
-        Some(Value::String(p)) => out.push(with_message(
-            typed("tool-plan-delta"),
-            Msg {
-                tool_plan: Some(Str(p.into())),
-                ..Msg::default()
-            },
-        )),
-        Some(_) => return None,
+    if !emit(with_message(typed("message-start"), start)) {
+        return;
+    }
+    if let Some(p) = ready.tool_plan {
+        let plan = Msg {
+            tool_plan: Some(Str(p.into())),
+            ..Msg::default()
+        };
+        if !emit(with_message(typed("tool-plan-delta"), plan)) {
+            return;
+        }
     }
     for (i, part) in message.content.into_iter().enumerate() {
         let thinking = part.kind.as_deref() == Some("thinking");
@@ -223,13 +247,19 @@ fn events(message: Parts<'_>) -> Option<Vec<Event<'_>>> {
             content: ObjectOnly(Some(p)),
             ..Msg::default()
         };
-        out.push(with_message(at("content-start", i)?, content(started)));
-        out.push(with_message(at("content-delta", i)?, content(delta)));
-        out.push(at("content-end", i)?);
+        if !emit(with_message(at("content-start", i), content(started)))
+            || !emit(with_message(at("content-delta", i), content(delta)))
+            || !emit(at("content-end", i))
+        {
+            return;
+        }
     }
     for i in 0..message.citations {
-        out.push(with_message(at("citation-start", i)?, Msg::default()));
-        out.push(at("citation-end", i)?);
+        if !emit(with_message(at("citation-start", i), Msg::default()))
+            || !emit(at("citation-end", i))
+        {
+            return;
+        }
     }
     for (i, (id, function)) in message.calls.into_iter().enumerate() {
         let head = Call {
@@ -243,7 +273,6 @@ fn events(message: Parts<'_>) -> Option<Vec<Event<'_>>> {
             tool_calls: ObjectOnly(Some(c)),
             ..Msg::default()
         };
-        out.push(with_message(at("tool-call-start", i)?, tools(head)));
         let args = Call {
             id: None,
             function: Some(Function {
@@ -251,19 +280,29 @@ fn events(message: Parts<'_>) -> Option<Vec<Event<'_>>> {
                 arguments: function.arguments.unwrap_or_else(|| Some(Str::default())),
             }),
         };
-        out.push(with_message(at("tool-call-delta", i)?, tools(args)));
-        out.push(at("tool-call-end", i)?);
+        if !emit(with_message(at("tool-call-start", i), tools(head)))
+            || !emit(with_message(at("tool-call-delta", i), tools(args)))
+            || !emit(at("tool-call-end", i))
+        {
+            return;
+        }
     }
     let end = Delta {
-        finish_reason: str_of(message.finish_reason)?,
-        usage: usage(message.usage)?,
+        finish_reason: ready.finish_reason,
+        usage: ready.usage,
         ..Delta::default()
     };
-    out.push(Event {
+    emit(Event {
         delta: Some(end),
         ..typed("message-end")
     });
-    Some(out)
+}
+
+/// Every event of a body in a list (`None` for a body left to the reference).
+#[cfg(test)]
+fn all_events(parts: Parts<'_>) -> Option<Vec<Event<'_>>> {
+    let ready = ready(parts)?;
+    Some(crate::providers::body::made(|emit| events(ready, emit)))
 }
 
 /// Reads `text` (the event `input`) as a whole Cohere chat response body into
@@ -306,12 +345,12 @@ pub(in crate::providers) fn feed(
             parts(body)?
         }
     };
-    let events = events(parts)?;
-    let applied = apply_whole(
+    let ready = ready(parts)?;
+    let applied = apply_made(
         asm,
         Dialect::Cohere,
         BODY,
-        events,
+        |emit| events(ready, emit),
         live.as_deref_mut(),
         |asm, ev, l| {
             let kind = ev.kind.clone();

@@ -10,10 +10,10 @@
 //! member of an unusual type, a part or call that is not an object, a number
 //! a float may not hold outside strings, a body of another shape.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{FunctionIn, Part, Parts};
-use crate::providers::body::scanned_value as value;
+use crate::providers::body::{scanned_map, scanned_value as value};
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
 
@@ -55,12 +55,7 @@ pub(super) fn body(text: &str) -> Option<Parts<'_>> {
             if p.null()? {
                 return Some(());
             }
-            let raw = p.raw_narrow()?;
-            if !raw.starts_with('{') {
-                return None;
-            }
-            let usage = serde_json::from_str::<Map<String, Value>>(raw).ok()?;
-            parts.usage = Some(Value::Object(usage));
+            parts.usage = Some(Value::Object(scanned_map(p)?));
             Some(())
         }
         // A `type`, or an `object` that is a string: another shape.
@@ -189,7 +184,7 @@ fn call<'a>(p: &mut Scan<'a>) -> Option<(Option<Str<'a>>, FunctionIn<'a>)> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{events, parts, Body};
+    use super::super::{all_events as events, parts, Body};
 
     /// The scanner reads usual bodies into the events the typed decode gives,
     /// and gives up on what it does not certify.

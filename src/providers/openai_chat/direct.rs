@@ -16,11 +16,11 @@ use std::fmt;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::content::Content;
 use super::{apply_chunk, ChatChoice, Chunk, Delta, Function, ToolCall};
-use crate::providers::body::{apply_whole, end_whole, scan_bodies, Obj};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, Obj};
 use crate::providers::json::{present, Few, Index, Str};
 use crate::providers::{Assembler, Dialect, Error, Input, LiveEvent};
 
@@ -263,20 +263,29 @@ fn chunk<'a>(index: Index, delta: Delta<'a>, finish: Option<Str<'a>>) -> Chunk<'
     }
 }
 
-/// The chunks of a body, in the reference's order; `None` for a body left to it.
-fn chunks<'a>(body: Body<'a>) -> Option<Vec<Chunk<'a>>> {
-    let choices = body.choices.unwrap_or_default();
-    // At most six chunks a choice besides one a call, and the usage's: the
-    // list is made at its size (a chunk is large; growing the list would
-    // move each chunk again).
-    let calls = |c: &Obj<Choice<'_>>| {
-        c.0.message
-            .as_ref()
-            .and_then(|m| m.0.tool_calls.as_ref())
-            .and_then(|c| c.0.as_ref())
-            .map_or(0, Vec::len)
+/// A choice of a body certified to be read as the reference reads it: every
+/// member that could still refuse it read already.
+struct Ready<'a> {
+    index: Index,
+    finish: Option<String>,
+    message: Option<Message<'a>>,
+    calls: Vec<ToolCall<'a>>,
+    function_call: Option<Function<'a>>,
+}
+
+/// A body's choices and its usage, certified.
+type Certified<'a> = (Vec<Ready<'a>>, Option<Map<String, Value>>);
+
+/// A body's choices and usage certified, or `None` for a body left to the
+/// reference (before anything is applied).
+fn ready(body: Body<'_>) -> Option<Certified<'_>> {
+    let usage = match body.usage {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(usage)) => Some(usage),
+        Some(_) => return None,
     };
-    let mut out = Vec::with_capacity(1 + choices.iter().map(|c| 6 + calls(c)).sum::<usize>());
+    let choices = body.choices.unwrap_or_default();
+    let mut out = Vec::with_capacity(choices.len());
     for (pos, choice) in choices.into_iter().enumerate() {
         let choice = choice.0;
         let index = choice
@@ -284,90 +293,133 @@ fn chunks<'a>(body: Body<'a>) -> Option<Vec<Chunk<'a>>> {
             .filter(|i| !i.is_null())
             .unwrap_or_else(|| Value::from(pos));
         let index = Index::deserialize(&index).ok()?;
-        let finish_text = match &choice.finish_reason {
+        let finish = match choice.finish_reason {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s.as_str()),
+            Some(Value::String(s)) => Some(s),
             Some(_) => return None,
         };
-        let delta_finish = || (finish_text == Some("")).then(|| Str("".into()));
-        let mut deltas: Vec<Delta<'_>> = Vec::new();
-        if let Some(Obj(m)) = choice.message {
+        let mut calls = Vec::new();
+        let mut function_call = None;
+        let mut message = choice.message.map(|m| m.0);
+        if let Some(m) = &mut message {
+            if let Some(Calls(c)) = m.tool_calls.take() {
+                calls = c?;
+            }
+            for (i, call) in calls.iter_mut().enumerate() {
+                if call.index.is_none() {
+                    call.index = Some(Index(i64::try_from(i).ok()?));
+                }
+            }
+            if let Some(raw) = present_raw(m.function_call) {
+                function_call = Some(from_raw::<Function<'_>>(raw)?);
+            }
+        }
+        out.push(Ready {
+            index,
+            finish,
+            message,
+            calls,
+            function_call,
+        });
+    }
+    Some((out, usage))
+}
+
+/// The chunks of a certified body, in the reference's order, each handed to
+/// `emit` as it is made, until `emit` answers `false`.
+fn chunks<'a>(
+    (choices, usage): Certified<'a>,
+    emit: &mut dyn FnMut(Chunk<'a>) -> bool,
+) {
+    for c in choices {
+        let index = c.index;
+        let delta_finish = || (c.finish.as_deref() == Some("")).then(|| Str("".into()));
+        let mut any = false;
+        let mut send = |delta: Delta<'a>| {
+            any = true;
+            emit(chunk(index, delta, delta_finish()))
+        };
+        if let Some(m) = c.message {
             let filled = |t: Option<Str<'a>>| t.filter(|t| !t.is_empty());
             if let Some(t) = filled(m.reasoning_content) {
-                deltas.push(Delta {
+                if !send(Delta {
                     reasoning_content: Some(t),
                     ..Delta::default()
-                });
+                }) {
+                    return;
+                }
             }
             if let Some(t) = filled(m.reasoning) {
-                deltas.push(Delta {
+                if !send(Delta {
                     reasoning: Some(t),
                     ..Delta::default()
-                });
+                }) {
+                    return;
+                }
             }
             let content = m
                 .content
                 .filter(|c| !matches!(c, Content::Text(t) if t.is_empty()));
-            if content.is_some() {
-                deltas.push(Delta {
+            if content.is_some()
+                && !send(Delta {
                     content,
                     ..Delta::default()
-                });
+                })
+            {
+                return;
             }
             if let Some(t) = filled(m.refusal) {
-                deltas.push(Delta {
+                if !send(Delta {
                     refusal: Some(t),
                     ..Delta::default()
-                });
-            }
-            let calls = match m.tool_calls {
-                Some(Calls(calls)) => calls?,
-                None => Vec::new(),
-            };
-            for (i, mut call) in calls.into_iter().enumerate() {
-                if call.index.is_none() {
-                    call.index = Some(Index(i64::try_from(i).ok()?));
+                }) {
+                    return;
                 }
-                let mut few = Few::default();
-                few.push(call);
-                deltas.push(Delta {
-                    tool_calls: Some(few),
-                    ..Delta::default()
-                });
-            }
-            if let Some(raw) = present_raw(m.function_call) {
-                deltas.push(Delta {
-                    function_call: Some(from_raw::<Function<'_>>(raw)?),
-                    ..Delta::default()
-                });
             }
             // The role goes with the first delta, which the chunk ignores.
             let _ = m.role;
         }
-        if deltas.is_empty() {
-            deltas.push(Delta::default());
+        for call in c.calls {
+            let mut few = Few::default();
+            few.push(call);
+            if !send(Delta {
+                tool_calls: Some(few),
+                ..Delta::default()
+            }) {
+                return;
+            }
         }
-        for delta in deltas {
-            out.push(chunk(index, delta, delta_finish()));
+        if let Some(f) = c.function_call {
+            if !send(Delta {
+                function_call: Some(f),
+                ..Delta::default()
+            }) {
+                return;
+            }
         }
-        if let Some(reason) = finish_text.filter(|r| !r.is_empty()) {
-            out.push(chunk(
-                index,
-                Delta::default(),
-                Some(Str(reason.to_owned().into())),
-            ));
+        if !any && !emit(chunk(index, Delta::default(), delta_finish())) {
+            return;
+        }
+        if let Some(reason) = c.finish.filter(|r| !r.is_empty()) {
+            if !emit(chunk(index, Delta::default(), Some(Str(reason.into())))) {
+                return;
+            }
         }
     }
-    match body.usage {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(usage)) => out.push(Chunk {
+    if let Some(usage) = usage {
+        emit(Chunk {
             choices: Some(Few::default()),
             usage: Some(usage),
             ..Chunk::default()
-        }),
-        Some(_) => return None,
+        });
     }
-    Some(out)
+}
+
+/// Every chunk of a body in a list (`None` for a body left to the reference).
+#[cfg(test)]
+fn all_chunks(body: Body<'_>) -> Option<Vec<Chunk<'_>>> {
+    let ready = ready(body)?;
+    Some(crate::providers::body::made(|emit| chunks(ready, emit)))
 }
 
 /// Reads `text` (the event `input`) as a whole `chat.completion` body into
@@ -400,12 +452,12 @@ pub(in crate::providers) fn feed(
     }
     // Decoded as the reference decodes them; `Value` is cheap on these.
     let _ = (&body.id, &body.created, &body.model, &body.system_fingerprint);
-    let chunks = chunks(body)?;
-    let applied = apply_whole(
+    let ready = ready(body)?;
+    let applied = apply_made(
         asm,
         Dialect::OpenAiChat,
         BODY,
-        chunks,
+        |emit| chunks(ready, emit),
         live.as_deref_mut(),
         |asm, chunk, l| {
             Some(apply_chunk(&mut asm.stream, None, chunk, l).map_err(|f| (f, CHUNK.to_owned())))

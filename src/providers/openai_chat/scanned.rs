@@ -12,11 +12,11 @@
 //! a number a float may not hold in a member the typed decode reads as a
 //! value, a member given twice.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::super::content::Content;
 use super::{Body, Calls, Choice, Message};
-use crate::providers::body::{scanned_value as value, Obj};
+use crate::providers::body::{scanned_map, scanned_value as value, Obj};
 use crate::providers::scan::{Scan, Seen};
 use crate::providers::openai_chat::{scan_function, ToolCall};
 
@@ -44,11 +44,7 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
             if p.null()? {
                 return Some(());
             }
-            let raw = p.raw_narrow()?;
-            if !raw.starts_with('{') {
-                return None;
-            }
-            b.usage = Some(Value::Object(serde_json::from_str::<Map<String, Value>>(raw).ok()?));
+            b.usage = Some(Value::Object(scanned_map(p)?));
             Some(())
         }
         "object" => {
@@ -210,7 +206,7 @@ fn call<'a>(p: &mut Scan<'a>) -> Option<ToolCall<'a>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{chunks, Body};
+    use super::super::{all_chunks as chunks, Body};
 
     /// The scanner reads usual bodies (escaped arguments, text in several
     /// scripts, usage) into the chunks the typed decode gives, and gives up

@@ -416,7 +416,7 @@ pub(in crate::providers) fn feed(
         Input::Text(t) => scanned::body(t),
         _ => simdutf8::basic::from_utf8(text).ok().and_then(scanned::body),
     };
-    let body: Body<'_> = match scanned {
+    let mut body: Body<'_> = match scanned {
         Some(body) => body,
         None => {
             let body = match input {
@@ -433,7 +433,7 @@ pub(in crate::providers) fn feed(
         return None;
     }
     // The first response of a stream, read straight into the message.
-    if straight::feed(asm, &body, live.as_deref_mut()).is_some() {
+    if straight::feed(asm, &mut body, live.as_deref_mut()).is_some() {
         return Some(end_whole(asm, BODY, event_name, input, live));
     }
     let (events, calls) = events(&body)?;

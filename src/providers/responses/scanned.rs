@@ -13,7 +13,7 @@
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::{Body, BodyItem, Part};
-use crate::providers::body::{scanned_value as value, Obj};
+use crate::providers::body::{scanned_map, scanned_value as value, Obj};
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
 
@@ -77,7 +77,9 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
         }
         "usage" => {
             seen.once(3)?;
-            b.usage = small(p)?;
+            if !p.null()? {
+                b.usage = Some(scanned_map(p)?);
+            }
             Some(())
         }
         "incomplete_details" => {

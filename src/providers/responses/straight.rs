@@ -32,7 +32,7 @@ use crate::providers::{Assembler, Dialect, DialectState, LiveEvent};
 /// left to the event path, with `asm` and `live` as they were.
 pub(super) fn feed(
     asm: &mut Assembler,
-    body: &Body<'_>,
+    body: &mut Body<'_>,
     mut live: Option<&mut Vec<LiveEvent>>,
 ) -> Option<()> {
     if !first_response(asm) || !plain_items(body) {
@@ -120,7 +120,7 @@ impl State {
     }
 
     /// What the body's events do on a new stream, in their order.
-    fn straight(&mut self, s: &mut Stream, body: &Body<'_>, live: &mut Live<'_>) -> Result<(), Fallback> {
+    fn straight(&mut self, s: &mut Stream, body: &mut Body<'_>, live: &mut Live<'_>) -> Result<(), Fallback> {
         *self.last_delta = None;
         let owned = |v: &Option<Str<'_>>| v.as_deref().map(str::to_owned);
         // `response.created` and `response.in_progress`.
@@ -222,13 +222,22 @@ impl State {
                 }
             }
         }
-        self.end(s, body, &calls, events, live)?;
+        let ended = self.end(s, body, &calls, events, live)?;
         // The restated arguments, ids and names, checked where the event
         // path checks them (the content only grew since).
         match s.content_bytes.checked_add(restated) {
-            Some(n) if n <= s.limits.max_total_bytes => Ok(()),
-            _ => Err(Fallback),
+            Some(n) if n <= s.limits.max_total_bytes => {}
+            _ => return Err(Fallback),
         }
+        // The usage of the final event, last: nothing after it can send the
+        // body on to the event path (which reads it), so it is taken, not
+        // copied, and nothing before reads it.
+        if ended {
+            if let Some(u) = body.usage.take() {
+                s.merge_usage(u);
+            }
+        }
+        Ok(())
     }
 
     /// The item id of an item that is no call, at its output index.
@@ -265,8 +274,8 @@ impl State {
         s.new_call(C, opening, live)
     }
 
-    /// The response's final event, if its status has one, and the events'
-    /// last sequence number.
+    /// The response's final event, if its status has one (then `true`; its
+    /// usage is merged by the caller), and the events' last sequence number.
     fn end(
         &mut self,
         s: &mut Stream,
@@ -274,12 +283,12 @@ impl State {
         calls: &[SnapshotCall<'_>],
         events: u64,
         live: &mut Live<'_>,
-    ) -> Result<(), Fallback> {
+    ) -> Result<bool, Fallback> {
         let completed = match body.status.as_deref() {
             Some("completed") => true,
             Some("in_progress" | "queued") | None => {
                 self.last_seq = Some(events - 1);
-                return Ok(());
+                return Ok(false);
             }
             Some(_) => false,
         };
@@ -287,9 +296,6 @@ impl State {
         let kind = if completed { "response.completed" } else { "response.incomplete" };
         if completed {
             self.check_calls(s, kind, calls)?;
-        }
-        if let Some(u) = &body.usage {
-            s.merge_usage(u.clone());
         }
         let status = body.status.as_deref().unwrap_or_default();
         let reason = body.incomplete_details.as_ref().and_then(|d| d.reason.as_deref());
@@ -300,7 +306,7 @@ impl State {
         } else {
             s.end_abnormal(C, live)?;
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -311,10 +317,10 @@ mod tests {
     /// Whether a body fed first to a new assembler is read straight.
     fn straight(body: &str) -> bool {
         let mut a = Assembler::new(Some(Dialect::OpenAiResponses), AssemblerLimits::default());
-        let Ok(parsed) = serde_json::from_str::<super::Body<'_>>(body) else {
+        let Ok(mut parsed) = serde_json::from_str::<super::Body<'_>>(body) else {
             return false;
         };
-        super::feed(&mut a, &parsed, None).is_some()
+        super::feed(&mut a, &mut parsed, None).is_some()
     }
 
     /// A usual body is read straight; its neighbours that the event path
