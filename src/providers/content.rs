@@ -277,11 +277,7 @@ impl Stream {
         state: Option<(&str, &str)>,
         live: &mut Live<'_>,
     ) -> R {
-        let n = id
-            .len()
-            .saturating_add(name.len())
-            .saturating_add(input.len())
-            .saturating_add(state.map_or(0, |(s, _)| s.len()));
+        let n = fragment_bytes(id, name, input, state);
         let total = self.budget(n, || format!("tool call {key} of choice {c}"))?;
         let ch = self.writable(c)?;
         if ch.fragment(c, key, id, name, input, state, live)? {
@@ -295,20 +291,45 @@ impl Stream {
     /// fragment alone do, the choice looked up once when the call is open
     /// (the usual delta).
     pub(crate) fn input_delta(&mut self, c: i64, src: Src, input: &str, live: &mut Live<'_>) -> R {
+        self.delta_to_call(c, src, "", "", input, None, live)
+    }
+
+    /// A fragment (id, name, input, state) for the call at block position
+    /// `src`: what [`Stream::call_for_delta`] then [`Stream::add_to_call`] do,
+    /// the choice looked up once when the call is open.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn delta_to_call(
+        &mut self,
+        c: i64,
+        src: Src,
+        id: &str,
+        name: &str,
+        input: &str,
+        state: Option<(&str, &str)>,
+        live: &mut Live<'_>,
+    ) -> R {
         let (used, max) = (self.content_bytes, self.limits.max_total_bytes);
         let ch = self.writable(c)?;
         let Some(key) = ch.call_at(src) else {
             let key = self.call_for_delta(c, src, live)?;
-            return self.add_to_call(c, key, "", "", input, None, live);
+            return self.add_to_call(c, key, id, name, input, state, live);
         };
-        let total = super::state::budget(used, max, input.len(), || {
-            format!("tool call {key} of choice {c}")
-        })?;
-        if ch.fragment(c, key, "", "", input, None, live)? {
+        let n = fragment_bytes(id, name, input, state);
+        let total =
+            super::state::budget(used, max, n, || format!("tool call {key} of choice {c}"))?;
+        if ch.fragment(c, key, id, name, input, state, live)? {
             self.content_bytes = total;
         }
         Ok(())
     }
+}
+
+/// The bytes a fragment adds to the stream's budget.
+fn fragment_bytes(id: &str, name: &str, input: &str, state: Option<(&str, &str)>) -> usize {
+    id.len()
+        .saturating_add(name.len())
+        .saturating_add(input.len())
+        .saturating_add(state.map_or(0, |(s, _)| s.len()))
 }
 
 impl Choice {

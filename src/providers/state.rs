@@ -403,6 +403,16 @@ const MAX_SKIPPED: usize = 10_000;
 /// Event types are cut to this many bytes in `skipped`.
 const MAX_TYPE_BYTES: usize = 128;
 
+/// A choice past `max_choices` (`max`).
+fn too_many_choices(c: i64, max: usize) -> Fail {
+    Fail::Limit {
+        limit: Limit::MaxChoices,
+        max,
+        would_be: max.saturating_add(1),
+        target: format!("choice {c}"),
+    }
+}
+
 /// Everything one stream has accumulated.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Stream {
@@ -538,19 +548,24 @@ impl Stream {
         }
     }
 
-    /// The choice, created on first use (bounded by `max_choices`).
+    /// The choice, found inline (several times an event), made on first use.
     #[inline]
     pub(crate) fn choice(&mut self, c: i64) -> R<&mut Choice> {
-        // One lookup: this runs several times for every event.
-        let (n, limits) = (self.choices.len(), &self.limits);
+        if self.choices.contains_key(&c) {
+            let max = self.limits.max_choices;
+            let found = self.choices.get_mut(&c).map(|b| &mut **b);
+            return found.ok_or_else(|| too_many_choices(c, max));
+        }
+        self.new_choice(c)
+    }
+
+    /// [`Stream::choice`] for a choice not made yet (bounded by `max_choices`).
+    #[inline(never)]
+    fn new_choice(&mut self, c: i64) -> R<&mut Choice> {
+        let (n, limits, max) = (self.choices.len(), &self.limits, self.limits.max_choices);
         match self.choices.entry(c) {
             Entry::Occupied(e) => Ok(&mut **e.into_mut()),
-            Entry::Vacant(_) if n >= limits.max_choices => Err(Fail::Limit {
-                limit: Limit::MaxChoices,
-                max: limits.max_choices,
-                would_be: limits.max_choices.saturating_add(1),
-                target: format!("choice {c}"),
-            }),
+            Entry::Vacant(_) if n >= max => Err(too_many_choices(c, max)),
             Entry::Vacant(e) => Ok(&mut **e.insert(Box::new(Choice::new(limits)))),
         }
     }

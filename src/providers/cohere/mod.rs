@@ -215,8 +215,7 @@ impl State {
                     };
                     s.new_call(C, opening, live)?;
                 } else {
-                    let key = s.call_for_delta(C, src, live)?;
-                    s.add_to_call(C, key, id, name, args, None, live)?;
+                    s.delta_to_call(C, src, id, name, args, None, live)?;
                 }
             }
             "tool-call-end" => {

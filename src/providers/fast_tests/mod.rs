@@ -24,6 +24,7 @@ use crate::framing::FramingLimits;
 
 mod bedrock;
 mod cohere;
+mod delta;
 mod events;
 mod responses;
 mod whole;

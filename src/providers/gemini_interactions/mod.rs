@@ -170,6 +170,26 @@ fn signature_state(signature: &str) -> Option<String> {
     (!signature.is_empty()).then(|| json_string(signature))
 }
 
+/// [`State::open_step`]'s refusal (out of line): step `i` never started, or
+/// it stopped.
+#[cold]
+#[inline(never)]
+fn step_not_open(i: i64, what: &str, started: bool) -> Fail {
+    if started {
+        violation(
+            Rule::AfterStop,
+            Some(format!("step {i}")),
+            format!("{what} arrived after the step stopped"),
+        )
+    } else {
+        violation(
+            Rule::WrongBlock,
+            Some(format!("step {i}")),
+            format!("{what} for a step that never started"),
+        )
+    }
+}
+
 impl State {
     pub(crate) fn apply(
         &mut self,
@@ -255,19 +275,11 @@ impl State {
     }
 
     /// The step at `i` for a delta or a stop: it must have started and not stopped.
+    #[inline]
     fn open_step(&self, i: i64, what: &str) -> R<Kind> {
         match self.steps.get(&i) {
-            None => Err(violation(
-                Rule::WrongBlock,
-                Some(format!("step {i}")),
-                format!("{what} for a step that never started"),
-            )),
-            Some(st) if st.stopped => Err(violation(
-                Rule::AfterStop,
-                Some(format!("step {i}")),
-                format!("{what} arrived after the step stopped"),
-            )),
-            Some(st) => Ok(st.kind),
+            Some(st) if !st.stopped => Ok(st.kind),
+            st => Err(step_not_open(i, what, st.is_some())),
         }
     }
 
@@ -446,10 +458,9 @@ impl State {
                 s.thinking(C, Some(src), frag, false, live)?;
             }
             "thought_signature" if step == Kind::Call => {
-                let key = s.call_for_delta(C, src, live)?;
                 let st = signature_state(text(&d.signature));
                 let state = st.as_deref().map(|st| (st, FORMAT));
-                s.add_to_call(C, key, "", "", "", state, live)?;
+                s.delta_to_call(C, src, "", "", "", state, live)?;
             }
             "thought_signature" => {
                 let signature = text(&d.signature);
@@ -467,10 +478,9 @@ impl State {
                     None => "",
                 };
                 self.keeps_start(i, args)?;
-                let key = s.call_for_delta(C, src, live)?;
                 let sig = signature_state(text(&d.signature));
                 let state = sig.as_deref().map(|st| (st, FORMAT));
-                s.add_to_call(C, key, text(&d.id), "", args, state, live)?;
+                s.delta_to_call(C, src, text(&d.id), "", args, state, live)?;
             }
             // The other form (Q56): the call whole, its arguments an object.
             "function_call" => {

@@ -48,6 +48,27 @@ pub(crate) use declaration::{AfterEnd, Ends, Protocol, Reading};
 /// The protocol's transitions of a stream's messages and blocks. An adapter
 /// says what an event means ("block 3 stopped", "the message ended"); whether
 /// that is allowed is decided here.
+/// [`Stream::not_done`]'s refusal (out of line: the checks run for every event).
+#[cold]
+#[inline(never)]
+fn after_done() -> Fail {
+    violation(Rule::AfterDone, None, "the stream sent [DONE] already")
+}
+
+/// [`Stream::writable`]'s refusal of choice `c`, which ended (for `reason`).
+#[cold]
+#[inline(never)]
+fn ended(c: i64, reason: Option<&str>) -> Fail {
+    violation(
+        Rule::AfterEnd,
+        Some(format!("choice {c}")),
+        match reason {
+            Some(r) => format!("the message already ended (reason {r:?})"),
+            None => "the message already ended".to_owned(),
+        },
+    )
+}
+
 impl Stream {
     /// The protocol of the stream's dialect, once it is known.
     fn protocol(&self) -> Option<&'static Protocol> {
@@ -232,13 +253,10 @@ impl Stream {
     }
 
     /// Refuses anything after `[DONE]` (Q24).
+    #[inline]
     pub(crate) fn not_done(&self) -> R {
         if self.done {
-            return Err(violation(
-                Rule::AfterDone,
-                None,
-                "the stream sent [DONE] already",
-            ));
+            return Err(after_done());
         }
         Ok(())
     }
@@ -251,6 +269,13 @@ impl Stream {
         if !self.choices.get(&c).is_some_and(|ch| ch.phase.ended()) {
             return Ok(());
         }
+        self.after_end(event)
+    }
+
+    /// [`Stream::may_follow`] once the message ended.
+    #[cold]
+    #[inline(never)]
+    fn after_end(&self, event: &str) -> R {
         match self.protocol() {
             Some(p) => p.after_end(true, event),
             None => Ok(()),
@@ -259,18 +284,12 @@ impl Stream {
 
     /// The choice, for a change of its content: refused after `[DONE]` and after
     /// the message ended (Q24).
+    #[inline]
     pub(crate) fn writable(&mut self, c: i64) -> R<&mut Choice> {
         self.not_done()?;
         let ch = self.choice(c)?;
         if ch.phase.ended() {
-            return Err(violation(
-                Rule::AfterEnd,
-                Some(format!("choice {c}")),
-                match &ch.finish_reason {
-                    Some(r) => format!("the message already ended (reason {r:?})"),
-                    None => "the message already ended".to_owned(),
-                },
-            ));
+            return Err(ended(c, ch.finish_reason.as_deref()));
         }
         Ok(ch)
     }
