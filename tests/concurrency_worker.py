@@ -201,6 +201,7 @@ TOOLSET_OPS: dict[str, Op] = {
     "names": lambda t: t.names,
     "definition": lambda t: t.definition("f"),
     "validate": lambda t: t.validate(CALL),
+    "check": lambda t: t.check(CALL),
     "validate_all": lambda t: t.validate_all([CALL]),
     "validate_message": lambda t: t.validate_message(MESSAGE),
     "contains": lambda t: "f" in t,
