@@ -415,20 +415,21 @@ def test_a_chat_stream_with_event_names_is_read_and_refused_as_chat(tmp_path: Pa
     assert record["dialect"] == "openai-chat" and record["blocked_cause"] == "invalid-call"
 
 
-@pytest.mark.parametrize("which", ["python", "rust"])
-def test_a_log_nobody_reads_holds_up_no_response(tmp_path: Path, which: str) -> None:
-    """The Rust relay runs the end hook (the record, the log line) off the runtime's
-    workers, the Python relay writes records and log lines on threads of their own: with
-    the log on a pipe nobody reads (full after some 30 of these lines, each line's write
-    then blocking), every response still reaches its client and every record is written.
-    (Run on the end hook's worker, two blocked lines stopped a 2-core machine's Rust
-    relay; written on the event loop, the Python relay stopped at the first.)"""
-    path = "/v1/" + "x" * 2000
-    records = tmp_path / "records.jsonl"
+_LONG_PATH = "/v1/" + "x" * 2000
+
+
+@contextmanager
+def _hundred_posts(records: Path, which: str) -> Iterator[list[Any]]:
+    """A subprocess proxy on ``which`` relay writing its records to ``records``, sent 100
+    requests with a long path (each answered 404 by an upstream that knows none) while it
+    runs; then stopped. Yields a list that holds, once stopped, the process and the rest
+    of its standard error."""
     command = [sys.executable, "-m", "toolstitch", "proxy", "--listen", "127.0.0.1:0"]
+    command += ["--drain-seconds", "1", "--records", str(records), "--relay", which]
+    ended: list[Any] = []
     with RecordingServer({}) as upstream:
         process = subprocess.Popen(
-            [*command, "--upstream", upstream.url, "--records", str(records), "--relay", which],
+            [*command, "--upstream", upstream.url],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -439,15 +440,30 @@ def test_a_log_nobody_reads_holds_up_no_response(tmp_path: Path, which: str) -> 
             url = first.split("listening on ")[1].split()[0]
             with httpx.Client(timeout=30) as client:
                 for _ in range(100):
-                    assert client.post(url + path, json={}).status_code == 404
-            deadline = time.monotonic() + 30
-            while records.read_text().count("\n") < 100 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            assert records.read_text().count("\n") == 100
+                    assert client.post(url + _LONG_PATH, json={}).status_code == 404
+            yield ended
         finally:
             process.terminate()
             _, rest = process.communicate(timeout=60)
-    assert rest.count(f"POST {path} 404") == 100
+            ended.extend([process, rest])
+
+
+@pytest.mark.parametrize("which", ["python", "rust"])
+def test_a_log_nobody_reads_holds_up_no_response(tmp_path: Path, which: str) -> None:
+    """The Rust relay runs the end hook (the record, the log line) off the runtime's
+    workers, the Python relay writes records and log lines on threads of their own: with
+    the log on a pipe nobody reads (full after some 30 of these lines, each line's write
+    then blocking), every response still reaches its client and every record is written.
+    (Run on the end hook's worker, two blocked lines stopped a 2-core machine's Rust
+    relay; written on the event loop, the Python relay stopped at the first.)"""
+    records = tmp_path / "records.jsonl"
+    with _hundred_posts(records, which) as ended:
+        deadline = time.monotonic() + 30
+        while records.read_text().count("\n") < 100 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert records.read_text().count("\n") == 100
+    _, rest = ended
+    assert rest.count(f"POST {_LONG_PATH} 404") == 100
 
 
 @pytest.mark.parametrize("which", ["python", "rust"])
@@ -459,42 +475,16 @@ def test_records_a_relay_could_not_write_by_its_exit_make_it_fail(
     Python relay 5 seconds for its records' writer, the Rust relay the drain's backstop
     for the responses' end hooks), then exits with status 1 and says records were not
     written, never 0 as though every one had been."""
-    path = "/v1/" + "x" * 2000
     fifo = tmp_path / "records.fifo"
     os.mkfifo(fifo)
     # Opened for reading first, so the proxy's open for writing does not wait; never read.
     reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
-    command = [sys.executable, "-m", "toolstitch", "proxy", "--listen", "127.0.0.1:0"]
     try:
-        with RecordingServer({}) as upstream:
-            process = subprocess.Popen(
-                [
-                    *command,
-                    "--upstream",
-                    upstream.url,
-                    "--records",
-                    str(fifo),
-                    "--relay",
-                    which,
-                    "--drain-seconds",
-                    "1",
-                ],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            try:
-                assert process.stderr is not None
-                first = process.stderr.readline()
-                url = first.split("listening on ")[1].split()[0]
-                with httpx.Client(timeout=30) as client:
-                    for _ in range(100):
-                        assert client.post(url + path, json={}).status_code == 404
-            finally:
-                process.terminate()
-                _, rest = process.communicate(timeout=60)
+        with _hundred_posts(fifo, which) as ended:
+            pass
     finally:
         os.close(reader)
+    process, rest = ended
     assert process.returncode == 1, rest
     said = {
         "python": "records still queued 5 s after the server stopped were not written",
