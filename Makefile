@@ -48,9 +48,13 @@ run: extension
 	@echo "== toolstitch replay: the recordings bundled with the package"
 	$(VENV)/bin/toolstitch replay
 
+# pytest on PYTEST_WORKERS processes (pytest-xdist); `make test PYTEST_WORKERS=0` runs
+# it in one.
+PYTEST_WORKERS ?= 2
+
 test: develop
 	cargo test --quiet
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS)
 
 lint: develop
 	cargo fmt --check
