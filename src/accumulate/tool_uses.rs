@@ -1,3 +1,4 @@
+use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
 use super::{
@@ -92,23 +93,39 @@ impl ToolUses {
         }
         .check(incoming, || call_at(index))?;
 
-        let call = if let Some(call) = self.calls.get_mut(&index) {
-            if !input_json.is_empty() {
-                Budget {
-                    used: call.input.len(),
-                    max: self.limits.max_input_bytes,
-                    name: "max_input_bytes",
+        let held = self.calls.len();
+        let call = match self.calls.entry(index) {
+            Entry::Occupied(e) => {
+                let call = e.into_mut();
+                if !input_json.is_empty() {
+                    Budget {
+                        used: call.input.len(),
+                        max: self.limits.max_input_bytes,
+                        name: "max_input_bytes",
+                    }
+                    .check(input_json.len(), || call_at(index))?;
                 }
-                .check(input_json.len(), || call_at(index))?;
+                call
             }
-            call
-        } else {
-            if self.calls.len() >= self.limits.max_calls {
-                return Err(too_many("max_calls", self.limits.max_calls, call_at(index)));
+            Entry::Vacant(e) => {
+                if held >= self.limits.max_calls {
+                    return Err(too_many("max_calls", self.limits.max_calls, call_at(index)));
+                }
+                Budget::new("max_input_bytes", self.limits.max_input_bytes)
+                    .check(input_json.len(), || call_at(index))?;
+                // A new call: its strings made at their size, in one lookup.
+                e.insert(Box::new(ToolUseBlock {
+                    id: id.to_owned(),
+                    name: name.to_owned(),
+                    input: input_json.to_owned(),
+                    provider_state: state.map(str::to_owned),
+                    provider_state_format: state
+                        .map_or_else(String::new, |_| provider_state_format.to_owned()),
+                    ..ToolUseBlock::default()
+                }));
+                self.total = total;
+                return Ok(());
             }
-            Budget::new("max_input_bytes", self.limits.max_input_bytes)
-                .check(input_json.len(), || call_at(index))?;
-            self.calls.entry(index).or_default()
         };
 
         if !id.is_empty() && call.id != id {
@@ -257,6 +274,20 @@ mod tests {
         let b = &t.blocks()[0];
         assert_eq!(b.provider_state.as_deref(), Some("\"b\""));
         assert_eq!(b.provider_state_format, "gemini2");
+        // A call opened with everything at once holds all of it, and the
+        // total counts all of it.
+        assert!(t.add(1, "id", "n", "{}", Some("\"s\""), "g").is_ok());
+        let b = &t.blocks()[1];
+        let got = (b.id.as_str(), b.name.as_str(), b.input.as_str());
+        assert_eq!(got, ("id", "n", "{}"));
+        assert_eq!(
+            (
+                b.provider_state.as_deref(),
+                b.provider_state_format.as_str()
+            ),
+            (Some("\"s\""), "g")
+        );
+        assert_eq!(t.total, 9 + 10 + 9);
     }
 
     #[test]

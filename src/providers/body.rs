@@ -30,10 +30,13 @@ use serde_json::{Map, Value};
 use super::detect;
 use super::raw::object_for_shape;
 
+#[path = "body_room.rs"]
+mod room;
 #[path = "body_scan.rs"]
 mod scanned;
 use super::state::{Fail, Live};
 use super::{Assembler, DecodeKind, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
+pub(crate) use room::Room;
 pub(crate) use scanned::{may_overflow, outside_strings, scanned_map, scanned_value};
 
 /// One event made from a body: built here, or text holding parts of the body
@@ -349,6 +352,7 @@ pub(crate) fn apply_whole<E>(
     apply_made(
         asm,
         dialect,
+        Room::default(),
         body,
         |sink| {
             for ev in events {
@@ -363,19 +367,22 @@ pub(crate) fn apply_whole<E>(
 }
 
 /// [`apply_whole`] with the events handed over one at a time as `make`
-/// makes them, none of them kept in a list: `make` gives each to the sink it
+/// makes them, none of them kept in a list, and each choice made with `room`
+/// for what the body holds: `make` gives each to the sink it
 /// gets, which applies it and answers whether to go on (`false` after a
 /// failure). `make` must have certified the body first: an event it cannot
 /// make after others were applied would leave those applied.
 pub(crate) fn apply_made<E>(
     asm: &mut Assembler,
     dialect: Dialect,
+    room: Room,
     body: &str,
     make: impl FnOnce(&mut dyn FnMut(E) -> bool),
     mut live: Option<&mut Vec<LiveEvent>>,
     mut apply: impl FnMut(&mut Assembler, E, &mut Live<'_>) -> Option<Result<(), (Fail, String)>>,
 ) -> Option<Result<(), Error>> {
     asm.decide(dialect);
+    asm.stream.room = room;
     let mut outcome = Some(Ok(()));
     make(&mut |ev| {
         asm.stream.dialect = Some(dialect);
@@ -398,6 +405,7 @@ pub(crate) fn apply_made<E>(
         outcome = failed;
         false
     });
+    asm.stream.room = Room::default();
     outcome
 }
 

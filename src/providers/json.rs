@@ -534,6 +534,13 @@ pub(crate) fn starts_value(fragment: &str) -> bool {
     matches!(fragment.trim_start().as_bytes().first(), Some(b'{' | b'['))
 }
 
+/// Deserialises an object into a usage map; `null` is `None`.
+pub(crate) fn usage_map<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<serde_json::Map<String, serde_json::Value>>, D::Error> {
+    Option::<serde_json::Map<String, serde_json::Value>>::deserialize(d)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,11 +13,12 @@
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::body::Room;
 use super::error::{Limit, Rule};
 pub(crate) use super::fail::{provider_error, violation, Fail, R};
+pub(crate) use super::json::usage_map;
 use super::json::{is_complete_json, starts_value};
 use super::phase::{BlockEvent, BlockPhase, MessagePhase};
 use super::scan::{Facts, Memo};
@@ -456,6 +457,9 @@ pub(crate) struct Stream {
     /// How much the live events carry (`live.rs`); not kept when serialised.
     #[serde(skip)]
     pub(crate) live_detail: LiveDetail,
+    /// Room a whole body's reader asks of each choice made as it applies it.
+    #[serde(skip)]
+    pub(crate) room: Room,
 }
 
 /// Pushes `item`, growing `v` from one slot by doubling: a message holds few
@@ -530,6 +534,7 @@ impl Stream {
             choice_positions: 0,
             nonces: std::collections::HashSet::new(),
             live_detail: LiveDetail::Full,
+            room: Room::default(),
         }
     }
 
@@ -566,7 +571,7 @@ impl Stream {
         match self.choices.entry(c) {
             Entry::Occupied(e) => Ok(&mut **e.into_mut()),
             Entry::Vacant(_) if n >= max => Err(too_many_choices(c, max)),
-            Entry::Vacant(e) => Ok(&mut **e.insert(Box::new(Choice::new(limits)))),
+            Entry::Vacant(e) => Ok(&mut **e.insert(Box::new(self.room.choice(limits)))),
         }
     }
 
@@ -644,13 +649,6 @@ impl Stream {
             .any(|p| p.choice.is_none_or(|pc| pc == c))
             || self.problems_dropped > 0
     }
-}
-
-/// Deserialises an object into a usage map; `null` is `None`.
-pub(crate) fn usage_map<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> Result<Option<Map<String, Value>>, D::Error> {
-    Option::<Map<String, Value>>::deserialize(d)
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{ContentBlock, Delta, Event, Message, State};
-use crate::providers::body::{apply_made, end_whole, scan_bodies, may_overflow};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, may_overflow, Room};
 use crate::providers::json::{CompactJson, Index, Str};
 use crate::providers::{
     Assembler, Dialect, DialectState, Error, Input, LiveEvent,
@@ -353,6 +353,7 @@ pub(in crate::providers) fn feed(
     let applied = apply_made(
         asm,
         Dialect::Anthropic,
+        Room::default(),
         BODY,
         |emit| events(parts, emit),
         live.as_deref_mut(),

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{Call, ContentPart, Delta, Event, Function, Msg, State};
-use crate::providers::body::{apply_made, end_whole, scan_bodies, may_overflow, Obj};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, may_overflow, Obj, Room};
 use crate::providers::json::{present, Index, ObjectOnly, Str};
 use crate::providers::{Assembler, Dialect, DialectState, Error, Input, LiveEvent};
 
@@ -346,9 +346,16 @@ pub(in crate::providers) fn feed(
         }
     };
     let ready = ready(parts)?;
+    // The message's calls, and its blocks: the calls, the parts, the plan.
+    let calls = ready.parts.calls.len();
+    let room = Room {
+        calls,
+        blocks: calls + ready.parts.content.len() + 1,
+    };
     let applied = apply_made(
         asm,
         Dialect::Cohere,
+        room,
         BODY,
         |emit| events(ready, emit),
         live.as_deref_mut(),

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::content::Content;
 use super::{apply_chunk, ChatChoice, Chunk, Delta, Function, ToolCall};
-use crate::providers::body::{apply_made, end_whole, scan_bodies, Obj};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, Obj, Room};
 use crate::providers::json::{present, Few, Index, Str};
 use crate::providers::{Assembler, Dialect, Error, Input, LiveEvent};
 
@@ -415,6 +415,26 @@ fn chunks<'a>(
     }
 }
 
+/// The most calls and blocks a message of the body holds.
+fn room(choices: &[Ready<'_>]) -> Room {
+    choices.iter().fold(Room::default(), |room, c| {
+        let calls = c.calls.len() + usize::from(c.function_call.is_some());
+        let texts = c.message.as_ref().map_or(0, |m| {
+            let parts = [
+                m.reasoning_content.is_some(),
+                m.reasoning.is_some(),
+                m.content.is_some(),
+                m.refusal.is_some(),
+            ];
+            parts.into_iter().filter(|&p| p).count()
+        });
+        Room {
+            calls: room.calls.max(calls),
+            blocks: room.blocks.max(calls + texts),
+        }
+    })
+}
+
 /// Every chunk of a body in a list (`None` for a body left to the reference).
 #[cfg(test)]
 fn all_chunks(body: Body<'_>) -> Option<Vec<Chunk<'_>>> {
@@ -453,9 +473,11 @@ pub(in crate::providers) fn feed(
     // Decoded as the reference decodes them; `Value` is cheap on these.
     let _ = (&body.id, &body.created, &body.model, &body.system_fingerprint);
     let ready = ready(body)?;
+    let room = room(&ready.0);
     let applied = apply_made(
         asm,
         Dialect::OpenAiChat,
+        room,
         BODY,
         |emit| chunks(ready, emit),
         live.as_deref_mut(),

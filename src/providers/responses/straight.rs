@@ -24,6 +24,7 @@ use super::super::{State, C, FORMAT};
 use super::{given, Body};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::CUSTOM;
+use crate::providers::body::Room;
 use crate::providers::json::{json_string, Str};
 use crate::providers::state::{Live, Opening, Stream, TextKind, NS_REASONING, NS_REFUSAL, NS_TEXT, NS_TOOL, R};
 use crate::providers::{Assembler, Dialect, DialectState, LiveEvent};
@@ -127,9 +128,17 @@ impl State {
         if let Some(id) = body.id.as_deref().filter(|id| !id.is_empty()) {
             self.response_id = Some(id.to_owned());
         }
-        s.start(C)?;
+        // The message made with room for its items.
+        let items = body.output.as_deref().unwrap_or_default();
+        let calls = items.iter().filter(|i| matches!(i.0.kind.as_deref(), Some("function_call" | CUSTOM))).count();
+        s.room = Room {
+            calls,
+            blocks: items.iter().map(|i| i.0.content.as_ref().map_or(1, Vec::len).max(1)).sum(),
+        };
+        let started = s.start(C).and_then(|()| s.choice(C).map(|_| ()));
+        s.room = Room::default();
+        started?;
         self.model = owned(&body.model);
-        s.choice(C)?;
         let mut events: u64 = 2;
         let mut calls = Vec::new();
         // The largest text a call's later events restate (each is checked
@@ -150,11 +159,17 @@ impl State {
                     let (call_id, name) = (text_of(&item.call_id), text_of(&item.name));
                     events += 2;
                     restated = restated.max(args.len().max(call_id.len() + name.len()));
-                    let key = self.open_call(s, oi, id, (call_id, name), custom.then_some(CUSTOM), live)?;
-                    if custom {
+                    let key = if custom {
+                        let key = self.open_call(s, (oi, id), (call_id, name, ""), Some(CUSTOM), live)?;
                         self.xai_server_tool(s, key, name);
-                    }
-                    s.add_to_call(C, key, "", "", args, None, live)?;
+                        s.add_to_call(C, key, "", "", args, None, live)?;
+                        key
+                    } else {
+                        // Opened with its arguments: what the call opened, then
+                        // its arguments added, leave (any failure goes on to
+                        // the event path).
+                        self.open_call(s, (oi, id), (call_id, name, args), None, live)?
+                    };
                     s.item_done(C, key, live);
                     if custom {
                         self.xai_server_tool(s, key, name);
@@ -247,13 +262,13 @@ impl State {
         }
     }
 
-    /// A call's `output_item.added`: the call opened at its output index.
+    /// A call's `output_item.added`: the call opened at its output index
+    /// (with `input`: its arguments added too).
     fn open_call(
         &mut self,
         s: &mut Stream,
-        oi: i64,
-        item_id: &str,
-        (id, name): (&str, &str),
+        (oi, item_id): (i64, &str),
+        (id, name, input): (&str, &str, &str),
         kind: Option<&str>,
         live: &mut Live<'_>,
     ) -> R<i64> {
@@ -267,6 +282,7 @@ impl State {
             src: Some((NS_TOOL, oi, 0)),
             id,
             name,
+            input,
             state: state.as_deref().map(|st| (st, FORMAT)),
             kind,
             ..Opening::default()
