@@ -10,7 +10,9 @@
 //! bracket does, whatever the bytes were cut at. Its text is checked to be
 //! UTF-8.
 
-use memchr::{memchr, memchr2, memchr2_iter};
+use std::sync::LazyLock;
+
+use memchr::{memchr, memchr2};
 
 use super::{advance, Checked, Error, FramingLimits, BOM};
 
@@ -188,6 +190,35 @@ enum Open {
     Scan(Scan),
 }
 
+/// The search of [`whole_line`] for `}` and `]`, made once: `memchr2` makes
+/// its searcher (the two bytes spread over vector registers) at each call,
+/// and a line is searched a few times.
+enum Closers {
+    #[cfg(target_arch = "x86_64")]
+    Avx2(memchr::arch::x86_64::avx2::memchr::Two),
+    /// No AVX2 (or another architecture): `memchr2`'s own choice.
+    Any,
+}
+
+impl Closers {
+    #[inline]
+    fn find(&self, haystack: &[u8]) -> Option<usize> {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Closers::Avx2(two) => two.find(haystack),
+            Closers::Any => memchr2(b'}', b']', haystack),
+        }
+    }
+}
+
+static CLOSERS: LazyLock<Closers> = LazyLock::new(|| {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(two) = memchr::arch::x86_64::avx2::memchr::Two::new(b'}', b']') {
+        return Closers::Avx2(two);
+    }
+    Closers::Any
+});
+
 /// The length of `line` (a line that opens a value) when the line is that
 /// whole value: it ends, after trailing whitespace, with the bracket matching
 /// its first byte, and no closing bracket inside it is followed (after
@@ -208,7 +239,11 @@ fn whole_line(line: &[u8]) -> Option<usize> {
         return None;
     }
     let inner = value.get(..end - 1)?;
-    for at in memchr2_iter(b'}', b']', inner) {
+    let closers = &*CLOSERS;
+    let mut from = 0;
+    while let Some(found) = closers.find(inner.get(from..)?) {
+        let at = from + found;
+        from = at + 1;
         let next = inner
             .get(at + 1..)
             .unwrap_or_default()

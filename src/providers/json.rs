@@ -254,7 +254,7 @@ impl<'de> Deserialize<'de> for CompactJson {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum TextOrObject<'a> {
     Text(Str<'a>),
-    Object(String),
+    Object(Cow<'a, str>),
 }
 
 /// The name under which `serde_json` hands a value over as its raw text (the
@@ -267,7 +267,7 @@ const RAW: &str = "$serde_json::private::RawValue";
 fn text_or_object<'de, E: de::Error>(raw: Cow<'de, str>) -> Result<TextOrObject<'de>, E> {
     let t = raw.trim_start();
     if t.starts_with('{') {
-        return Ok(TextOrObject::Object(compact_raw(t)));
+        return Ok(TextOrObject::Object(Cow::Owned(compact_raw(t))));
     }
     if !t.starts_with('"') {
         // Named as a decoder that reads the value itself names it (a tree's, a `Value`'s).
@@ -350,7 +350,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for TextOrObject<'a> {
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
                 match raw_or_map(map)? {
                     Raw::Text(raw) => text_or_object(raw),
-                    Raw::Object(json) => Ok(TextOrObject::Object(json)),
+                    Raw::Object(json) => Ok(TextOrObject::Object(Cow::Owned(json))),
                 }
             }
         }

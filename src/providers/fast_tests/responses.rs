@@ -287,17 +287,27 @@ fn events(r: &mut Rng) -> Vec<(Option<&'static str>, J)> {
                 ],
             );
         }
+        // Restated as the deltas said, mostly; now and then otherwise.
+        let restated = |r: &mut Rng| {
+            if r.chance(85) {
+                args.clone()
+            } else {
+                arguments(r)
+            }
+        };
+        let said = restated(r);
         push(
             done,
             vec![
                 ("item_id", J::Str(id.clone())),
                 ("output_index", J::Num(num[at])),
-                (field, J::Str(args.clone())),
+                (field, J::Str(said)),
             ],
         );
+        let said = restated(r);
         push(
             "response.output_item.done",
-            vec![("output_index", J::Num(num[at])), ("item", call(&args))],
+            vec![("output_index", J::Num(num[at])), ("item", call(&said))],
         );
         at += 1;
     }

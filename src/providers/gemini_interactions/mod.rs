@@ -474,7 +474,7 @@ impl State {
             "arguments_delta" => {
                 let args = match &d.arguments {
                     Some(TextOrObject::Text(t)) => t.0.as_ref(),
-                    Some(TextOrObject::Object(o)) => o.as_str(),
+                    Some(TextOrObject::Object(o)) => o.as_ref(),
                     None => "",
                 };
                 self.keeps_start(i, args)?;
@@ -485,7 +485,7 @@ impl State {
             // The other form (Q56): the call whole, its arguments an object.
             "function_call" => {
                 let args = match &d.arguments {
-                    Some(TextOrObject::Object(o)) => o.as_str(),
+                    Some(TextOrObject::Object(o)) => o.as_ref(),
                     Some(TextOrObject::Text(t)) => t.0.as_ref(),
                     None => "",
                 };
@@ -499,7 +499,7 @@ impl State {
             k if SERVER_CALLS.contains(&k) => {
                 let key = s.call_for_delta(C, src, live)?;
                 let args = match &d.arguments {
-                    Some(TextOrObject::Object(o)) => o.as_str(),
+                    Some(TextOrObject::Object(o)) => o.as_ref(),
                     Some(TextOrObject::Text(t)) => t.0.as_ref(),
                     None => "",
                 };

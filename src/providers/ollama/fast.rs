@@ -131,10 +131,11 @@ fn scan_function<'a>(p: &mut Scan<'a>, f: &mut Function<'a>) -> Option<()> {
 }
 
 /// A string, or an object kept as its compact text (what [`TextOrObject`]
-/// decodes); anything else gives up.
+/// decodes; borrowed when the object is written so already); anything else
+/// gives up.
 pub(crate) fn text_or_object<'a>(p: &mut Scan<'a>) -> Option<TextOrObject<'a>> {
     match p.peek_token()? {
-        b'{' => p.compact().map(TextOrObject::Object),
+        b'{' => p.compact_text().map(TextOrObject::Object),
         b'"' => p.string().map(TextOrObject::Text),
         _ => None,
     }

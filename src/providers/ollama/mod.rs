@@ -161,7 +161,7 @@ fn apply(s: &mut Stream, input: Input<'_>, live: &mut Live<'_>) -> R {
         for call in m.tool_calls.iter().flatten() {
             let f = call.function.as_ref();
             let args = match f.and_then(|f| f.arguments.as_ref()) {
-                Some(TextOrObject::Object(json)) => json.as_str(),
+                Some(TextOrObject::Object(json)) => json.as_ref(),
                 Some(TextOrObject::Text(t)) => t,
                 None => "",
             };

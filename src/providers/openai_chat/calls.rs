@@ -37,7 +37,7 @@ impl<'a> Args<'a> {
     pub(super) fn of(field: Option<&'a TextOrObject<'_>>) -> Self {
         match field {
             Some(TextOrObject::Text(t)) => Args::Text(t),
-            Some(TextOrObject::Object(json)) => Args::Object(json),
+            Some(TextOrObject::Object(json)) => Args::Object(json.as_ref()),
             None => Args::Text(""),
         }
     }

@@ -2,6 +2,8 @@
 //! strings and indexes: booleans, and a value taken whole as its raw text
 //! (a call's arguments object, kept as `compact_raw` writes it).
 
+use std::borrow::Cow;
+
 use super::Scan;
 use crate::providers::json::compact_raw;
 
@@ -32,22 +34,27 @@ impl<'a> Scan<'a> {
     }
 }
 
-impl Scan<'_> {
+impl<'a> Scan<'a> {
     /// One value, checked as [`Scan::skip`] checks it, written compactly as
     /// `compact_raw` writes its raw text: a value with no whitespace between
     /// its tokens and no escape but those in the form `compact_raw` writes
-    /// is that text already (copied without a second pass over it).
-    pub(crate) fn compact(&mut self) -> Option<String> {
+    /// is that text already (borrowed, with no second pass over it).
+    pub(crate) fn compact_text(&mut self) -> Option<Cow<'a, str>> {
         self.next_token()?;
         let start = self.at;
         self.loose = false;
         self.skip()?;
         let raw = self.text.get(start..self.at)?;
         Some(if self.loose {
-            compact_raw(raw)
+            Cow::Owned(compact_raw(raw))
         } else {
-            raw.to_owned()
+            Cow::Borrowed(raw)
         })
+    }
+
+    /// [`Scan::compact_text`] as a `String` of its own.
+    pub(crate) fn compact(&mut self) -> Option<String> {
+        self.compact_text().map(Cow::into_owned)
     }
 }
 
