@@ -30,13 +30,11 @@ use serde_json::{Map, Value};
 use super::detect;
 use super::raw::object_for_shape;
 
-#[path = "body_room.rs"]
-mod room;
 #[path = "body_scan.rs"]
 mod scanned;
+pub(crate) use super::state::Room;
 use super::state::{Fail, Live};
 use super::{Assembler, DecodeKind, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
-pub(crate) use room::Room;
 pub(crate) use scanned::{may_overflow, outside_strings, scanned_map, scanned_value};
 
 /// One event made from a body: built here, or text holding parts of the body

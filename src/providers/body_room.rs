@@ -2,9 +2,10 @@
 //! and blocks of its messages before it applies them, and each choice made
 //! meanwhile reserves that many slots at once instead of growing them one by
 //! one (`push_small` in `state.rs`). Only capacity: nothing a message holds or
-//! says changes, and the room is never more than the limits allow.
+//! says changes, and the room is never more than the limits allow. (A module
+//! of `state.rs`, whose choices it makes.)
 
-use crate::providers::state::Choice;
+use super::Choice;
 use crate::providers::AssemblerLimits;
 
 /// Slots a choice made while a whole body is applied reserves at once

@@ -15,7 +15,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::body::Room;
 use super::error::{Limit, Rule};
 pub(crate) use super::fail::{provider_error, violation, Fail, R};
 pub(crate) use super::json::usage_map;
@@ -27,6 +26,9 @@ use crate::accumulate::{Appender, Thinking, ToolUseLimits, ToolUses};
 use crate::blocks::ToolResultBlock;
 
 pub(crate) use super::live::{Live, LiveDetail};
+#[path = "body_room.rs"]
+mod room;
+pub(crate) use room::Room;
 
 /// A provider position of a block: (namespace, major, minor).
 pub(crate) type Src = (u8, i64, i64);
