@@ -453,3 +453,39 @@ def test_a_model_that_differs_from_the_template_reads_as_its_dump(change: str) -
     else:
         last.__dict__["model"] = last.__dict__.pop("created")
     assert_paths_agree("openai-chat", objects)
+
+
+def test_a_field_set_to_none_is_not_a_field_left_unset() -> None:
+    """What ``feed(obj)`` equals is the object's ``to_dict(mode="json")``: the fields the
+    API sent, not every field (``model_dump_json()``). The two differ in what a message
+    keeps verbatim: a server tool's result block is its provider state as sent, so a
+    ``page_age`` sent as null is there and one never sent is not. Which fields were set
+    is read for that; reading only the values would give both objects one result."""
+    found = {"type": "web_search_result", "url": "u", "title": "t", "encrypted_content": "e"}
+
+    def stream(result: Event) -> list[Any]:
+        block = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1"}
+        start = {"id": "m", "type": "message", "role": "assistant", "content": [], "model": "x"}
+        events: list[Event] = [
+            {"type": "message_start", "message": start},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": block | {"content": [result]},
+            },
+            {"type": "content_block_stop", "index": 0},
+        ]
+        return [anthropic(e) for e in events]
+
+    unset, sent_null = stream(found), stream(found | {"page_age": None})
+    result = sent_null[1].content_block.content[0]
+    assert result.__dict__["page_age"] is None and "page_age" in result.__pydantic_fields_set__
+    assert unset[1].content_block.content[0].__dict__["page_age"] is None
+    assert_paths_agree("anthropic", unset)
+    assert_paths_agree("anthropic", sent_null)
+    states = [
+        outcome("anthropic", s, feed)[0][0].blocks[0].provider_state for s in (unset, sent_null)
+    ]
+    assert '"page_age"' not in states[0]
+    assert states[1] != states[0]
+    assert states[1].replace('"page_age":null,', "") == states[0]
