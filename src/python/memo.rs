@@ -43,7 +43,7 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PySet, PyString, PyType};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyType};
 
 use crate::providers::{Common, Stamp};
 
@@ -91,14 +91,14 @@ enum Slot {
     Nonce,
     /// The event's `sequence_number` (an integer that differs likewise).
     Seq,
-    /// An SDK model of exactly this class, with these fields set, a
-    /// `__dict__` of `len` members and `extra` extra fields. The members of
+    /// An SDK model of exactly this class, with these fields set (exact
+    /// `str`s), a `__dict__` of `len` members and `extra` extra fields. The members of
     /// `__dict__` follow in its order, each a `Field` then its value (a field
     /// set) or an `Unset` (a field not set, whose value the dump leaves out),
     /// then the extra fields in their order, each a `Key` then its value.
     Model {
         class: Py<PyType>,
-        fields_set: Py<PySet>,
+        fields_set: Box<[Py<PyString>]>,
         len: usize,
         extra: usize,
     },
@@ -367,9 +367,18 @@ impl Template {
                 let (dict, set, extras) = super::sdk::parts(v)?;
                 if dict.len() != *len
                     || extras.as_ref().map_or(0, |e| e.len()) != *extra
-                    || !set.eq(fields_set.bind(v.py())).ok()?
+                    || set.len() != fields_set.len()
                 {
                     return None;
+                }
+                // As many fields set, each of the template's among them: the
+                // same set. (Looking the template's up reads only the slots
+                // they hash to, where comparing the sets would walk the whole
+                // table of the object's, memory not otherwise read.)
+                for name in fields_set {
+                    if !set.contains(name.bind(v.py())).ok()? {
+                        return None;
+                    }
                 }
                 // The same fields are set and `__dict__` has the same keys in
                 // the same order: the values of the fields set are compared.
@@ -466,9 +475,10 @@ impl Learning {
             Slot::Float(f.value().to_bits())
         } else if self.of == Of::Objects {
             let (dict, set, extras) = super::sdk::parts(v)?;
-            if !set.iter().all(|k| k.is_exact_instance_of::<PyString>()) {
-                return None;
-            }
+            let fields_set = set
+                .iter()
+                .map(|k| k.cast_into_exact::<PyString>().ok().map(Bound::unbind))
+                .collect::<Option<Box<[_]>>>()?;
             let at = self.slots.len();
             self.slots.push(Slot::Null);
             for (k, value) in &dict {
@@ -490,7 +500,7 @@ impl Learning {
             }
             let model = Slot::Model {
                 class: v.get_type().unbind(),
-                fields_set: set.unbind(),
+                fields_set,
                 len: dict.len(),
                 extra,
             };
