@@ -260,13 +260,16 @@ fn fill<'a>(memo: &Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
         text.get(at..at.checked_add(len)?)
     });
     delta_event(ev, filled.facts, id, filled.string);
-    stamp_event(
-        ev,
-        Stamp {
-            nonce: filled.nonce,
-            seq: filled.seq,
-        },
-    );
+    // `ev` is fresh: an event without stamps needs none given.
+    if filled.nonce.is_some() || filled.seq.is_some() {
+        stamp_event(
+            ev,
+            Stamp {
+                nonce: filled.nonce,
+                seq: filled.seq,
+            },
+        );
+    }
     true
 }
 

@@ -219,10 +219,9 @@ impl<F: Copy> Memo<F> {
     ) -> Option<Filled<'a, F, T>> {
         let facts = self.facts?;
         let b = text.as_bytes();
-        let number = |run: Run| self.seq.and_then(|(r, k)| (r == run).then_some(k));
         let mut p = Scan::new(text);
         let mut seq = None;
-        if let Some(k) = number(Run::Prefix) {
+        if let Some((Run::Prefix, k)) = self.seq {
             fixed(&mut p, &self.prefix, Some(k), &mut seq)?;
         } else {
             let start = self.prefix.len();
@@ -236,6 +235,28 @@ impl<F: Copy> Memo<F> {
         }
         let at = p.at;
         let s = string(&mut p)?;
+        let nonce = if self.nonce.is_none() && self.seq.is_none() {
+            // No place after the string: the rest is the template's.
+            if b.get(p.at..)? != self.suffix.as_slice() {
+                return None;
+            }
+            None
+        } else {
+            self.stamps_after(&mut p, &mut seq)?
+        };
+        Some(Filled {
+            facts,
+            string: s,
+            at,
+            nonce,
+            seq,
+        })
+    }
+
+    /// The rest of an event after its string, for a template with places
+    /// there: the fixed runs, the nonce (given) and the number (into `seq`).
+    fn stamps_after<'a>(&self, p: &mut Scan<'a>, seq: &mut Option<u64>) -> Option<Option<&'a str>> {
+        let number = |run: Run| self.seq.and_then(|(r, k)| (r == run).then_some(k));
         let (middle, tail) = match self.nonce {
             None => (self.suffix.as_slice(), None),
             Some(m) => {
@@ -243,20 +264,14 @@ impl<F: Copy> Memo<F> {
                 (middle, Some(tail))
             }
         };
-        fixed(&mut p, middle, number(Run::Middle), &mut seq)?;
+        fixed(p, middle, number(Run::Middle), seq)?;
         let mut nonce = None;
         if let Some(tail) = tail {
             // Only a nonce without escapes: any other takes the scanner.
             nonce = Some(p.plain_string()?.ok()?);
-            fixed(&mut p, tail, number(Run::Tail), &mut seq)?;
+            fixed(p, tail, number(Run::Tail), seq)?;
         }
-        (p.at == b.len()).then_some(Filled {
-            facts,
-            string: s,
-            at,
-            nonce,
-            seq,
-        })
+        (p.at == p.bytes().len()).then_some(nonce)
     }
 
     /// The template's text before and after its string, once it has one,
