@@ -26,8 +26,8 @@
 //! then has a place for each besides the string, and the event is served with
 //! its own stamps ([`Stamp`]), which the dialect applies as the general path
 //! does (a nonce seen before is a replay, Q61; a number out of order is
-//! Q33's). The bytes path's memo has a place of its own for the chat
-//! nonce (`scan/memo.rs`).
+//! Q33's). The bytes path's memo has places of its own for both
+//! (`scan/memo.rs`).
 
 use super::scan::{Facts, NotedEvent};
 use super::state::Stream;

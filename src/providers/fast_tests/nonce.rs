@@ -66,12 +66,15 @@ fn a_nonce_before_the_arguments_or_escaped_is_not_learned() {
 }
 
 /// Feeds the chunks as SSE data (`feed_text`, the fast paths' way in) to one
-/// assembler, and to another with the fast paths off; both give the same
-/// results, errors included. The first assembler, and its results.
-fn both_paths(chunks: &[String]) -> (Assembler, Vec<Result<(), String>>) {
+/// assembler of `dialect`, and to another with the fast paths off; both give
+/// the same results, errors included. The first assembler, and its results.
+pub(super) fn both_paths_of(
+    dialect: Dialect,
+    chunks: &[String],
+) -> (Assembler, Vec<Result<(), String>>) {
     let run = |general: bool| {
         super::GENERAL_ONLY.with(|g| g.set(general));
-        let mut asm = Assembler::new(Some(Dialect::OpenAiChat), AssemblerLimits::default());
+        let mut asm = Assembler::new(Some(dialect), AssemblerLimits::default());
         let results: Vec<_> = chunks
             .iter()
             .map(|c| asm.feed_text(None, c, None).map_err(|e| e.to_string()))
@@ -85,6 +88,11 @@ fn both_paths(chunks: &[String]) -> (Assembler, Vec<Result<(), String>>) {
     assert_eq!(a, b);
     assert_eq!(fast.messages(), general.messages());
     (fast, a)
+}
+
+/// [`both_paths_of`] for chat chunks.
+fn both_paths(chunks: &[String]) -> (Assembler, Vec<Result<(), String>>) {
+    both_paths_of(Dialect::OpenAiChat, chunks)
 }
 
 #[test]

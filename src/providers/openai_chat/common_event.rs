@@ -7,7 +7,7 @@ use super::content::Content;
 use super::{scan_chunk, scan_chunk_with, Chunk, Delta, Function};
 use crate::providers::common::Stamp;
 use crate::providers::json::{Few, Loose, Str, TextOrObject};
-use crate::providers::scan::{Facts, Memoized, Scan};
+use crate::providers::scan::{self, Facts, Memoized, Scan};
 
 /// The tag of [`Facts`] for a fragment whose call says `"type": "function"`
 /// (LiteLLM's chunks say it in every fragment); 0 for one that names no type.
@@ -99,16 +99,7 @@ impl<'a> Memoized<'a> for Chunk<'a> {
         // Read from the text as it stands: its address is in the text,
         // between quotes (an escaped nonce was decoded elsewhere: no span,
         // and the event is not learned).
-        let span = || {
-            let at = (nonce.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-            let end = at.checked_add(nonce.len())?;
-            let b = text.as_bytes();
-            let quoted = b.get(at.checked_sub(1)?) == Some(&b'"')
-                && b.get(end) == Some(&b'"')
-                && std::ptr::eq(text.get(at..end)?.as_ptr(), nonce.as_ptr());
-            quoted.then_some((at - 1, end + 1))
-        };
-        Some(span())
+        Some(scan::quoted_span(text, nonce))
     }
     fn stamp(&mut self, nonce: &'a str) {
         self.obfuscation = Some(Loose::Str(nonce.into()));

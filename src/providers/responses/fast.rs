@@ -2,11 +2,13 @@
 //! a stream (a call's argument or input fragments, text, refusal and
 //! reasoning text), read by the scanner of `providers/scan` in one pass.
 
+use std::borrow::Cow;
+
 use super::wire::{Event, Item};
 use super::State;
 use crate::providers::common::Stamp;
 use crate::providers::json::{Index, Loose, Str};
-use crate::providers::scan::{self, Memo, Scan, Seen};
+use crate::providers::scan::{self, Memo, Scan, Seen, Span};
 use crate::providers::state::{Live, Stream, R};
 use crate::providers::Input;
 
@@ -53,7 +55,14 @@ const ITEMS: [&str; 2] = ["response.output_item.added", "response.output_item.do
 /// What it serves is what `parse_typed` gives (the typed decode succeeds),
 /// and then the event's own `type` is the one `apply` reads: the SSE event
 /// name is read only for an event that names no type, which is never served.
-pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option<(usize, usize)>> {
+///
+/// Gives also where the digits of the event's `sequence_number` are (`seq`),
+/// when it has one.
+fn scan_event<'a>(
+    text: &'a str,
+    ev: &mut Event<'a>,
+    seq: &mut Option<(usize, usize)>,
+) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
     p.object(|p, key| {
@@ -71,7 +80,7 @@ pub(super) fn scan_event<'a>(text: &'a str, ev: &mut Event<'a>) -> Option<Option
             }
             "sequence_number" => {
                 seen.once(6)?;
-                ev.sequence_number = p.opt_u64()?;
+                (ev.sequence_number, *seq) = p.opt_u64_spanned()?;
                 return Some(());
             }
             "output_index" | "content_index" | "summary_index" => {
@@ -152,7 +161,9 @@ const MEMO_DELTAS: [&str; 3] = [
 
 /// What a memo keeps of its template besides the string: the delta's tag,
 /// its output and content indexes, and where its item id (a string without
-/// escapes) lies in the text before the string.
+/// escapes) lies in the text before the string: how far before the string
+/// it starts, and its length (no place of the template lies between the two,
+/// so the distance is the same in every event the template takes).
 pub(super) type Facts = (u8, Option<Index>, Option<Index>, Option<(usize, usize)>);
 
 /// The event a memo serves: a delta with only its type, item id, indexes and
@@ -171,43 +182,93 @@ fn delta_event<'a>(
     ev.delta = Some(piece);
 }
 
-/// The facts of an event that is exactly a [`delta_event`], read from `text`.
-fn facts(ev: &Event<'_>, text: &str) -> Option<Facts> {
+/// A template of the event just scanned from `text`, its string at `hole`
+/// and its number's digits at `seq`, when the event is exactly a
+/// [`delta_event`] with its stamps: its facts, and where its nonce and its
+/// number are (places of the template). An item id that is not a string of
+/// the text before the string, with no number between the two, or a nonce
+/// that is not a string of the text after it, makes no template.
+fn template(
+    ev: &Event<'_>,
+    text: &str,
+    hole: (usize, usize),
+    seq: Option<(usize, usize)>,
+) -> Option<(Facts, Option<Span>, Option<Span>)> {
     let kind = ev.kind.as_deref()?;
     let tag = u8::try_from(MEMO_DELTAS.iter().position(|k| *k == kind)?).ok()?;
-    let span = match &ev.item_id {
+    let id = match &ev.item_id {
         None => None,
-        Some(Str(std::borrow::Cow::Borrowed(id))) => {
-            let at = (id.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-            Some((at, at + id.len()))
+        Some(Str(Cow::Borrowed(id))) => {
+            let (at, end) = scan::quoted_span(text, id)?;
+            let number_between = seq.is_some_and(|(start, _)| end <= start && start < hole.0);
+            if end > hole.0 || number_between {
+                return None;
+            }
+            Some((hole.0 - (at + 1), id.len()))
         }
         Some(_) => return None,
     };
-    let facts = (tag, ev.output_index, ev.content_index, span);
+    let nonce = match &ev.obfuscation {
+        None => None,
+        Some(Loose::Str(Cow::Borrowed(nonce))) => {
+            Some(scan::quoted_span(text, nonce).filter(|n| n.0 >= hole.1)?)
+        }
+        Some(_) => return None,
+    };
+    let facts = (tag, ev.output_index, ev.content_index, id);
     let mut again = Event::default();
-    let id = span.and_then(|(a, b)| text.get(a..b));
+    let id = id.and_then(|(back, len)| text.get(hole.0 - back..hole.0 - back + len));
     delta_event(&mut again, facts, id, ev.delta.clone()?);
-    (again == *ev).then_some(facts)
+    let stamp = Stamp {
+        nonce: nonce.and_then(|(a, b)| text.get(a + 1..b - 1)),
+        seq: ev.sequence_number,
+    };
+    stamp_event(&mut again, stamp);
+    (again == *ev).then_some((facts, nonce, seq.filter(|_| ev.sequence_number.is_some())))
 }
 
 /// The fast paths of an event's text, into `ev` (fresh): the memo's
-/// template, else the scanner, whose event becomes the template when it is
-/// a delta [`delta_event`] makes. `false` leaves the text to the general path.
+/// template (with the event's own stamps in their places), else the scanner,
+/// whose event becomes the template when it is a delta [`delta_event`] makes,
+/// with its stamps. `false` leaves the text to the general path.
 pub(super) fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
-    if let Some((facts, piece)) = memo.fill(text) {
-        // The item id lies in the prefix, the same bytes as the template's.
-        let id = facts.3.and_then(|(a, b)| text.get(a..b));
-        delta_event(ev, facts, id, piece);
+    if fill(memo, text, ev) {
         return true;
     }
-    let Some(hole) = scan_event(text, ev) else {
+    let mut seq = None;
+    let Some(hole) = scan_event(text, ev, &mut seq) else {
         return false;
     };
-    if let (Some(hole), Some(facts)) = (hole, facts(ev, text)) {
-        // The item id must lie before the string, in the text the memo keeps.
-        if facts.3.is_none_or(|(_, end)| end <= hole.0) {
-            memo.learn(text, hole, facts);
+    if let Some(hole) = hole {
+        if let Some((facts, nonce, seq)) = template(ev, text, hole, seq) {
+            memo.learn_places(text, hole, nonce, seq, facts);
         }
+    }
+    true
+}
+
+/// The memo's template with the event's string and stamps, into `ev`
+/// (fresh), when `text` is the template with those in their places.
+#[inline]
+fn fill<'a>(memo: &Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
+    let Some(filled) = memo.fill_stamped(text) else {
+        return false;
+    };
+    // The item id lies before the string, the same bytes as the template's.
+    let id = filled.facts.3.and_then(|(back, len)| {
+        let at = filled.at.checked_sub(back)?;
+        text.get(at..at.checked_add(len)?)
+    });
+    delta_event(ev, filled.facts, id, filled.string);
+    // `ev` is fresh: an event without stamps needs none given.
+    if filled.nonce.is_some() || filled.seq.is_some() {
+        stamp_event(
+            ev,
+            Stamp {
+                nonce: filled.nonce,
+                seq: filled.seq,
+            },
+        );
     }
     true
 }
@@ -280,11 +341,10 @@ pub(crate) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
     if !scan_text(&mut memo, template, &mut Event::default()) {
         return Ok(false);
     }
-    let Some((facts, piece)) = memo.fill(text) else {
-        return Ok(false);
-    };
     let mut fast = Event::default();
-    delta_event(&mut fast, facts, facts.3.and_then(|(a, b)| text.get(a..b)), piece);
+    if !fill(&memo, text, &mut fast) {
+        return Ok(false);
+    }
     match serde_json::from_str::<Event<'_>>(text) {
         Ok(general) if general == fast => Ok(true),
         Ok(general) => Err(format!("memo {fast:?}, general path {general:?}")),
@@ -295,5 +355,5 @@ pub(crate) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
 /// See [`crate::providers::scan::fast_path_agrees`].
 #[cfg(test)]
 pub(crate) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    crate::providers::scan::fast_path_agrees(scan_event, text)
+    crate::providers::scan::fast_path_agrees(|t, ev| scan_event(t, ev, &mut None), text)
 }

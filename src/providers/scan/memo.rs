@@ -7,6 +7,9 @@ use std::borrow::Cow;
 use super::Scan;
 use crate::providers::json::{Index, Str};
 
+/// Where something is in a text: its start and its end.
+pub(crate) type Span = (usize, usize);
+
 /// What a dialect read from a [`Memo`]'s template besides the string: a tag
 /// of its own (which kind of event it was) and two indexes.
 pub(crate) type Facts = (u8, Option<Index>, Option<Index>);
@@ -49,25 +52,56 @@ pub(crate) struct Memo<F> {
     /// the event's own, handed on with it and checked as the general path
     /// checks it.
     nonce: Option<usize>,
+    /// When the template carries a per-event number (the Responses API's
+    /// `sequence_number`, Q33), where it is: in which run of fixed text (the
+    /// prefix, the suffix before the nonce, the suffix after it) and how far
+    /// into it. The number is a third place: an integer there is the event's
+    /// own, handed on with it and checked as the general path checks it.
+    seq: Option<(Run, usize)>,
     /// What the dialect read from the template besides the string.
     facts: Option<F>,
+}
+
+/// A run of a [`Memo`]'s fixed text, around its places.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run {
+    /// Before the string.
+    Prefix,
+    /// After the string, before the nonce (or to the end, without one).
+    Middle,
+    /// After the nonce.
+    Tail,
+}
+
+/// An event a [`Memo`] took: the template's facts, the string in its place
+/// and where it starts in the event's text, and the event's stamps (a nonce
+/// and a number, where the template has places for them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Filled<'a, F, T> {
+    pub(crate) facts: F,
+    pub(crate) string: T,
+    pub(crate) at: usize,
+    pub(crate) nonce: Option<&'a str>,
+    pub(crate) seq: Option<u64>,
+}
+
+/// The span of `s`, quotes included, when it is a string of `text` as it
+/// stands (between quotes, no escapes: a string decoded elsewhere has none).
+pub(crate) fn quoted_span(text: &str, s: &str) -> Option<(usize, usize)> {
+    let at = (s.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+    let end = at.checked_add(s.len())?;
+    let b = text.as_bytes();
+    let quoted = b.get(at.checked_sub(1)?) == Some(&b'"')
+        && b.get(end) == Some(&b'"')
+        && std::ptr::eq(text.get(at..end)?.as_ptr(), s.as_ptr());
+    quoted.then_some((at - 1, end + 1))
 }
 
 impl<F: Copy> Memo<F> {
     /// Takes `text` as the template, its string at `hole` (a span from
     /// [`Scan::the_hole`], quotes included), with what else was read from it.
     pub(crate) fn learn(&mut self, text: &str, hole: (usize, usize), facts: F) {
-        let b = text.as_bytes();
-        let (Some(prefix), Some(suffix)) = (b.get(..hole.0), b.get(hole.1..)) else {
-            self.facts = None;
-            return;
-        };
-        self.prefix.clear();
-        self.prefix.extend_from_slice(prefix);
-        self.suffix.clear();
-        self.suffix.extend_from_slice(suffix);
-        self.nonce = None;
-        self.facts = Some(facts);
+        self.learn_places(text, hole, None, None, facts);
     }
 
     /// [`Memo::learn`] for a template whose nonce lies at `nonce` (a span,
@@ -80,37 +114,88 @@ impl<F: Copy> Memo<F> {
         nonce: (usize, usize),
         facts: F,
     ) {
+        self.learn_places(text, hole, Some(nonce), None, facts);
+    }
+
+    /// [`Memo::learn`] with a place for a nonce (a span, quotes included,
+    /// after the string) and one for a number (the span of its digits,
+    /// anywhere but inside the string or the nonce). A template whose spans
+    /// do not fit so is not learned (the memo is left empty).
+    pub(crate) fn learn_places(
+        &mut self,
+        text: &str,
+        hole: (usize, usize),
+        nonce: Option<(usize, usize)>,
+        seq: Option<(usize, usize)>,
+        facts: F,
+    ) {
+        self.facts = None;
         let b = text.as_bytes();
-        let (Some(middle), Some(tail)) = (b.get(hole.1..nonce.0), b.get(nonce.1..)) else {
-            self.facts = None;
+        let (mid_end, tail_start) = match nonce {
+            None => (b.len(), None),
+            Some((start, end)) => (start, Some(end)),
+        };
+        let (Some(prefix), Some(middle), Some(tail)) = (
+            b.get(..hole.0),
+            b.get(hole.1..mid_end),
+            tail_start.map_or(Some(&[][..]), |end| b.get(end..)),
+        ) else {
             return;
         };
-        self.learn(text, hole, facts);
+        // Which run the number lies in, and where in it.
+        let place = match seq {
+            None => None,
+            Some((start, end)) if start < end && end <= hole.0 => Some((Run::Prefix, start, end)),
+            Some((start, end)) if hole.1 <= start && end <= mid_end => {
+                Some((Run::Middle, start - hole.1, end - hole.1))
+            }
+            Some((start, end)) if tail_start.is_some_and(|t| t <= start) && end <= b.len() => {
+                let t = tail_start.unwrap_or_default();
+                Some((Run::Tail, start - t, end - t))
+            }
+            Some(_) => return,
+        };
+        let keep = |out: &mut Vec<u8>, run: &[u8], which: Run| {
+            out.extend_from_slice(run);
+            if let Some((_, start, end)) = place.filter(|p| p.0 == which) {
+                let kept = out.len() - run.len();
+                out.drain(kept + start..kept + end);
+            }
+        };
+        self.prefix.clear();
+        keep(&mut self.prefix, prefix, Run::Prefix);
         self.suffix.clear();
-        self.suffix.extend_from_slice(middle);
-        self.suffix.extend_from_slice(tail);
-        self.nonce = Some(middle.len());
+        keep(&mut self.suffix, middle, Run::Middle);
+        self.nonce = nonce.map(|_| self.suffix.len());
+        keep(&mut self.suffix, tail, Run::Tail);
+        self.seq = place.map(|(run, start, _)| (run, start));
+        self.facts = Some(facts);
     }
 
     /// The template's facts and the string in its place, when `text` is the
-    /// template with another string there.
+    /// template with another string there (a template with other places
+    /// takes nothing here).
     #[inline]
     pub(crate) fn fill<'a>(&self, text: &'a str) -> Option<(F, Str<'a>)> {
+        if self.seq.is_some() || self.nonce.is_some() {
+            return None;
+        }
         self.fill_with(text, Scan::string)
-            .and_then(|(facts, s, nonce)| nonce.is_none().then_some((facts, s)))
+            .map(|filled| (filled.facts, filled.string))
     }
 
-    /// [`Memo::fill`] that also gives the event's nonce where the template
-    /// has a place for one.
-    #[cfg(test)]
-    pub(crate) fn fill_stamped<'a>(&self, text: &'a str) -> Option<(F, Str<'a>, Option<&'a str>)> {
+    /// [`Memo::fill`] that also gives where the string starts and the
+    /// event's stamps, where the template has places for them.
+    #[inline]
+    pub(crate) fn fill_stamped<'a>(&self, text: &'a str) -> Option<Filled<'a, F, Str<'a>>> {
         self.fill_with(text, Scan::string)
     }
 
     /// [`Memo::fill`] that decodes a string with escapes into `decoded`: the
     /// string's text (`None` inside: the string is `decoded`), and the event's
-    /// nonce where the template has a place for one. Nothing of the result
-    /// borrows `decoded`, which the scanner may take when the event is not the
+    /// nonce where the template has a place for one (a template with a place
+    /// for a number takes nothing here). Nothing of the result borrows
+    /// `decoded`, which the scanner may take when the event is not the
     /// template's ([`scan_text_in`]).
     #[inline]
     pub(crate) fn fill_at<'a>(
@@ -118,48 +203,130 @@ impl<F: Copy> Memo<F> {
         text: &'a str,
         decoded: &mut String,
     ) -> Option<(F, Option<&'a str>, Option<&'a str>)> {
+        if self.seq.is_some() {
+            return None;
+        }
         self.fill_with(text, |p| p.string_at(decoded))
+            .map(|filled| (filled.facts, filled.string, filled.nonce))
     }
 
-    /// [`Memo::fill`] with the string read by `string`, and the nonce.
+    /// [`Memo::fill`] with the string read by `string`, and the stamps.
     #[inline(always)]
     fn fill_with<'a, T>(
         &self,
         text: &'a str,
         string: impl FnOnce(&mut Scan<'a>) -> Option<T>,
-    ) -> Option<(F, T, Option<&'a str>)> {
+    ) -> Option<Filled<'a, F, T>> {
         let facts = self.facts?;
         let b = text.as_bytes();
-        let start = self.prefix.len();
-        if b.len() < start + 2 + self.suffix.len()
-            || b.get(start) != Some(&b'"')
-            || b.get(..start)? != self.prefix.as_slice()
-        {
-            return None;
-        }
         let mut p = Scan::new(text);
-        p.at = start;
-        let s = string(&mut p)?;
-        let Some(middle) = self.nonce else {
-            return (b.get(p.at..)? == self.suffix.as_slice()).then_some((facts, s, None));
-        };
-        let (before, after) = self.suffix.split_at_checked(middle)?;
-        if b.get(p.at..p.at.checked_add(middle)?)? != before {
-            return None;
+        let mut seq = None;
+        if let Some((Run::Prefix, k)) = self.seq {
+            fixed(&mut p, &self.prefix, Some(k), &mut seq)?;
+        } else {
+            let start = self.prefix.len();
+            if b.len() < start + 2 + self.suffix.len()
+                || b.get(start) != Some(&b'"')
+                || b.get(..start)? != self.prefix.as_slice()
+            {
+                return None;
+            }
+            p.at = start;
         }
-        p.at += middle;
-        // Only a nonce without escapes: any other takes the scanner.
-        let nonce = p.plain_string()?.ok()?;
-        (b.get(p.at..)? == after).then_some((facts, s, Some(nonce)))
+        let at = p.at;
+        let s = string(&mut p)?;
+        let nonce = if self.nonce.is_none() && self.seq.is_none() {
+            // No place after the string: the rest is the template's.
+            if b.get(p.at..)? != self.suffix.as_slice() {
+                return None;
+            }
+            None
+        } else {
+            self.stamps_after(&mut p, &mut seq)?
+        };
+        Some(Filled {
+            facts,
+            string: s,
+            at,
+            nonce,
+            seq,
+        })
     }
 
-    /// The template's text before and after its string, once it has one.
+    /// The rest of an event after its string, for a template with places
+    /// there: the fixed runs, the nonce (given) and the number (into `seq`).
+    fn stamps_after<'a>(&self, p: &mut Scan<'a>, seq: &mut Option<u64>) -> Option<Option<&'a str>> {
+        let number = |run: Run| self.seq.and_then(|(r, k)| (r == run).then_some(k));
+        let (middle, tail) = match self.nonce {
+            None => (self.suffix.as_slice(), None),
+            Some(m) => {
+                let (middle, tail) = self.suffix.split_at_checked(m)?;
+                (middle, Some(tail))
+            }
+        };
+        fixed(p, middle, number(Run::Middle), seq)?;
+        let mut nonce = None;
+        if let Some(tail) = tail {
+            // Only a nonce without escapes: any other takes the scanner.
+            nonce = Some(p.plain_string()?.ok()?);
+            fixed(p, tail, number(Run::Tail), seq)?;
+        }
+        (p.at == p.bytes().len()).then_some(nonce)
+    }
+
+    /// The template's text before and after its string, once it has one,
+    /// with stamps of its own in the places for them (the number `7`, the
+    /// nonce `"n0nce"`): an event made of them differs from the template in
+    /// those too.
     #[cfg(test)]
     pub(crate) fn parts(&self) -> Option<(String, String)> {
         self.facts?;
-        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
-        Some((text(&self.prefix)?, text(&self.suffix)?))
+        let mut runs = [self.prefix.clone(), self.suffix.clone(), Vec::new()];
+        if let Some(middle) = self.nonce {
+            runs[2] = runs[1].split_off(middle);
+        }
+        if let Some((run, k)) = self.seq {
+            let n = match run {
+                Run::Prefix => 0,
+                Run::Middle => 1,
+                Run::Tail => 2,
+            };
+            runs[n].splice(k..k, *b"7");
+        }
+        let [prefix, mut suffix, tail] = runs;
+        if self.nonce.is_some() {
+            suffix.extend_from_slice(b"\"n0nce\"");
+            suffix.extend_from_slice(&tail);
+        }
+        Some((
+            String::from_utf8(prefix).ok()?,
+            String::from_utf8(suffix).ok()?,
+        ))
     }
+}
+
+/// Takes the run of fixed text `run` at the scanner's place, with the
+/// template's number at `number` into it when it has one there (a `u64` as
+/// [`Scan::opt_u64`] reads one, into `seq`).
+#[inline(always)]
+fn fixed(p: &mut Scan<'_>, run: &[u8], number: Option<usize>, seq: &mut Option<u64>) -> Option<()> {
+    let (before, after) = match number {
+        None => (run, None),
+        Some(k) => {
+            let (before, after) = run.split_at_checked(k)?;
+            (before, Some(after))
+        }
+    };
+    let end = p.at.checked_add(before.len())?;
+    if p.bytes().get(p.at..end)? != before {
+        return None;
+    }
+    p.at = end;
+    if let Some(after) = after {
+        *seq = p.opt_u64()?;
+        fixed(p, after, None, seq)?;
+    }
+    Some(())
 }
 
 /// An event a dialect's fast path reads from its text, and the common event a
@@ -285,7 +452,13 @@ where
     if !scan_text(&mut memo, template, &mut E::default()) {
         return Ok(false);
     }
-    let Some((facts, piece, nonce)) = memo.fill_stamped(text) else {
+    let Some(Filled {
+        facts,
+        string: piece,
+        nonce,
+        ..
+    }) = memo.fill_stamped(text)
+    else {
         return Ok(false);
     };
     let mut fast = E::default();
@@ -317,7 +490,13 @@ where
     if !scan_text(&mut memo, template, &mut E::default()) {
         return Ok(());
     }
-    let alone = memo.fill_stamped(text).map(|(facts, piece, nonce)| {
+    let alone = memo.fill_stamped(text).map(|filled| {
+        let Filled {
+            facts,
+            string: piece,
+            nonce,
+            ..
+        } = filled;
         let mut ev = E::default();
         ev.fill(facts, piece);
         if let Some(nonce) = nonce {

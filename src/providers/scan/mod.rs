@@ -39,7 +39,9 @@ pub(crate) use agree::fast_path_agrees;
 pub(crate) use lent::with_decoded;
 #[cfg(test)]
 pub(crate) use memo::{memo_agrees, memo_lent_agrees, memo_parts};
-pub(crate) use memo::{scan_text, scan_text_in, Facts, Memo, Memoized, Noted, NotedEvent};
+pub(crate) use memo::{
+    quoted_span, scan_text, scan_text_in, Facts, Memo, Memoized, Noted, NotedEvent, Span,
+};
 
 #[cfg(test)]
 thread_local! {
@@ -566,6 +568,14 @@ impl<'a> Scan<'a> {
         })?;
         self.at += digits.len();
         Some(Some(n))
+    }
+
+    /// [`Scan::opt_u64`], giving also the span of the number's digits (for a
+    /// [`Memo`] with a place for it), when there is a number.
+    pub(crate) fn opt_u64_spanned(&mut self) -> Option<(Option<u64>, Option<Span>)> {
+        let n = self.opt_u64()?;
+        let digits = n.map(|n| n.checked_ilog10().unwrap_or(0) as usize + 1);
+        Some((n, digits.map(|d| (self.at - d, self.at))))
     }
 
     /// The digits of the integer here, not taken: at least one, no leading
