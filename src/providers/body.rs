@@ -21,7 +21,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::LazyLock;
 
-use memchr::memmem::{Finder, FinderRev};
+use memchr::memmem::Finder;
 use serde::de::{value::MapAccessDeserializer, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -238,14 +238,13 @@ fn is_array(input: Input<'_>) -> bool {
 /// streamed events hold: those get the exact test, [`shape_of`], too).
 #[inline]
 fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
-    /// Prebuilt searchers per dialect, in registry order: one from the start,
-    /// one from the end (Cohere's bodies give `finish_reason` last but usage).
-    static MARKERS: LazyLock<Vec<Option<(Finder<'static>, FinderRev<'static>)>>> =
-        LazyLock::new(|| {
-            let both = |m| (Finder::new(m), FinderRev::new(m));
-            let spec = |d: &Dialect| d.spec().body.as_ref().map(|b| both(b.marker));
-            Dialect::ALL.iter().map(spec).collect()
-        });
+    /// One prebuilt searcher per dialect, in registry order.
+    static MARKERS: LazyLock<Vec<Option<Finder<'static>>>> = LazyLock::new(|| {
+        Dialect::ALL
+            .iter()
+            .map(|d| d.spec().body.as_ref().map(|b| Finder::new(b.marker)))
+            .collect()
+    });
     let bytes = match input {
         Input::Json(b) => b,
         Input::Text(t) => t.as_bytes(),
@@ -259,10 +258,17 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
                 && shape_of(Some(d), input).is_some();
         }
     };
+    // Cohere's bodies give `finish_reason` after the message (only usage
+    // follows): the last 512 bytes of a long event are looked at first.
+    let tail = (d == Dialect::Cohere)
+        .then(|| bytes.len().saturating_sub(512))
+        .unwrap_or(0);
     // `Dialect::ALL` lists the dialects in declaration order.
     match MARKERS.get(d as usize) {
-        Some(Some((_, back))) if d == Dialect::Cohere => back.rfind(bytes).is_some(),
-        Some(Some((ahead, _))) => ahead.find(bytes).is_some(),
+        Some(Some(finder)) => {
+            finder.find(bytes.get(tail..).unwrap_or_default()).is_some()
+                || (tail > 0 && finder.find(bytes).is_some())
+        }
         _ => false,
     }
 }
