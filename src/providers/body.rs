@@ -35,6 +35,7 @@ mod scanned;
 pub(crate) use super::state::Room;
 use super::state::{Fail, Live};
 use super::{Assembler, DecodeKind, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
+use scanned::find_tail_first;
 pub(crate) use scanned::{may_overflow, outside_strings, scanned_map, scanned_value};
 
 /// One event made from a body: built here, or text holding parts of the body
@@ -259,16 +260,14 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
         }
     };
     // Cohere's bodies give `finish_reason` after the message (only usage
-    // follows): the last 512 bytes of a long event are looked at first.
-    let tail = (d == Dialect::Cohere)
-        .then(|| bytes.len().saturating_sub(512))
-        .unwrap_or(0);
+    // follows): a long event's last 512 bytes are looked at first.
+    let last = match d {
+        Dialect::Cohere => 512,
+        _ => usize::MAX,
+    };
     // `Dialect::ALL` lists the dialects in declaration order.
     match MARKERS.get(d as usize) {
-        Some(Some(finder)) => {
-            finder.find(bytes.get(tail..).unwrap_or_default()).is_some()
-                || (tail > 0 && finder.find(bytes).is_some())
-        }
+        Some(Some(finder)) => find_tail_first(finder, bytes, last),
         _ => false,
     }
 }
