@@ -35,7 +35,6 @@ mod scanned;
 pub(crate) use super::state::Room;
 use super::state::{Fail, Live};
 use super::{Assembler, DecodeKind, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
-use scanned::find_tail_first;
 pub(crate) use scanned::{may_overflow, outside_strings, scanned_map, scanned_value};
 
 /// One event made from a body: built here, or text holding parts of the body
@@ -259,15 +258,9 @@ fn may_be_body(d: Dialect, input: Input<'_>) -> bool {
                 && shape_of(Some(d), input).is_some();
         }
     };
-    // Cohere's bodies give `finish_reason` after the message (only usage
-    // follows): a long event's last 512 bytes are looked at first.
-    let last = match d {
-        Dialect::Cohere => 512,
-        _ => usize::MAX,
-    };
     // `Dialect::ALL` lists the dialects in declaration order.
     match MARKERS.get(d as usize) {
-        Some(Some(finder)) => find_tail_first(finder, bytes, last),
+        Some(Some(finder)) => finder.find(bytes).is_some(),
         _ => false,
     }
 }

@@ -1,10 +1,8 @@
 //! What the direct readers' scanners of whole bodies share: a body's small
 //! objects (its `usage`) read by the scanner of `providers/scan` into the
 //! `Map` the typed decode gives, with no second pass over their text; the
-//! members they skip; the numbers a float may not hold; a body marker looked
-//! for from the end.
+//! members they skip; the numbers a float may not hold.
 
-use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 
 use crate::providers::scan::Scan;
@@ -62,17 +60,6 @@ pub(crate) fn may_overflow(text: &str) -> bool {
 /// may not hold refused (noted by the scanner as it passes, in one pass).
 pub(crate) fn scanned_value(p: &mut Scan<'_>) -> Option<()> {
     p.skip_narrow()
-}
-
-/// Whether `finder`'s needle is in `bytes`: looked for in the last `last`
-/// bytes first, then in the bytes before them (each byte looked at once, but
-/// for the needle's length less one where the two parts meet).
-pub(super) fn find_tail_first(finder: &Finder<'_>, bytes: &[u8], last: usize) -> bool {
-    let tail = bytes.len().saturating_sub(last);
-    let head = tail.saturating_add(finder.needle().len()).saturating_sub(1);
-    let head = head.min(bytes.len());
-    finder.find(bytes.get(tail..).unwrap_or_default()).is_some()
-        || (tail > 0 && finder.find(bytes.get(..head).unwrap_or_default()).is_some())
 }
 
 /// Hands `look` each byte of the JSON `text` outside its strings, and each
@@ -146,21 +133,6 @@ mod tests {
     }
 
     proptest! {
-        /// Looking at the end first finds what one search of the whole finds,
-        /// wherever the needle lies (across where the two parts meet too).
-        #[test]
-        fn the_tail_first_finds_what_the_whole_search_finds(
-            before in "[ab\"_]{0,20}",
-            needle in prop_oneof![Just(""), Just("\"ab_")],
-            after in "[ab\"_]{0,20}",
-            last in 0_usize..45,
-        ) {
-            let bytes = format!("{before}{needle}{after}");
-            let finder = memchr::memmem::Finder::new("\"ab_");
-            let whole = finder.find(bytes.as_bytes()).is_some();
-            prop_assert_eq!(super::find_tail_first(&finder, bytes.as_bytes(), last), whole);
-        }
-
         /// What the reader gives is the `Map` of the typed decode; where it
         /// gives up the text goes to that decode. It reads the usual usage.
         #[test]

@@ -440,8 +440,7 @@ fn anthropic_and_cohere_fixtures_agree() {
     for (d, read_directly, body) in bodies {
         assert_eq!(agree(d).read_directly(body), read_directly, "{body}");
     }
-    // Cohere's marker is looked for in a long body's last 512 bytes first:
-    // one that gives `finish_reason` before more than that is read too.
+    // A long body whose `finish_reason` comes before its message is read too.
     let text = "a".repeat(600);
     let first = format!(
         r#"{{"id":"l","finish_reason":"COMPLETE","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}]}},"usage":{{}}}}"#
