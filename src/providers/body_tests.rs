@@ -440,6 +440,12 @@ fn anthropic_and_cohere_fixtures_agree() {
     for (d, read_directly, body) in bodies {
         assert_eq!(agree(d).read_directly(body), read_directly, "{body}");
     }
+    // A long body whose `finish_reason` comes before its message is read too.
+    let text = "a".repeat(600);
+    let first = format!(
+        r#"{{"id":"l","finish_reason":"COMPLETE","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}]}},"usage":{{}}}}"#
+    );
+    assert!(agree(Dialect::Cohere).read_directly(&first));
 }
 
 #[test]

@@ -113,6 +113,14 @@ impl<T> Few<T> {
     }
 }
 
+/// The elements of a list, in its order, with no copy (a whole body's calls
+/// made into one delta).
+impl<T> From<Vec<T>> for Few<T> {
+    fn from(rest: Vec<T>) -> Self {
+        Self { first: None, rest }
+    }
+}
+
 impl<T> Few<T> {
     /// The elements, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {

@@ -2,6 +2,8 @@
 //! `Value` (numbers as their text, Q42), and an event's top-level object for
 //! telling what it is even when a number of it fits no float.
 
+use super::scan::plain_run;
+
 /// A JSON value's text without the whitespace between its tokens, its
 /// strings written as [`push_json_string`] writes them (an escape such as
 /// `\u00fc` is a legitimate variation of `ü`, so it never changes the text),
@@ -261,31 +263,35 @@ pub(crate) fn object_for_shape(text: &[u8]) -> Option<serde_json::Map<String, se
     }
 }
 
-/// Appends `s` as a JSON string literal, escaped the way `serde_json` does.
+/// Appends `s` as a JSON string literal, escaped the way `serde_json` does:
+/// the runs between the bytes it escapes (`"`, `\`, control characters)
+/// found as the scanner finds the end of a plain string, eight bytes at a
+/// time, and copied whole.
 pub(crate) fn push_json_string(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
-    let mut start = 0;
-    for (i, b) in s.bytes().enumerate() {
-        let esc: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x08 => Some("\\b"),
-            0x0c => Some("\\f"),
-            0..=0x1f => None,
-            _ => continue,
+    let mut rest = s;
+    while let Some(i) = plain_run(rest.as_bytes()) {
+        // An ASCII byte: the text on either side of it is whole characters.
+        let (Some(run), Some(&b), Some(after)) =
+            (rest.get(..i), rest.as_bytes().get(i), rest.get(i + 1..))
+        else {
+            break;
         };
-        out.push_str(s.get(start..i).unwrap_or_default());
-        match esc {
-            Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{b:04x}")),
+        out.push_str(run);
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            0x08 => out.push_str("\\b"),
+            0x0c => out.push_str("\\f"),
+            _ => out.push_str(&format!("\\u{b:04x}")),
         }
-        start = i + 1;
+        rest = after;
     }
-    out.push_str(s.get(start..).unwrap_or_default());
+    out.push_str(rest);
     out.push('"');
 }
 
@@ -422,6 +428,18 @@ mod tests {
     }
 
     proptest! {
+        /// Any text (quotes, backslashes, every control character, long
+        /// plain runs, other scripts) is written as `serde_json` writes it.
+        #[test]
+        fn strings_are_written_as_serde_json_writes_them(
+            text in "([\"\\\\\u{0}-\u{1f}\u{7f}a-z é東😀]{0,12}|[a-z]{30,80}){0,4}",
+        ) {
+            let mut out = String::from("kept");
+            push_json_string(&mut out, &text);
+            let json = serde_json::to_string(&text).unwrap_or_default();
+            prop_assert_eq!(out, format!("kept{json}"));
+        }
+
         #[test]
         fn one_pass_gives_what_decoding_and_encoding_gave(raw in texts()) {
             prop_assert_eq!(compact_raw(&raw), decoded_and_encoded(&raw));

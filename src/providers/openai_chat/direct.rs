@@ -325,8 +325,17 @@ fn ready(body: Body<'_>) -> Option<Certified<'_>> {
     Some((out, usage))
 }
 
-/// The chunks of a certified body, in the reference's order, each handed to
-/// `emit` as it is made, until `emit` answers `false`.
+/// The chunks of a certified body, each handed to `emit` as it is made,
+/// until `emit` answers `false`.
+///
+/// The reference sends a chunk per member of a message (its reasoning, text,
+/// refusal, each call, the legacy call), then one with the finish reason.
+/// Here a choice's members go in one delta, in that same order: `apply_chunk`
+/// applies a delta's members in that order, and what it does once per chunk
+/// besides (the choice's position, its `""` finish noted, the choice's empty
+/// `text`) gives the same state done once as done for each member. The one
+/// exception: a delta is read for one reasoning member, so with both the
+/// first goes in a chunk of its own. The finish stays a chunk of its own.
 fn chunks<'a>(
     (choices, usage): Certified<'a>,
     emit: &mut dyn FnMut(Chunk<'a>) -> bool,
@@ -334,70 +343,37 @@ fn chunks<'a>(
     for c in choices {
         let index = c.index;
         let delta_finish = || (c.finish.as_deref() == Some("")).then(|| Str("".into()));
-        let mut any = false;
-        let mut send = |delta: Delta<'a>| {
-            any = true;
-            emit(chunk(index, delta, delta_finish()))
-        };
+        let mut delta = Delta::default();
         if let Some(m) = c.message {
             let filled = |t: Option<Str<'a>>| t.filter(|t| !t.is_empty());
-            if let Some(t) = filled(m.reasoning_content) {
-                if !send(Delta {
-                    reasoning_content: Some(t),
-                    ..Delta::default()
-                }) {
-                    return;
+            match (filled(m.reasoning_content), filled(m.reasoning)) {
+                (Some(first), Some(second)) => {
+                    let alone = Delta {
+                        reasoning_content: Some(first),
+                        ..Delta::default()
+                    };
+                    if !emit(chunk(index, alone, delta_finish())) {
+                        return;
+                    }
+                    delta.reasoning = Some(second);
+                }
+                (first, second) => {
+                    delta.reasoning_content = first;
+                    delta.reasoning = second;
                 }
             }
-            if let Some(t) = filled(m.reasoning) {
-                if !send(Delta {
-                    reasoning: Some(t),
-                    ..Delta::default()
-                }) {
-                    return;
-                }
-            }
-            let content = m
+            delta.content = m
                 .content
                 .filter(|c| !matches!(c, Content::Text(t) if t.is_empty()));
-            if content.is_some()
-                && !send(Delta {
-                    content,
-                    ..Delta::default()
-                })
-            {
-                return;
-            }
-            if let Some(t) = filled(m.refusal) {
-                if !send(Delta {
-                    refusal: Some(t),
-                    ..Delta::default()
-                }) {
-                    return;
-                }
-            }
+            delta.refusal = filled(m.refusal);
             // The role goes with the first delta, which the chunk ignores.
             let _ = m.role;
         }
-        for call in c.calls {
-            let mut few = Few::default();
-            few.push(call);
-            if !send(Delta {
-                tool_calls: Some(few),
-                ..Delta::default()
-            }) {
-                return;
-            }
+        if !c.calls.is_empty() {
+            delta.tool_calls = Some(Few::from(c.calls));
         }
-        if let Some(f) = c.function_call {
-            if !send(Delta {
-                function_call: Some(f),
-                ..Delta::default()
-            }) {
-                return;
-            }
-        }
-        if !any && !emit(chunk(index, Delta::default(), delta_finish())) {
+        delta.function_call = c.function_call;
+        if !emit(chunk(index, delta, delta_finish())) {
             return;
         }
         if let Some(reason) = c.finish.filter(|r| !r.is_empty()) {

@@ -96,7 +96,7 @@ fn is_ws(b: u8) -> bool {
 /// at eight at a time (keys and most fragments end there); a longer run is
 /// left to [`long_run`].
 #[inline]
-fn plain_run(b: &[u8]) -> Option<usize> {
+pub(crate) fn plain_run(b: &[u8]) -> Option<usize> {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;
     // A high bit for each byte of `x` below `n` (n <= 128); the lowest one
