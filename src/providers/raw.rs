@@ -2,8 +2,6 @@
 //! `Value` (numbers as their text, Q42), and an event's top-level object for
 //! telling what it is even when a number of it fits no float.
 
-use super::scan::plain_run;
-
 /// A JSON value's text without the whitespace between its tokens, its
 /// strings written as [`push_json_string`] writes them (an escape such as
 /// `\u00fc` is a legitimate variation of `ü`, so it never changes the text),
@@ -293,6 +291,59 @@ pub(crate) fn push_json_string(out: &mut String, s: &str) {
     }
     out.push_str(rest);
     out.push('"');
+}
+
+/// Where the plain run at the start of `b` ends: the first `"`, `\` or
+/// control character (`None` when there is none). The first bytes are looked
+/// at eight at a time (keys and most fragments end there); a longer run is
+/// left to [`long_run`].
+#[inline]
+pub(crate) fn plain_run(b: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // A high bit for each byte of `x` below `n` (n <= 128); the lowest one
+    // flagged is always exact, which is all that is used.
+    #[inline]
+    fn below(x: u64, n: u64) -> u64 {
+        x.wrapping_sub(LO.wrapping_mul(n)) & !x & HI
+    }
+    let mut i = 0;
+    while let Some(eight) = b.get(i..i + 8) {
+        let mut w = [0_u8; 8];
+        w.copy_from_slice(eight);
+        let w = u64::from_le_bytes(w);
+        let hit = below(w ^ (LO * u64::from(b'"')), 1)
+            | below(w ^ (LO * u64::from(b'\\')), 1)
+            | below(w, 0x20);
+        if hit != 0 {
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+        if i == LONG_RUN {
+            return long_run(b.get(i..)?).map(|p| i + p);
+        }
+    }
+    b.get(i..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
+        .map(|p| i + p)
+}
+
+/// Bytes of a run looked at eight at a time before [`long_run`] takes over.
+const LONG_RUN: usize = 32;
+
+/// [`plain_run`] for the rest of a long run (a large argument's text): the
+/// next `"` or `\` found with SIMD, then the run up to it checked for control
+/// characters 32 bytes at a time (a loop the compiler vectorises).
+fn long_run(b: &[u8]) -> Option<usize> {
+    let end = memchr::memchr2(b'"', b'\\', b);
+    let run = b.get(..end.unwrap_or(b.len()))?;
+    for (k, chunk) in run.chunks(32).enumerate() {
+        if chunk.iter().fold(false, |hit, &c| hit | (c < 0x20)) {
+            return chunk.iter().position(|&c| c < 0x20).map(|p| k * 32 + p);
+        }
+    }
+    end
 }
 
 #[cfg(test)]

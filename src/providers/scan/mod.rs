@@ -27,6 +27,7 @@
 //! more, to become a `String` without unsafe code: see [`Scan::unescape`]).
 
 use super::json::{Index, Str};
+use super::raw::plain_run;
 
 #[cfg(test)]
 mod agree;
@@ -89,59 +90,6 @@ pub(crate) struct Scan<'a> {
 #[inline]
 fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\n' | b'\r' | b'\t')
-}
-
-/// Where the plain run at the start of `b` ends: the first `"`, `\` or
-/// control character (`None` when there is none). The first bytes are looked
-/// at eight at a time (keys and most fragments end there); a longer run is
-/// left to [`long_run`].
-#[inline]
-pub(crate) fn plain_run(b: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    // A high bit for each byte of `x` below `n` (n <= 128); the lowest one
-    // flagged is always exact, which is all that is used.
-    #[inline]
-    fn below(x: u64, n: u64) -> u64 {
-        x.wrapping_sub(LO.wrapping_mul(n)) & !x & HI
-    }
-    let mut i = 0;
-    while let Some(eight) = b.get(i..i + 8) {
-        let mut w = [0_u8; 8];
-        w.copy_from_slice(eight);
-        let w = u64::from_le_bytes(w);
-        let hit = below(w ^ (LO * u64::from(b'"')), 1)
-            | below(w ^ (LO * u64::from(b'\\')), 1)
-            | below(w, 0x20);
-        if hit != 0 {
-            return Some(i + (hit.trailing_zeros() / 8) as usize);
-        }
-        i += 8;
-        if i == LONG_RUN {
-            return long_run(b.get(i..)?).map(|p| i + p);
-        }
-    }
-    b.get(i..)?
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|p| i + p)
-}
-
-/// Bytes of a run looked at eight at a time before [`long_run`] takes over.
-const LONG_RUN: usize = 32;
-
-/// [`plain_run`] for the rest of a long run (a large argument's text): the
-/// next `"` or `\` found with SIMD, then the run up to it checked for control
-/// characters 32 bytes at a time (a loop the compiler vectorises).
-fn long_run(b: &[u8]) -> Option<usize> {
-    let end = memchr::memchr2(b'"', b'\\', b);
-    let run = b.get(..end.unwrap_or(b.len()))?;
-    for (k, chunk) in run.chunks(32).enumerate() {
-        if chunk.iter().fold(false, |hit, &c| hit | (c < 0x20)) {
-            return chunk.iter().position(|&c| c < 0x20).map(|p| k * 32 + p);
-        }
-    }
-    end
 }
 
 /// Bytes of an escaped string's text looked at a time by [`Scan::unescape`].
