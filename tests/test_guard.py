@@ -211,6 +211,33 @@ def test_an_invalid_call_is_never_delivered(case: Case, how: str) -> None:
     assert blocked.tail
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_a_client_that_left_at_the_end_has_the_verdict_finish_gives(case: Case) -> None:
+    """``client_left``: the verdict of a response the client read to its own end (the
+    openai SDK closes on ``[DONE]``) before the body's end; ``"open"`` when part of it
+    was still held back or a message had not ended."""
+    tools = _tools({c.name for c in _calls(case)})
+    guard = Guard(tools, transport=case.transport)
+    out = guard.feed(case.body).forward
+    ended = bool(guard.messages()) and all(m.complete for m in guard.messages())
+    whole = out == case.body and guard.held == 0
+    outcome = guard.client_left()
+    assert outcome == ("passed" if ended and whole else "open")
+    if outcome == "passed":
+        assert guard.finish().forward == b"" and guard.outcome == "passed"
+    # Its twin: gone halfway, no verdict.
+    half = Guard(tools, transport=case.transport)
+    half.feed(case.body[: len(case.body) // 2])
+    assert half.client_left() == "open"
+
+
+def test_client_left_passes_the_real_chat_stream_read_to_done() -> None:
+    (case,) = [c for c in CASES if c.dialect == "openai-chat" and c.transport == "sse"][:1]
+    guard = Guard(_tools({c.name for c in _calls(case)}), transport=case.transport)
+    assert guard.feed(case.body).forward == case.body
+    assert guard.client_left() == "passed"
+
+
 def test_an_empty_name_is_refused() -> None:
     case = CASES[0]
     body = case.body.replace(b'"name":"GetWeatherArgs"', b'"name":""')

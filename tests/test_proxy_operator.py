@@ -38,11 +38,13 @@ EVENTS = OPENAI_CHAT.split(b"\n\n")
 
 class _Trickle(BaseHTTPRequestHandler):
     """The chat recording, one event per ``pause`` seconds, then (``hang``) nothing
-    more: the body is never ended."""
+    more: the body is never ended; or (``linger``) the body's end sent that many
+    seconds after its last event."""
 
     protocol_version = "HTTP/1.1"
     pause = 0.0
     hang = False
+    linger = 0.0
     started = threading.Event()
 
     def do_POST(self) -> None:
@@ -61,6 +63,7 @@ class _Trickle(BaseHTTPRequestHandler):
                     time.sleep(30)
                     return
                 time.sleep(self.pause)
+            time.sleep(self.linger)
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -70,9 +73,11 @@ class _Trickle(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def trickle(pause: float = 0.0, hang: bool = False) -> Iterator[str]:
+def trickle(pause: float = 0.0, hang: bool = False, linger: float = 0.0) -> Iterator[str]:
     handler = type(
-        "Trickle", (_Trickle,), {"pause": pause, "hang": hang, "started": threading.Event()}
+        "Trickle",
+        (_Trickle,),
+        {"pause": pause, "hang": hang, "linger": linger, "started": threading.Event()},
     )
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
@@ -124,6 +129,28 @@ def test_a_client_that_disconnects_under_enforce_is_recorded_as_such(tmp_path: P
     assert record["blocked"] == "the client disconnected before the response ended"
     line = next(x for x in running.stderr.splitlines() if "POST /v1/chat/completions" in x)
     assert "blocked (incomplete: the client disconnected" in line and "checked" not in line
+
+
+def test_a_client_that_leaves_on_done_before_the_upstream_ends_is_passed(
+    tmp_path: Path,
+) -> None:
+    """The openai SDK closes its response on ``data: [DONE]``. When the upstream's own
+    end comes later (here 3 s later), the client is gone before the proxy reads it: the
+    record gives the verdict of the whole response the client read, not "the client
+    disconnected before the response ended" (its twin, a client gone mid-stream, is
+    ``test_a_client_that_disconnects_under_enforce_is_recorded_as_such``)."""
+    with trickle(linger=3.0) as url, proxy(url, tmp_path, "--enforce") as running:
+        client = openai.OpenAI(base_url=f"{running.url}/v1", api_key="k", max_retries=0)
+        stream = client.chat.completions.create(
+            model="m", messages=MESSAGES, stream=True, tools=CHAT_TOOLS
+        )
+        chunks = list(stream)
+        (record,) = running.records(1)
+    assert sum(len(c.choices[0].delta.tool_calls or []) for c in chunks if c.choices) > 0
+    assert record["client_disconnected"] is True
+    assert record["enforced"] == "passed" and record["blocked"] is None
+    line = next(x for x in running.stderr.splitlines() if "POST /v1/chat/completions" in x)
+    assert "passed" in line and "client disconnected" in line
 
 
 def test_twin_a_whole_response_under_enforce_is_still_passed(tmp_path: Path) -> None:

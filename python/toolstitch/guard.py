@@ -145,6 +145,17 @@ class Guard:
         forward, blocked = self._core.finish()
         return GuardStep(forward, _blocked(blocked))
 
+    def client_left(self) -> Outcome:
+        """The client stopped reading before the body ended. A client may leave on
+        reading the response's own end (the openai SDK closes its response on
+        ``[DONE]``, before the upstream's connection ends): when every message had
+        already ended normally and nothing is held back, the verdict is given now, as
+        ``finish()`` gives it for a body ending there (nothing is left to forward).
+        Otherwise, or for a compressed body, the outcome stays ``"open"``: the client
+        left before the response's end."""
+        outcome: Outcome = self._core.client_left()
+        return outcome
+
     @property
     def outcome(self) -> Outcome:
         """``"open"``, ``"passed"``, ``"blocked"`` or ``"unchecked"`` (released whole

@@ -312,6 +312,30 @@ impl Guard {
         step
     }
 
+    /// The client stopped reading before the body ended. A client may leave on
+    /// reading the response's own end (the openai SDK closes its response on
+    /// `[DONE]`, before the upstream's connection ends), so when the guard
+    /// holds nothing back and every message has already ended normally, the
+    /// verdict is given now, as [`finish`](Self::finish) gives it for a body
+    /// that ends here (with nothing left to release). Otherwise the response
+    /// stays [`Outcome::Open`]: the client left before its end. A compressed
+    /// body stays open too (its coding's own end may not have been read).
+    pub fn client_left(&mut self, check: &mut dyn CallCheck) -> Outcome {
+        if self.outcome != Outcome::Open || !self.held.is_empty() || self.inflater.is_some() {
+            return self.outcome;
+        }
+        let messages = self.asm.core().messages();
+        if messages.is_empty() || !messages.iter().all(|m| m.complete) {
+            return self.outcome;
+        }
+        let step = self.finish(check);
+        debug_assert!(
+            step.forward.is_empty(),
+            "nothing was held, so nothing is released"
+        );
+        self.outcome
+    }
+
     fn set_transport(&mut self, t: Transport) {
         self.transport = Some(t);
         self.cutter = Some(Cutter::new(t));

@@ -948,3 +948,75 @@ impl DoneOnce for Vec<u8> {
         text.replacen(done, "", n.saturating_sub(1)).into_bytes()
     }
 }
+
+/// Feeds `body` whole, then says the client left: the outcome.
+fn left_after(g: &mut Guard, body: &[u8], c: &mut Check) -> (Vec<u8>, Option<Blocked>, Outcome) {
+    let step = g.feed(body, c);
+    let outcome = g.client_left(c);
+    (step.forward, step.blocked, outcome)
+}
+
+#[test]
+fn a_client_that_leaves_on_the_response_end_has_its_verdict() {
+    // The openai SDK closes on `[DONE]`, possibly before the upstream's own end:
+    // every message had ended normally, and nothing was held back.
+    // (The recorded Anthropic stream's last event lacks the blank line that ends
+    // it on the wire: without it the event is still arriving.)
+    let anthropic = [ANTHROPIC, b"\n\n"].concat();
+    for body in [CHAT, &anthropic, OLLAMA, INVOKE] {
+        let mut c = check(&[], &[]);
+        let mut g = guard(None, Encoding::Identity);
+        let (out, blocked, outcome) = left_after(&mut g, body, &mut c);
+        assert!(out == body, "everything went out");
+        assert_eq!((blocked, outcome), (None, Outcome::Passed));
+        assert!(!c.seen.is_empty());
+        // Settled: nothing later changes it.
+        assert_eq!(g.client_left(&mut c), Outcome::Passed);
+        assert!(g.finish(&mut c).forward.is_empty());
+        assert_eq!(g.outcome(), Outcome::Passed);
+    }
+}
+
+#[test]
+fn a_client_that_leaves_before_the_end_leaves_the_response_open() {
+    // Before the message's end: no verdict, whatever went out was checked.
+    for (body, end) in [
+        (CHAT, event_start(CHAT, b"\"finish_reason\":\"tool_calls\"")),
+        (ANTHROPIC, event_start(ANTHROPIC, b"message_delta")),
+    ] {
+        let mut c = check(&[], &[]);
+        let mut g = guard(None, Encoding::Identity);
+        let (_, blocked, outcome) = left_after(&mut g, &body[..end], &mut c);
+        assert_eq!((blocked, outcome), (None, Outcome::Open));
+    }
+    // The end was read but part of an event after it is still held.
+    let mut tail = CHAT.to_vec();
+    tail.extend_from_slice(b"data: {\"id\":");
+    let mut c = check(&[], &[]);
+    let mut g = guard(None, Encoding::Identity);
+    let (out, _, outcome) = left_after(&mut g, &tail, &mut c);
+    assert!(out == CHAT);
+    assert_eq!(outcome, Outcome::Open);
+    assert!(g.held() > 0);
+    // A compressed body: its coding's own end may be unread.
+    let z = gzip(CHAT);
+    let mut g = guard(None, Encoding::Gzip);
+    let (_, _, outcome) = left_after(&mut g, &z, &mut c);
+    assert_eq!(outcome, Outcome::Open);
+    // Nothing read yet.
+    let mut g = guard(None, Encoding::Identity);
+    assert_eq!(g.client_left(&mut c), Outcome::Open);
+    // The last event of the stream not yet ended by its blank line.
+    let mut g = guard(None, Encoding::Identity);
+    let (_, _, outcome) = left_after(&mut g, ANTHROPIC, &mut c);
+    assert_eq!(outcome, Outcome::Open);
+}
+
+#[test]
+fn a_client_that_leaves_never_unblocks_a_refused_call() {
+    let mut c = check(&["get_stock_price"], &[]);
+    let mut g = guard(None, Encoding::Identity);
+    let (_, blocked, outcome) = left_after(&mut g, CHAT, &mut c);
+    assert_eq!(blocked.map(|b| b.cause), Some(Cause::InvalidCall));
+    assert_eq!(outcome, Outcome::Blocked);
+}

@@ -246,6 +246,14 @@ impl PyGuard {
         step_to_py(py, &step)
     }
 
+    /// The client stopped reading before the body ended: the verdict, given now
+    /// when the response had already reached its own end with nothing held
+    /// back, else `"open"` (see `Guard.client_left`).
+    fn client_left(&self, py: Python<'_>) -> PyResult<&'static str> {
+        let check = self.check.bind(py);
+        self.with(|g| g.client_left(&mut PyCheck { py, check }).name())
+    }
+
     /// `"open"`, `"passed"`, `"blocked"` or `"unchecked"`.
     #[getter]
     fn outcome(&self) -> PyResult<&'static str> {

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolstitch._toolstitch import _RESPONSE_HEAD_BYTES, _Guard, _response_facts
 from toolstitch.errors import ToolstitchError
-from toolstitch.guard import Blocked, dialect_for_path, error_response, transport_for
+from toolstitch.guard import Blocked, _blocked, dialect_for_path, error_response, transport_for
 from toolstitch.messages import AssembledMessage
 from toolstitch.otel import StreamTiming
 from toolstitch.streams import Assembler
@@ -312,6 +312,14 @@ class Exchange:
         if self.guard is None:
             return
         outcome = self.guard.outcome
+        if outcome == "open" and self.read_error is None and self.record["client_disconnected"]:
+            # A client may leave on reading the response's own end (the openai SDK
+            # closes on ``[DONE]``) before the upstream's end reaches the proxy: the
+            # verdict of what it read, when that was whole with nothing held back.
+            outcome = self.guard.client_left()
+            blocked = _blocked(self.guard.blocked)
+            if blocked is not None:
+                self.blocked_record(blocked)
         if outcome in ("passed", "unchecked", "blocked"):
             self.record["enforced"] = outcome
         if outcome == "unchecked":
