@@ -53,7 +53,7 @@ dict() {
         wire_roundtrip) echo dicts/wire.dict ;;
         partial_vs_strict) echo dicts/json.dict ;;
         schema_compile) echo dicts/schema.dict ;;
-        guard_differential) echo dicts/auto.dict ;;
+        guard | guard_differential) echo dicts/auto.dict ;;
     esac
 }
 

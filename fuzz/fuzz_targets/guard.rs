@@ -37,7 +37,7 @@ impl CallCheck for Check {
     }
 }
 
-fn guarded(dialect: Option<Dialect>, parts: &[&[u8]]) -> (Vec<u8>, Outcome) {
+fn new_guard(dialect: Option<Dialect>) -> Guard {
     let limits = AssemblerLimits {
         max_calls: 16,
         max_input_bytes: 4096,
@@ -49,19 +49,49 @@ fn guarded(dialect: Option<Dialect>, parts: &[&[u8]]) -> (Vec<u8>, Outcome) {
         max_event_bytes: 4096,
         max_frame_bytes: 8192,
     };
-    let mut g = Guard::new(dialect, limits, framing, GuardLimits::default(), None, Encoding::Identity, None);
+    Guard::new(dialect, limits, framing, GuardLimits::default(), None, Encoding::Identity, None)
+}
+
+/// Feeds `parts`: the bytes released, and whether the guard blocked.
+fn fed(g: &mut Guard, parts: &[&[u8]]) -> (Vec<u8>, bool) {
     let mut out = Vec::new();
     for part in parts {
         let step = g.feed(part, &mut Check);
         out.extend_from_slice(&step.forward);
         if step.blocked.is_some() {
-            assert!(g.feed(b"data: {}\n\n", &mut Check).forward.is_empty());
-            return (out, g.outcome());
+            return (out, true);
         }
+    }
+    (out, false)
+}
+
+fn guarded(dialect: Option<Dialect>, parts: &[&[u8]]) -> (Vec<u8>, Outcome) {
+    let mut g = new_guard(dialect);
+    let (mut out, blocked) = fed(&mut g, parts);
+    if blocked {
+        assert!(g.feed(b"data: {}\n\n", &mut Check).forward.is_empty());
+        return (out, g.outcome());
     }
     let step = g.finish(&mut Check);
     out.extend_from_slice(&step.forward);
     (out, g.outcome())
+}
+
+/// The same reads, then the client leaves instead of the body ending.
+fn left(dialect: Option<Dialect>, parts: &[&[u8]]) -> (Vec<u8>, Outcome) {
+    let mut g = new_guard(dialect);
+    let (out, blocked) = fed(&mut g, parts);
+    if blocked {
+        return (out, g.outcome());
+    }
+    let outcome = g.client_left(&mut Check);
+    // Given or not, the verdict stands: a later finish releases nothing new.
+    let after = g.finish(&mut Check);
+    if outcome != Outcome::Open {
+        assert!(after.forward.is_empty(), "a settled response released more");
+        assert_eq!(g.outcome(), outcome);
+    }
+    (out, outcome)
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -79,6 +109,14 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(outcome, again_outcome);
     if outcome == Outcome::Passed {
         assert_eq!(whole, body, "a passed body is released whole");
+    }
+    // A client that left after the last read: no verdict, or the one the body's end
+    // there gives, with the same bytes released.
+    let (gone, gone_outcome) = left(dialect, &cut);
+    if gone_outcome == Outcome::Open {
+        assert!(again.starts_with(&gone), "a client that left got bytes past the end's");
+    } else {
+        assert_eq!((gone.as_slice(), gone_outcome), (again.as_slice(), again_outcome));
     }
     // A reader of exactly the released bytes never sees a refused call end.
     let mut reader = BytesAssembler::new(Assembler::new(dialect, AssemblerLimits::default()), FramingLimits::default());

@@ -342,13 +342,20 @@ struct Checker {
     text: BTreeMap<i64, String>,
 }
 
-/// Problems that stay once recorded: all but the one `messages()` computes
-/// when two calls show one id (a minted id can clash until the call's own id
-/// arrives).
+/// Problems that stay once recorded: all but the two `messages()` computes
+/// from the stream so far: two calls showing one id (a minted id can clash
+/// until the call's own id arrives), and the drift report (more than half the
+/// stream's events skipped as of unknown types: a share, which later events
+/// the dialect reads bring down).
 fn lasting(m: &AssembledMessage) -> usize {
     m.problems
         .iter()
         .filter(|p| !(p.kind == ProblemKind::Protocol && p.call.is_some() && p.event.is_none()))
+        .filter(|p| {
+            !(p.kind == ProblemKind::NotApplied
+                && p.event.is_none()
+                && p.message.contains("events were skipped as of types"))
+        })
         .count()
 }
 
@@ -414,7 +421,17 @@ pub fn check_message(m: &AssembledMessage) {
                 t.block.id.starts_with(sent.as_str()) && t.block.id != *sent,
                 "a renamed call's id derives from the sent one"
             ),
-            (None, true) => assert_eq!(t.block.id, format!("call_{}_{}", m.choice, t.index)),
+            // Q8: minted; `_<n>` after it when a sent id took it already.
+            (None, true) => {
+                let minted = format!("call_{}_{}", m.choice, t.index);
+                let suffix = t.block.id.strip_prefix(minted.as_str());
+                assert!(
+                    suffix.is_some_and(|s| s.is_empty()
+                        || s.strip_prefix('_').is_some_and(|n| n.parse::<u64>().is_ok_and(|n| n >= 2))),
+                    "a minted id is {minted} or {minted}_<n>: {}",
+                    t.block.id
+                );
+            }
             (Some(_), false) => panic!("a renamed call's id is minted"),
             (None, false) => {}
         }
