@@ -34,8 +34,11 @@
 mod exact;
 mod grammar;
 mod schema;
+mod sorted;
 mod strict;
 
 pub use grammar::{GrammarError, RegexGrammar};
 pub use schema::{CompiledSchema, SchemaCompileError, SchemaFailure};
-pub use strict::{parse_strict, parse_strict_bytes, several_values, InputError, MAX_DEPTH};
+pub use strict::{
+    parse_strict, parse_strict_bytes, parse_strict_ordered, several_values, InputError, MAX_DEPTH,
+};

@@ -5,6 +5,7 @@ use std::fmt;
 use jsonschema::{Draft, Retrieve, Uri};
 use serde_json::Value;
 
+use super::sorted::{sort_members, Sorted, SortedNode};
 use crate::partial::PartialValue;
 
 /// Longest failure message kept; the rest is cut (messages quote the
@@ -23,6 +24,10 @@ pub struct CompiledSchema {
     draft: Draft,
     /// The schema as given, for the exact number checks (`exact.rs`).
     schema: std::sync::Arc<Value>,
+    /// The same schema compiled for a strict parse read in place
+    /// (`sorted.rs`), on the first check that wants it (`None`: it did not
+    /// compile, and the parse is copied into a `Value` as before).
+    in_place: std::sync::Arc<std::sync::OnceLock<Option<jsonschema::Validator<Sorted>>>>,
 }
 
 /// A schema that cannot be compiled: invalid for its draft, an unknown
@@ -130,6 +135,7 @@ impl CompiledSchema {
             validator,
             draft,
             schema: std::sync::Arc::new(schema.clone()),
+            in_place: std::sync::Arc::default(),
         })
     }
 
@@ -159,18 +165,35 @@ impl CompiledSchema {
         super::exact::check(&self.schema, value).map_err(|f| vec![f])
     }
 
-    /// [`validate_exact`](Self::validate_exact) for a value no longer needed:
-    /// unless a number in it needs the exact pass, it is moved into the one the
-    /// validator reads (its strings and keys are not copied).
+    /// [`validate_exact`](Self::validate_exact) for a strict parse no longer
+    /// needed: unless a number in it needs the exact pass, the validator reads
+    /// it in place, its objects sorted by key (`sorted.rs`), with the same
+    /// failures in the same order and no copy into a `Value`.
     ///
     /// # Errors
     ///
     /// As [`validate_exact`](Self::validate_exact).
-    pub fn validate_exact_owned(&self, value: PartialValue) -> Result<(), Vec<SchemaFailure>> {
+    pub fn validate_exact_owned(&self, mut value: PartialValue) -> Result<(), Vec<SchemaFailure>> {
         if super::exact::has_lossy(&value) {
             return self.validate_exact(&value);
         }
-        self.validate(&value.into_json())
+        let Some(in_place) = self.in_place() else {
+            return self.validate(&value.into_json());
+        };
+        sort_members(&mut value);
+        failures(in_place.iter_errors(SortedNode::Value(&value)))
+    }
+
+    /// The validator of a sorted strict parse, compiled on first use.
+    fn in_place(&self) -> Option<&jsonschema::Validator<Sorted>> {
+        self.in_place
+            .get_or_init(|| {
+                jsonschema::options_for::<Sorted>()
+                    .with_retriever(RefuseExternal)
+                    .build(&self.schema)
+                    .ok()
+            })
+            .as_ref()
     }
 
     /// Checks `value` against the schema.
@@ -179,20 +202,23 @@ impl CompiledSchema {
     ///
     /// Every failure, each with its instance and schema paths.
     pub fn validate(&self, value: &Value) -> Result<(), Vec<SchemaFailure>> {
-        let failures: Vec<SchemaFailure> = self
-            .validator
-            .iter_errors(value)
-            .map(|e| SchemaFailure {
-                instance_path: e.instance_path().as_str().to_owned(),
-                schema_path: e.schema_path().as_str().to_owned(),
-                message: clip(e.to_string()),
-            })
-            .collect();
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(failures)
-        }
+        failures(self.validator.iter_errors(value))
+    }
+}
+
+/// The failures of one validation, in the validator's order.
+fn failures(errors: jsonschema::ErrorIterator<'_>) -> Result<(), Vec<SchemaFailure>> {
+    let failures: Vec<SchemaFailure> = errors
+        .map(|e| SchemaFailure {
+            instance_path: e.instance_path().as_str().to_owned(),
+            schema_path: e.schema_path().as_str().to_owned(),
+            message: clip(e.to_string()),
+        })
+        .collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures)
     }
 }
 

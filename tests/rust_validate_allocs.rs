@@ -1,0 +1,67 @@
+//! The heap allocations of the guard's check of one call (the strict parse of
+//! its arguments and the schema's validation of them,
+//! `CompiledSchema::validate_exact_owned`), against the same parse copied into a
+//! `serde_json::Value` for the validator (what the check did before it read the
+//! parse in place). Allocation counts do not depend on the machine's load.
+//!
+//! The heap is counted by a global allocator that wraps the system's, so this
+//! file holds one test. Run with `--nocapture` for the figures.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
+use _toolstitch::validate::{parse_strict_ordered, CompiledSchema};
+use serde_json::{json, Value};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use std::alloc::System;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// Allocations of `f`, run after a warm-up run (the in-place validator is
+/// compiled on first use).
+fn allocations(mut f: impl FnMut() -> bool) -> usize {
+    assert!(f() || !f());
+    let region = Region::new(GLOBAL);
+    let ok = f();
+    let n = region.change().allocations;
+    std::hint::black_box(ok);
+    n
+}
+
+#[test]
+fn the_check_reads_the_parse_in_place() {
+    // `benches/bench_proxy.py`'s load: one call of 60 items, its tool's schema.
+    let items: Vec<Value> = (0..60).map(|i| json!({"n": i, "text": "é\"x"})).collect();
+    let load = json!({ "items": items }).to_string();
+    let load_schema = json!({"type": "object", "properties": {"items": {"type": "array"}}});
+    // A schema that reaches every item: types, bounds, an enum, required keys.
+    let full_schema = json!({
+        "type": "object",
+        "properties": {"items": {"type": "array", "items": {
+            "type": "object",
+            "properties": {"n": {"type": "integer", "minimum": 0}, "text": {"enum": ["é\"x", "y"]}},
+            "required": ["n", "text"],
+            "additionalProperties": false,
+        }}},
+        "required": ["items"],
+    });
+    for (name, schema) in [("load", load_schema), ("full", full_schema)] {
+        let schema = CompiledSchema::compile(&schema).unwrap();
+        let input = load.as_bytes();
+        let parse_only = allocations(|| parse_strict_ordered(input).is_ok());
+        let copied = allocations(|| {
+            let value = parse_strict_ordered(input).unwrap();
+            schema.validate(&value.into_json()).is_ok()
+        });
+        let in_place = allocations(|| {
+            let value = parse_strict_ordered(input).unwrap();
+            schema.validate_exact_owned(value).is_ok()
+        });
+        println!(
+            "{name}: strict parse {parse_only}, parse + copy + validate {copied}, \
+             parse + validate in place {in_place} allocations"
+        );
+        // The copy's map nodes (one an object here) are gone, and the
+        // validation in place allocates at most what the copy's did beyond them.
+        assert!(in_place + 60 <= copied, "{name}: {in_place} vs {copied}");
+    }
+}
