@@ -377,9 +377,14 @@ impl PyCompiledSchema {
         Ok(value)
     }
 
-    /// [`check`](Self::check) when the value is not wanted: the same verdicts,
-    /// with the parsed value moved into the one the validator reads.
+    /// [`check`](Self::check) when the value is not wanted: the same verdicts
+    /// and errors, the arguments read in place where they can be
+    /// (`CompiledSchema::check_arguments`), else the strict parse moved into
+    /// the value the validator reads.
     fn check_only(&self, input: &[u8]) -> Result<(), Rejected> {
+        if let Some(verdict) = self.schema.check_arguments(input) {
+            return verdict.map_err(Rejected::Schema);
+        }
         let value = parsed_object(input)?;
         self.schema
             .validate_exact_owned(value)

@@ -14,6 +14,13 @@
 //! of [`crate::partial`] in strict mode, so what the live display shows and
 //! what is executed are parsed by the same grammar.
 //!
+//! The guard's check, which wants a verdict and no value, reads most inputs
+//! without the strict parse ([`CompiledSchema::check_arguments`]): `serde_json`
+//! parses them once into what the validator reads in place, borrowing their
+//! strings; an input that parse refuses, with a duplicate key, or with a number
+//! that needs the exact pass goes to the strict parse, so every verdict and
+//! error is the strict parse's.
+//!
 //! # Why the `jsonschema` crate
 //!
 //! Schemas are checked with the [`jsonschema`] crate (Stranger6667/jsonschema):

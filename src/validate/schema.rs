@@ -5,7 +5,7 @@ use std::fmt;
 use jsonschema::{Draft, Retrieve, Uri};
 use serde_json::Value;
 
-use super::sorted::{sort_members, Sorted, SortedNode};
+use super::sorted::{Sorted, SortedNode};
 use crate::partial::PartialValue;
 
 /// Longest failure message kept; the rest is cut (messages quote the
@@ -24,9 +24,9 @@ pub struct CompiledSchema {
     draft: Draft,
     /// The schema as given, for the exact number checks (`exact.rs`).
     schema: std::sync::Arc<Value>,
-    /// The same schema compiled for a strict parse read in place
-    /// (`sorted.rs`), on the first check that wants it (`None`: it did not
-    /// compile, and the parse is copied into a `Value` as before).
+    /// The same schema compiled for arguments read in place (`sorted.rs`), on
+    /// the first check that wants it (`None`: it did not compile, and the
+    /// check takes the strict parse).
     in_place: std::sync::Arc<std::sync::OnceLock<Option<jsonschema::Validator<Sorted>>>>,
 }
 
@@ -165,26 +165,37 @@ impl CompiledSchema {
         super::exact::check(&self.schema, value).map_err(|f| vec![f])
     }
 
-    /// [`validate_exact`](Self::validate_exact) for a strict parse no longer
-    /// needed: unless a number in it needs the exact pass, the validator reads
-    /// it in place, its objects sorted by key (`sorted.rs`), with the same
-    /// failures in the same order and no copy into a `Value`.
+    /// [`validate_exact`](Self::validate_exact) for a value no longer needed:
+    /// unless a number in it needs the exact pass, it is moved into the one the
+    /// validator reads (its strings and keys are not copied).
     ///
     /// # Errors
     ///
     /// As [`validate_exact`](Self::validate_exact).
-    pub fn validate_exact_owned(&self, mut value: PartialValue) -> Result<(), Vec<SchemaFailure>> {
+    pub fn validate_exact_owned(&self, value: PartialValue) -> Result<(), Vec<SchemaFailure>> {
         if super::exact::has_lossy(&value) {
             return self.validate_exact(&value);
         }
-        let Some(in_place) = self.in_place() else {
-            return self.validate(&value.into_json());
-        };
-        sort_members(&mut value);
-        failures(in_place.iter_errors(SortedNode::Value(&value)))
+        self.validate(&value.into_json())
     }
 
-    /// The validator of a sorted strict parse, compiled on first use.
+    /// The check of a call's arguments (`input`, as received) without the
+    /// strict parse, when it can be done so: `serde_json` parses the input
+    /// once into what the validator reads in place (`sorted.rs`). `None` when
+    /// the input is not one the strict parse takes as it is, or is not an
+    /// object, or has a number with an exponent or more than 15 digits: then
+    /// the strict parse ([`super::parse_strict_ordered`]) and
+    /// [`validate_exact_owned`](Self::validate_exact_owned) give the verdict and
+    /// name the error. Otherwise their verdict: the same failures in the same
+    /// order.
+    #[must_use]
+    pub fn check_arguments(&self, input: &[u8]) -> Option<Result<(), Vec<SchemaFailure>>> {
+        let args = super::sorted::parse(input)?;
+        let in_place = self.in_place()?;
+        Some(failures(in_place.iter_errors(SortedNode::Value(&args))))
+    }
+
+    /// The validator of arguments read in place, compiled on first use.
     fn in_place(&self) -> Option<&jsonschema::Validator<Sorted>> {
         self.in_place
             .get_or_init(|| {
