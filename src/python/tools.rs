@@ -242,35 +242,6 @@ fn schema_error(
 
 // ---------------------------------------------------------------- strict parse
 
-/// The strict parse of a completed call's input, keeping members in arrival
-/// order (`validate::parse_strict` gives the same verdicts, as a
-/// `serde_json::Value` whose objects are sorted by key).
-fn parse_strict_ordered(input: &[u8]) -> Result<PartialValue, InputError> {
-    if input
-        .iter()
-        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-    {
-        return Ok(PartialValue::Object(Vec::new()));
-    }
-    let mut parser = partial::PartialJson::new_strict(validate::MAX_DEPTH);
-    let parsed = parser.feed(input).and_then(|()| parser.finish());
-    if let Err(e) = parsed {
-        let mut e = InputError::from(e);
-        // Q40: a server that joined several calls' arguments into one input.
-        if let Some(n) = validate::several_values(input) {
-            e.message = format!(
-                "{n} JSON values in one input, one after another (a server joined several \
-                 calls' arguments into one call); it is not executed as one call"
-            );
-        }
-        return Err(e);
-    }
-    parser.take_complete().ok_or_else(|| InputError {
-        offset: input.len(),
-        message: "no complete JSON value".to_owned(),
-    })
-}
-
 /// Parses a completed tool call's input strictly: empty input is `{}`;
 /// duplicate keys, anything after the value and invalid UTF-8 are errors.
 #[pyfunction]
@@ -278,7 +249,7 @@ fn parse_strict_ordered(input: &[u8]) -> Result<PartialValue, InputError> {
 fn parse_strict<'py>(text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = text.py();
     let parsed = with_bytes(text, "input", |b| {
-        maybe_detach(py, b.len(), || parse_strict_ordered(b))
+        maybe_detach(py, b.len(), || validate::parse_strict_ordered(b))
     })?;
     let value = parsed.map_err(|e| input_error(py, &e, "", ""))?;
     to_py(py, &value, Numbers::Strict)
@@ -406,9 +377,14 @@ impl PyCompiledSchema {
         Ok(value)
     }
 
-    /// [`check`](Self::check) when the value is not wanted: the same verdicts,
-    /// with the parsed value moved into the one the validator reads.
+    /// [`check`](Self::check) when the value is not wanted: the same verdicts
+    /// and errors, the arguments read in place where they can be
+    /// (`CompiledSchema::check_arguments`), else the strict parse moved into
+    /// the value the validator reads.
     fn check_only(&self, input: &[u8]) -> Result<(), Rejected> {
+        if let Some(verdict) = self.schema.check_arguments(input) {
+            return verdict.map_err(Rejected::Schema);
+        }
         let value = parsed_object(input)?;
         self.schema
             .validate_exact_owned(value)
@@ -418,7 +394,7 @@ impl PyCompiledSchema {
 
 /// A call's input parsed strictly, which must be a JSON object.
 fn parsed_object(input: &[u8]) -> Result<PartialValue, Rejected> {
-    let value = parse_strict_ordered(input).map_err(Rejected::Input)?;
+    let value = validate::parse_strict_ordered(input).map_err(Rejected::Input)?;
     let kind = match &value {
         PartialValue::Object(_) => None,
         PartialValue::Array(_) => Some("an array"),

@@ -14,6 +14,13 @@
 //! of [`crate::partial`] in strict mode, so what the live display shows and
 //! what is executed are parsed by the same grammar.
 //!
+//! The guard's check, which wants a verdict and no value, reads most inputs
+//! without the strict parse ([`CompiledSchema::check_arguments`]): `serde_json`
+//! parses them once into what the validator reads in place, borrowing their
+//! strings; an input that parse refuses, with a duplicate key, or with a number
+//! that needs the exact pass goes to the strict parse, so every verdict and
+//! error is the strict parse's.
+//!
 //! # Why the `jsonschema` crate
 //!
 //! Schemas are checked with the [`jsonschema`] crate (Stranger6667/jsonschema):
@@ -34,8 +41,11 @@
 mod exact;
 mod grammar;
 mod schema;
+mod sorted;
 mod strict;
 
 pub use grammar::{GrammarError, RegexGrammar};
 pub use schema::{CompiledSchema, SchemaCompileError, SchemaFailure};
-pub use strict::{parse_strict, parse_strict_bytes, several_values, InputError, MAX_DEPTH};
+pub use strict::{
+    parse_strict, parse_strict_bytes, parse_strict_ordered, several_values, InputError, MAX_DEPTH,
+};

@@ -5,6 +5,7 @@ use std::fmt;
 use jsonschema::{Draft, Retrieve, Uri};
 use serde_json::Value;
 
+use super::sorted::{Sorted, SortedNode};
 use crate::partial::PartialValue;
 
 /// Longest failure message kept; the rest is cut (messages quote the
@@ -23,6 +24,10 @@ pub struct CompiledSchema {
     draft: Draft,
     /// The schema as given, for the exact number checks (`exact.rs`).
     schema: std::sync::Arc<Value>,
+    /// The same schema compiled for arguments read in place (`sorted.rs`), on
+    /// the first check that wants it (`None`: it did not compile, and the
+    /// check takes the strict parse).
+    in_place: std::sync::Arc<std::sync::OnceLock<Option<jsonschema::Validator<Sorted>>>>,
 }
 
 /// A schema that cannot be compiled: invalid for its draft, an unknown
@@ -130,6 +135,7 @@ impl CompiledSchema {
             validator,
             draft,
             schema: std::sync::Arc::new(schema.clone()),
+            in_place: std::sync::Arc::default(),
         })
     }
 
@@ -173,26 +179,57 @@ impl CompiledSchema {
         self.validate(&value.into_json())
     }
 
+    /// The check of a call's arguments (`input`, as received) without the
+    /// strict parse, when it can be done so: `serde_json` parses the input
+    /// once into what the validator reads in place (`sorted.rs`). `None` when
+    /// the input is not one the strict parse takes as it is, or is not an
+    /// object, or has a number with an exponent or more than 15 digits: then
+    /// the strict parse ([`super::parse_strict_ordered`]) and
+    /// [`validate_exact_owned`](Self::validate_exact_owned) give the verdict and
+    /// name the error. Otherwise their verdict: the same failures in the same
+    /// order.
+    #[must_use]
+    pub fn check_arguments(&self, input: &[u8]) -> Option<Result<(), Vec<SchemaFailure>>> {
+        let args = super::sorted::parse(input)?;
+        let in_place = self.in_place()?;
+        Some(failures(in_place.iter_errors(SortedNode::Value(&args))))
+    }
+
+    /// The validator of arguments read in place, compiled on first use.
+    fn in_place(&self) -> Option<&jsonschema::Validator<Sorted>> {
+        self.in_place
+            .get_or_init(|| {
+                jsonschema::options_for::<Sorted>()
+                    .with_retriever(RefuseExternal)
+                    .build(&self.schema)
+                    .ok()
+            })
+            .as_ref()
+    }
+
     /// Checks `value` against the schema.
     ///
     /// # Errors
     ///
     /// Every failure, each with its instance and schema paths.
     pub fn validate(&self, value: &Value) -> Result<(), Vec<SchemaFailure>> {
-        let failures: Vec<SchemaFailure> = self
-            .validator
-            .iter_errors(value)
-            .map(|e| SchemaFailure {
-                instance_path: e.instance_path().as_str().to_owned(),
-                schema_path: e.schema_path().as_str().to_owned(),
-                message: clip(e.to_string()),
-            })
-            .collect();
-        if failures.is_empty() {
-            Ok(())
-        } else {
-            Err(failures)
-        }
+        failures(self.validator.iter_errors(value))
+    }
+}
+
+/// The failures of one validation, in the validator's order.
+fn failures(errors: jsonschema::ErrorIterator<'_>) -> Result<(), Vec<SchemaFailure>> {
+    let failures: Vec<SchemaFailure> = errors
+        .map(|e| SchemaFailure {
+            instance_path: e.instance_path().as_str().to_owned(),
+            schema_path: e.schema_path().as_str().to_owned(),
+            message: clip(e.to_string()),
+        })
+        .collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(failures)
     }
 }
 

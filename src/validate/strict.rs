@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-use crate::partial::{Error as PartialError, PartialJson};
+use crate::partial::{Error as PartialError, PartialJson, PartialValue};
 
 /// Deepest nesting of arrays and objects a tool input may have.
 pub const MAX_DEPTH: usize = 128;
@@ -95,6 +95,40 @@ pub fn parse_strict_bytes(input: &[u8]) -> Result<Value, InputError> {
             offset: input.len(),
             message: "no complete JSON value".to_owned(),
         })
+}
+
+/// The strict parse of a completed call's input, keeping members in arrival
+/// order ([`parse_strict`] gives the same verdicts, as a `serde_json::Value`
+/// whose objects are sorted by key); several values one after another (Q40)
+/// are named as such.
+///
+/// # Errors
+///
+/// As [`parse_strict_bytes`].
+pub fn parse_strict_ordered(input: &[u8]) -> Result<PartialValue, InputError> {
+    if input
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    {
+        return Ok(PartialValue::Object(Vec::new()));
+    }
+    let mut parser = PartialJson::new_strict(MAX_DEPTH);
+    let parsed = parser.feed(input).and_then(|()| parser.finish());
+    if let Err(e) = parsed {
+        let mut e = InputError::from(e);
+        // Q40: a server that joined several calls' arguments into one input.
+        if let Some(n) = several_values(input) {
+            e.message = format!(
+                "{n} JSON values in one input, one after another (a server joined several \
+                 calls' arguments into one call); it is not executed as one call"
+            );
+        }
+        return Err(e);
+    }
+    parser.take_complete().ok_or_else(|| InputError {
+        offset: input.len(),
+        message: "no complete JSON value".to_owned(),
+    })
 }
 
 #[cfg(test)]
