@@ -110,11 +110,31 @@ fn with_message<'a>(ev: Event<'a>, message: Msg<'a>) -> Event<'a> {
     }
 }
 
-fn str_of(v: Option<Value>) -> Option<Option<Str<'static>>> {
+/// A member the reference reads as a string or `null` (`finish_reason`,
+/// `tool_plan`): its text (borrowed from the body when the scanner read it),
+/// `null`, or another value (the body is then left to the reference).
+enum Text<'a> {
+    Null,
+    Str(Str<'a>),
+    Other,
+}
+
+impl Text<'_> {
+    /// The typed decode's value.
+    fn of(v: Value) -> Self {
+        match v {
+            Value::Null => Text::Null,
+            Value::String(s) => Text::Str(Str(s.into())),
+            _ => Text::Other,
+        }
+    }
+}
+
+fn str_of(v: Option<Text<'_>>) -> Option<Option<Str<'_>>> {
     match v {
-        None | Some(Value::Null) => Some(None),
-        Some(Value::String(s)) => Some(Some(Str(s.into()))),
-        Some(_) => None,
+        None | Some(Text::Null) => Some(None),
+        Some(Text::Str(s)) => Some(Some(s)),
+        Some(Text::Other) => None,
     }
 }
 
@@ -128,9 +148,9 @@ fn usage(u: Option<Value>) -> Option<Option<Map<String, Value>>> {
 
 /// What a body holds that the reference turns into events.
 struct Parts<'a> {
-    finish_reason: Option<Value>,
+    finish_reason: Option<Text<'a>>,
     usage: Option<Value>,
-    tool_plan: Option<Value>,
+    tool_plan: Option<Text<'a>>,
     content: Vec<Part<'a>>,
     citations: usize,
     /// Each call's `id` and `function`.
@@ -154,9 +174,9 @@ fn parts(body: Body<'_>) -> Option<Parts<'_>> {
         calls.push((call.id, function));
     }
     Some(Parts {
-        finish_reason: body.finish_reason,
+        finish_reason: body.finish_reason.map(Text::of),
         usage: body.usage,
-        tool_plan: message.tool_plan,
+        tool_plan: message.tool_plan.map(Text::of),
         content: message.content.unwrap_or_default().into_iter().map(|p| p.0).collect(),
         citations: message.citations.map_or(0, |c| c.len()),
         calls,
@@ -167,18 +187,14 @@ fn parts(body: Body<'_>) -> Option<Parts<'_>> {
 /// read already: its tool plan, finish reason and usage.
 struct Ready<'a> {
     parts: Parts<'a>,
-    tool_plan: Option<String>,
-    finish_reason: Option<Str<'static>>,
+    tool_plan: Option<Str<'a>>,
+    finish_reason: Option<Str<'a>>,
     usage: Option<Map<String, Value>>,
 }
 
 /// `None` for a body left to the reference (before anything is applied).
 fn ready(mut parts: Parts<'_>) -> Option<Ready<'_>> {
-    let tool_plan = match parts.tool_plan.take() {
-        None | Some(Value::Null) => None,
-        Some(Value::String(p)) => Some(p).filter(|p| !p.is_empty()),
-        Some(_) => return None,
-    };
+    let tool_plan = str_of(parts.tool_plan.take())?.filter(|p| !p.is_empty());
     let finish_reason = str_of(parts.finish_reason.take())?;
     let usage = usage(parts.usage.take())?;
     Some(Ready {
@@ -210,7 +226,7 @@ fn events<'a>(ready: Ready<'a>, emit: &mut dyn FnMut(Event<'a>) -> bool) {
     }
     if let Some(p) = ready.tool_plan {
         let plan = Msg {
-            tool_plan: Some(Str(p.into())),
+            tool_plan: Some(p),
             ..Msg::default()
         };
         if !emit(with_message(typed("tool-plan-delta"), plan)) {

@@ -12,7 +12,7 @@
 
 use serde_json::Value;
 
-use super::{FunctionIn, Part, Parts};
+use super::{FunctionIn, Part, Parts, Text};
 use crate::providers::body::{scanned_map, scanned_value as value};
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
@@ -40,8 +40,8 @@ pub(super) fn body(text: &str) -> Option<Parts<'_>> {
         "finish_reason" => {
             seen.once(1)?;
             parts.finish_reason = Some(match p.opt_str()? {
-                Some(s) => Value::String(s.0.into_owned()),
-                None => Value::Null,
+                Some(s) => Text::Str(s),
+                None => Text::Null,
             });
             Some(())
         }
@@ -89,7 +89,7 @@ fn message<'a>(p: &mut Scan<'a>, parts: &mut Parts<'a>) -> Option<()> {
         }
         "tool_plan" => {
             seen.once(2)?;
-            parts.tool_plan = p.opt_str()?.map(|s| Value::String(s.0.into_owned()));
+            parts.tool_plan = p.opt_str()?.map(Text::Str);
             Some(())
         }
         "tool_calls" => {

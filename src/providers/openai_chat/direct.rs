@@ -48,7 +48,7 @@ struct Body<'a> {
     usage: Option<Value>,
     /// For the shape only.
     #[serde(default)]
-    object: Option<Value>,
+    object: Option<Object>,
     #[serde(default, rename = "type", deserialize_with = "present")]
     has_type: bool,
     #[serde(default, borrow)]
@@ -61,10 +61,60 @@ struct Choice<'a> {
     index: Option<Value>,
     #[serde(default, borrow)]
     message: Option<Obj<Message<'a>>>,
-    #[serde(default)]
-    finish_reason: Option<Value>,
+    #[serde(default, borrow)]
+    finish_reason: Option<Reason<'a>>,
     #[serde(default, deserialize_with = "present")]
     delta: bool,
+}
+
+/// A body's `object`, for its shape only: decoded as the value the reference
+/// decodes (so that what fails there fails here), kept as what it says of
+/// the shape. The scanner reads it with no copy of its text.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Object {
+    /// `"chat.completion"`.
+    Body,
+    /// `"chat.completion.chunk"`.
+    Chunk,
+    /// Any other value.
+    Other,
+}
+
+impl Object {
+    fn of(text: &str) -> Self {
+        match text {
+            "chat.completion" => Object::Body,
+            CHUNK => Object::Chunk,
+            _ => Object::Other,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Object {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::String(s) => Object::of(&s),
+            _ => Object::Other,
+        })
+    }
+}
+
+/// A choice's `finish_reason` that is not `null`: its text (borrowed from
+/// the body when the scanner reads it), or another value (the body is then
+/// left to the reference). Decoded by the typed decode as the value the
+/// reference decodes.
+enum Reason<'a> {
+    Text(Str<'a>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Reason<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(d)? {
+            Value::String(s) => Reason::Text(Str(s.into())),
+            _ => Reason::Other,
+        })
+    }
 }
 
 /// The members of a message the reference reads (`null` is absent there too).
@@ -236,10 +286,10 @@ impl Body<'_> {
     /// The `chat.completion` body shape (`SPEC.body.shape`), on this decode.
     fn is_body(&self) -> bool {
         let choices = self.choices.as_deref().unwrap_or_default();
-        if self.object.as_ref().and_then(Value::as_str) == Some("chat.completion") {
+        if self.object == Some(Object::Body) {
             return !choices.iter().any(|c| c.0.delta);
         }
-        if self.has_type || self.object.as_ref().and_then(Value::as_str) == Some(CHUNK) {
+        if self.has_type || self.object == Some(Object::Chunk) {
             return false;
         }
         self.choices.is_some()
@@ -267,7 +317,7 @@ fn chunk<'a>(index: Index, delta: Delta<'a>, finish: Option<Str<'a>>) -> Chunk<'
 /// member that could still refuse it read already.
 struct Ready<'a> {
     index: Index,
-    finish: Option<String>,
+    finish: Option<Str<'a>>,
     message: Option<Message<'a>>,
     calls: Vec<ToolCall<'a>>,
     function_call: Option<Function<'a>>,
@@ -294,9 +344,9 @@ fn ready(body: Body<'_>) -> Option<Certified<'_>> {
             .unwrap_or_else(|| Value::from(pos));
         let index = Index::deserialize(&index).ok()?;
         let finish = match choice.finish_reason {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s),
-            Some(_) => return None,
+            None => None,
+            Some(Reason::Text(s)) => Some(s),
+            Some(Reason::Other) => return None,
         };
         let mut calls = Vec::new();
         let mut function_call = None;
@@ -377,7 +427,7 @@ fn chunks<'a>(
             return;
         }
         if let Some(reason) = c.finish.filter(|r| !r.is_empty()) {
-            if !emit(chunk(index, Delta::default(), Some(Str(reason.into())))) {
+            if !emit(chunk(index, Delta::default(), Some(reason))) {
                 return;
             }
         }

@@ -15,7 +15,7 @@
 use serde_json::Value;
 
 use super::super::content::Content;
-use super::{Body, Calls, Choice, Message};
+use super::{Body, Calls, Choice, Message, Object, Reason};
 use crate::providers::body::{scanned_map, scanned_value as value, Obj};
 use crate::providers::scan::{Scan, Seen};
 use crate::providers::openai_chat::{scan_function, ToolCall};
@@ -50,12 +50,12 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
         "object" => {
             seen.once(5)?;
             match p.peek_token()? {
-                b'"' => b.object = p.opt_str()?.map(|s| Value::String(s.0.into_owned())),
+                b'"' => b.object = p.opt_str()?.map(|s| Object::of(&s)),
                 b'n' => p.null()?.then_some(())?,
                 // Not a string: all the shape asks of it.
                 _ => {
                     value(p)?;
-                    b.object = Some(Value::Bool(false));
+                    b.object = Some(Object::Other);
                 }
             }
             Some(())
@@ -117,7 +117,7 @@ fn choice<'a>(p: &mut Scan<'a>, c: &mut Choice<'a>) -> Option<()> {
         }
         "finish_reason" => {
             seen.once(2)?;
-            c.finish_reason = p.opt_str()?.map(|s| Value::String(s.0.into_owned()));
+            c.finish_reason = p.opt_str()?.map(Reason::Text);
             Some(())
         }
         "delta" => {

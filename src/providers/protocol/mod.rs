@@ -473,11 +473,11 @@ impl Stream {
             }
         }
         ch.finish_all(c, live);
-        let (finish_reason, complete) = (ch.finish_reason.clone(), ch.complete(stream_problems));
+        // Made only for a sink: no copy of the reason otherwise.
         live.emit(|| LiveEvent::MessageDone {
             choice: c,
-            finish_reason,
-            complete,
+            finish_reason: ch.finish_reason.clone(),
+            complete: ch.complete(stream_problems),
         });
         Ok(())
     }
@@ -528,14 +528,10 @@ impl Stream {
                 }
             }
             if !ch.phase.ended() {
-                let (finish_reason, complete) = (
-                    ch.finish_reason.clone(),
-                    ch.complete(with_problems.contains(&c)),
-                );
                 live.emit(|| LiveEvent::MessageDone {
                     choice: c,
-                    finish_reason,
-                    complete,
+                    finish_reason: ch.finish_reason.clone(),
+                    complete: ch.complete(with_problems.contains(&c)),
                 });
             }
         }

@@ -56,6 +56,26 @@ proptest! {
         prop_assert_eq!(super::first_special(&b), naive);
     }
 
+    /// And where the first eight bytes are plain, so that the last eight
+    /// are tested on their own.
+    #[test]
+    fn first_special_finds_the_first_special_byte_past_eight(
+        plain in proptest::array::uniform8(0x20_u8..=0xff),
+        last in proptest::array::uniform8(prop_oneof![
+            Just(b'"'), Just(b'\\'), 0_u8..0x20, 0x20_u8..=0xff, b'a'..=b'z', b'a'..=b'z'
+        ]),
+    ) {
+        // The first eight: no quote nor backslash (nor control byte).
+        let first = plain.map(|c| if c == b'"' || c == b'\\' { b'a' } else { c });
+        let mut block = [0_u8; BLOCK];
+        for (to, &from) in block.iter_mut().zip(first.iter().chain(last.iter())) {
+            *to = from;
+        }
+        let naive = block.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).unwrap_or(BLOCK);
+        prop_assert!(naive >= 8);
+        prop_assert_eq!(super::first_special(&block), naive);
+    }
+
     /// Eight bytes at a time finds the byte a byte at a time finds.
     #[test]
     fn plain_run_finds_the_first_special_byte(b in proptest::collection::vec(prop_oneof![
