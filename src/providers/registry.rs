@@ -119,10 +119,12 @@ pub(crate) struct Offer<'o, 'l, T: ?Sized> {
 }
 
 impl<'o, 'l, T: ?Sized> Offer<'o, 'l, T> {
-    /// The stream made ready for the event, once the memo took it
-    /// ([`Stream::ready`]), and where its live events go.
+    /// The stream made ready for the event, once the memo took it (as
+    /// `Assembler::dispatch` makes it ready: the dialect named, no event left
+    /// unknown), and where its live events go.
     pub(crate) fn ready(self) -> (&'o mut Stream, &'o mut Live<'l>) {
-        self.s.ready(self.dialect);
+        self.s.dialect = Some(self.dialect);
+        self.s.unknown = None;
         (self.s, self.live)
     }
 }

@@ -510,14 +510,6 @@ pub(crate) fn cut(s: &str, max: usize) -> String {
 }
 
 impl Stream {
-    /// Made ready for an event of `dialect` that its adapter reads: the
-    /// dialect named, no event left unknown.
-    #[inline]
-    pub(crate) fn ready(&mut self, dialect: Dialect) {
-        self.dialect = Some(dialect);
-        self.unknown = None;
-    }
-
     /// Where this stream's live events go (`sink`), made in its detail.
     #[inline]
     pub(crate) fn live<'a>(&self, sink: Option<&'a mut Vec<super::LiveEvent>>) -> Live<'a> {
