@@ -256,14 +256,11 @@ fn feed_frame(
             if matches!(m.message_type(), Some("exception" | "error")) {
                 Err(exception_frame(core, m, live))
             } else {
-                // A payload checked as UTF-8 once here is text, as an SSE
-                // event's data is: it is not checked again, and the dialect's
-                // fast path may read it.
+                // A payload checked as UTF-8 once is text, as an SSE event's
+                // data is: it is not checked again, and the dialect's fast
+                // path may read it.
                 let name = m.event_type();
-                let fed = match simdutf8::basic::from_utf8(&m.payload) {
-                    Ok(text) => core.feed_text(name, text, live),
-                    Err(_) => core.feed_json(name, &m.payload, live),
-                };
+                let fed = core.feed_payload(name, &m.payload, live);
                 if name.is_none_or(str::is_empty) {
                     core.unnamed_event();
                 }

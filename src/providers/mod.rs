@@ -33,6 +33,7 @@ mod raw;
 #[macro_use]
 mod registry;
 mod scan;
+mod served;
 mod state;
 mod tree;
 
@@ -74,6 +75,8 @@ pub use output::{
     AssembledMessage, LiveEvent, Note, NoteKind, Problem, ProblemKind, Skipped, ToolUse,
 };
 pub use registry::AUTO;
+#[cfg(test)]
+pub(crate) use served::SERVED;
 pub use tree::{Cursor, Node, Tree, TreeBuilder, TreeError};
 
 use state::{Fail, Live, Stream};
@@ -511,6 +514,16 @@ impl Assembler {
         input: Input<'_>,
         mut live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), Error> {
+        // The dialect's memo first: an event it serves is its template with
+        // another string (and other stamps), so neither a body nor an array,
+        // and the body-marker search below is not made for it.
+        if let (Input::Text(text), Some(dialect)) = (input, self.dialect) {
+            if dialect.serves() {
+                if let Some(fed) = self.served(dialect, event_name, text, live.as_deref_mut()) {
+                    return fed;
+                }
+            }
+        }
         // A whole response body, or a JSON array of events (Q31).
         if let Some(fed) = body::intercept(self, event_name, input, live.as_deref_mut()) {
             return fed;
@@ -556,33 +569,7 @@ impl Assembler {
         s.unknown = None;
         let state = self.state.get_or_insert_with(|| DialectState::new(dialect));
         let r = state.feed(s, event_name, input, &mut live);
-        if let Err(f) = r {
-            if matches!(f, Fail::Provider { .. }) {
-                self.stream.fail_all();
-            }
-            return Err(self.wrap(f, event_name, input));
-        }
-        if let Some(event_type) = self.stream.unknown.take() {
-            // An error in another dialect's shape is an error, not an event to skip.
-            if let Some(fail) = detect::error_in_any_shape(event_name, input) {
-                self.stream.fail_all();
-                return Err(self.wrap(fail, event_name, input));
-            }
-            // Q32: an event this dialect cannot read that another dialect reads.
-            if let detect::Detected::Dialect(other) = detect::detect(event_name, input) {
-                if other != dialect {
-                    return Err(Error::WrongDialect {
-                        event: self.event_ref(event_name, input),
-                        expected: dialect,
-                        looks_like: other,
-                        auto: self.auto,
-                    });
-                }
-            }
-            // Q29: forward compatible: skipped and counted.
-            self.stream.skip(&event_type);
-        }
-        Ok(())
+        self.applied(r, dialect, event_name, input)
     }
 
     fn event_ref(&self, event_name: Option<&str>, input: Input<'_>) -> EventRef {

@@ -107,6 +107,28 @@ pub(crate) struct BodySpec {
     pub(crate) events: fn(&[u8]) -> Result<Vec<Made>, Fail>,
 }
 
+/// An event offered to its dialect's memo before the body check
+/// ([`Adapter::feed_served`]): the stream, where its live events go, its
+/// dialect, its name, and its text (or bytes not yet checked as UTF-8).
+pub(crate) struct Offer<'o, 'l, T: ?Sized> {
+    pub(crate) s: &'o mut Stream,
+    pub(crate) live: &'o mut Live<'l>,
+    pub(crate) dialect: Dialect,
+    pub(crate) event_name: Option<&'o str>,
+    pub(crate) text: &'o T,
+}
+
+impl<'o, 'l, T: ?Sized> Offer<'o, 'l, T> {
+    /// The stream made ready for the event, once the memo took it (as
+    /// `Assembler::dispatch` makes it ready: the dialect named, no event left
+    /// unknown), and where its live events go.
+    pub(crate) fn ready(self) -> (&'o mut Stream, &'o mut Live<'l>) {
+        self.s.dialect = Some(self.dialect);
+        self.s.unknown = None;
+        (self.s, self.live)
+    }
+}
+
 /// Declares the dialects: one line each, `Variant => folder`, in the order
 /// of [`Dialect::ALL`]. It declares each folder's module, the [`Dialect`]
 /// enum and the state of the one dialect a stream speaks.
@@ -129,6 +151,15 @@ macro_rules! dialects {
             pub(crate) fn spec(self) -> &'static $crate::providers::registry::Spec {
                 match self {
                     $(Dialect::$variant => &$module::SPEC,)+
+                }
+            }
+
+            /// Whether the dialect's memo applies the events it takes before
+            /// the body check ([`Adapter::SERVES`]).
+            #[inline]
+            pub(crate) fn serves(self) -> bool {
+                match self {
+                    $(Dialect::$variant => <$module::State as $crate::providers::registry::Adapter>::SERVES,)+
                 }
             }
         }
@@ -157,6 +188,28 @@ macro_rules! dialects {
                 use $crate::providers::registry::Adapter as _;
                 match self {
                     $(DialectState::$variant(st) => st.feed(s, event_name, input, live),)+
+                }
+            }
+
+            #[inline]
+            pub(crate) fn feed_served(
+                &mut self,
+                offer: $crate::providers::registry::Offer<'_, '_, str>,
+            ) -> Option<$crate::providers::state::R> {
+                use $crate::providers::registry::Adapter as _;
+                match self {
+                    $(DialectState::$variant(st) => st.feed_served(offer),)+
+                }
+            }
+
+            #[inline]
+            pub(crate) fn feed_served_bytes(
+                &mut self,
+                offer: $crate::providers::registry::Offer<'_, '_, [u8]>,
+            ) -> Option<$crate::providers::state::R> {
+                use $crate::providers::registry::Adapter as _;
+                match self {
+                    $(DialectState::$variant(st) => st.feed_served_bytes(offer),)+
                 }
             }
 
@@ -245,6 +298,26 @@ pub(crate) trait Adapter: Default {
         input: Input<'_>,
         live: &mut Live<'_>,
     ) -> R;
+
+    /// Whether [`Adapter::feed_served`] and [`Adapter::feed_served_bytes`]
+    /// may take an event (the others are not asked).
+    const SERVES: bool = false;
+
+    /// Applies the event offered when the dialect's memo (its fast path's
+    /// template) takes its text, as [`Adapter::feed`] applies it, the stream
+    /// made ready first ([`Offer::ready`]); `None`, before anything changes,
+    /// for text the memo does not take (and for a dialect without one here):
+    /// the event is then fed as any other.
+    fn feed_served(&mut self, _offer: Offer<'_, '_, str>) -> Option<R> {
+        None
+    }
+
+    /// [`Adapter::feed_served`] of bytes not yet checked as UTF-8 (an
+    /// event-stream frame's payload): the memo checks what it reads of them
+    /// (`Memo::fill_bytes`); `None`, before anything changes, as there.
+    fn feed_served_bytes(&mut self, _offer: Offer<'_, '_, [u8]>) -> Option<R> {
+        None
+    }
 
     /// Applies the dialect's common event with these facts (and the id it
     /// names, if any), `piece` as its string and `stamp` as its stamps (see

@@ -16,7 +16,7 @@ use super::json::{json_string, text, CompactJson, Index, Str};
 use super::scan::{self, Facts, Memoized, Scan, Seen};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol, Reading};
-use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
+use super::registry::{Adapter, BodySpec, Hints, Offer, ResponseFields, Spec};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
 use super::Input;
 use crate::accumulate::ThinkingFragment;
@@ -235,6 +235,23 @@ pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
     scan::memo_agrees::<Payload<'_>>(template, text)
 }
 
+/// After the fast path read `template`, the memo of `bytes` unchecked
+/// ([`scan::Memo::fill_bytes`]) against the memo of the same bytes checked
+/// whole as UTF-8 first: `Ok(true)` when both take them and give the same,
+/// `Ok(false)` when neither does, `Err` otherwise.
+#[cfg(test)]
+pub(super) fn memo_bytes_agree(template: &str, bytes: &[u8]) -> Result<bool, String> {
+    let mut memo = scan::Memo::default();
+    scan::scan_text(&mut memo, template, &mut Payload::default());
+    let checked = std::str::from_utf8(bytes).ok().and_then(|t| memo.fill(t));
+    let unchecked = memo.fill_bytes(bytes);
+    match (checked, unchecked) {
+        (None, None) => Ok(false),
+        (Some(a), Some(b)) if a == b => Ok(true),
+        (a, b) => Err(format!("checked whole {a:?}, unchecked {b:?}")),
+    }
+}
+
 fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
     let mut seen = Seen::default();
     s.object(|s, key| match key {
@@ -344,6 +361,28 @@ impl State {
         if !fast {
             outer = input.parse()?;
         }
+        Self::payload(s, event_name, &mut outer, live)
+    }
+
+    /// Applies the event offered, which the memo made of its template's
+    /// facts and a string.
+    #[inline]
+    fn served<T: ?Sized>(offer: Offer<'_, '_, T>, (facts, piece): (Facts, Str<'_>)) -> R {
+        let mut outer = Payload::default();
+        outer.fill(facts, piece);
+        let name = offer.event_name;
+        let (s, live) = offer.ready();
+        Self::payload(s, name, &mut outer, live)
+    }
+
+    /// Applies one event's payload as decoded (wrapped or bare).
+    #[inline]
+    fn payload(
+        s: &mut Stream,
+        event_name: Option<&str>,
+        outer: &mut Payload<'_>,
+        live: &mut Live<'_>,
+    ) -> R {
         let mut wrapped = outer.unwrap_event();
         if let (Some(n), Some((w, _))) = (event_name, &wrapped) {
             // Clients that read the transport's name parse the wrapper's own
@@ -352,8 +391,8 @@ impl State {
         }
         let (name, p): (&str, &mut Payload<'_>) = match (event_name, &mut wrapped) {
             (_, Some((n, p))) => (n, p),
-            (Some(n), None) if !n.is_empty() => (n, &mut outer),
-            (_, None) => (outer.infer_name(), &mut outer),
+            (Some(n), None) if !n.is_empty() => (n, outer),
+            (_, None) => (outer.infer_name(), outer),
         };
         Self::event(s, event_name, name, p, live)
     }
@@ -515,6 +554,20 @@ impl Adapter for State {
         live: &mut Live<'_>,
     ) -> R {
         self.apply(s, name, input, live)
+    }
+
+    const SERVES: bool = true;
+
+    #[inline]
+    fn feed_served(&mut self, offer: Offer<'_, '_, str>) -> Option<R> {
+        let filled = offer.s.memo.fill(offer.text)?;
+        Some(Self::served(offer, filled))
+    }
+
+    #[inline]
+    fn feed_served_bytes(&mut self, offer: Offer<'_, '_, [u8]>) -> Option<R> {
+        let filled = offer.s.memo.fill_bytes(offer.text)?;
+        Some(Self::served(offer, filled))
     }
 }
 

@@ -222,6 +222,57 @@ proptest! {
     }
 }
 
+/// A payload made from a template the memo took, as bytes, with (for some
+/// seeds) bytes that are no UTF-8 put in: the memo of the bytes unchecked
+/// takes them exactly when the memo of the bytes checked whole does, and
+/// gives the same. Gives whether it took them.
+fn memo_bytes_case(seed: u64) -> Result<bool, String> {
+    let Some((template, event)) = memo_case_of(seed, delta_payload, bedrock::memo_parts) else {
+        return Ok(false);
+    };
+    let mut r = Rng::new(seed ^ 0x5eed);
+    let mut bytes = event.into_bytes();
+    if r.chance(20) && !bytes.is_empty() {
+        // One byte replaced: the same length, other text.
+        let at = r.below(bytes.len());
+        bytes[at] = r.pick(b"}]\",a \\");
+    }
+    if r.chance(30) {
+        for _ in 0..=r.below(2) {
+            let at = r.below(bytes.len() + 1);
+            let bad: &[u8] = r.pick(&[
+                &b"\xff"[..],
+                b"\xc3",
+                b"\xe2\x82",
+                b"\xed\xa0\x80",
+                b"\xc3\xa9",
+            ]);
+            bytes.splice(at..at, bad.iter().copied());
+        }
+    }
+    bedrock::memo_bytes_agree(&template, &bytes)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4096))]
+
+    /// See [`memo_bytes_case`].
+    #[test]
+    fn the_memo_of_unchecked_bytes_is_the_memo_of_checked_text(seed in any::<u64>()) {
+        let agrees = memo_bytes_case(seed);
+        prop_assert!(agrees.is_ok(), "seed {}: {:?}", seed, agrees);
+    }
+}
+
+/// The cases above are taken often enough not to hold vacuously.
+#[test]
+fn the_memo_of_unchecked_bytes_takes_a_share_of_the_cases() {
+    let taken = (0..2000_u64)
+        .filter(|&seed| memo_bytes_case(seed) == Ok(true))
+        .count();
+    assert!(taken > 300, "taken {taken} of 2000");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 

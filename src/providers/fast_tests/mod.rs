@@ -34,6 +34,7 @@ mod gen;
 mod interactions;
 mod invoke;
 mod nonce;
+mod served;
 mod stamps;
 use gen::{
     event_text, index, junk, members, mutate, obj_field, render, str_field, string, text, Rng,

@@ -250,7 +250,7 @@ pub(super) fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Even
 /// The memo's template with the event's string and stamps, into `ev`
 /// (fresh), when `text` is the template with those in their places.
 #[inline]
-fn fill<'a>(memo: &Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
+pub(super) fn fill<'a>(memo: &Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
     let Some(filled) = memo.fill_stamped(text) else {
         return false;
     };

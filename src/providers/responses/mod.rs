@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 use super::json::{json_string, text, Loose};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, BlockPhase, Ends, Protocol, Reading};
-use super::registry::{Adapter, BodySpec, Hints, Spec, ResponseFields};
+use super::registry::{Adapter, BodySpec, Hints, Offer, ResponseFields, Spec};
 use super::scan;
 use super::state::{
     provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING,
@@ -635,6 +635,19 @@ impl Adapter for State {
         live: &mut Live<'_>,
     ) -> R {
         self.apply(s, name, input, live)
+    }
+
+    const SERVES: bool = true;
+
+    #[inline]
+    fn feed_served(&mut self, offer: Offer<'_, '_, str>) -> Option<R> {
+        let (text, name) = (offer.text, offer.event_name);
+        let mut ev = Event::default();
+        if !fast::fill(&self.memo, text, &mut ev) {
+            return None;
+        }
+        let (s, live) = offer.ready();
+        Some(self.apply_event(s, name, &mut ev, true, Input::Text(text), None, live))
     }
 
     fn feed_common(

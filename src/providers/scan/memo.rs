@@ -184,6 +184,32 @@ impl<F: Copy> Memo<F> {
             .map(|filled| (filled.facts, filled.string))
     }
 
+    /// [`Memo::fill`] of bytes not yet checked as UTF-8 (an event-stream
+    /// frame's payload): the template's runs are compared as bytes and only
+    /// the string between them is checked, which makes the whole text UTF-8
+    /// (the runs are the template's text, cut at its string's quotes). The
+    /// same event [`Memo::fill`] takes from the same bytes checked whole.
+    #[inline]
+    pub(crate) fn fill_bytes<'a>(&self, b: &'a [u8]) -> Option<(F, Str<'a>)> {
+        if self.seq.is_some() || self.nonce.is_some() {
+            return None;
+        }
+        let facts = self.facts?;
+        let start = self.prefix.len();
+        let end = b.len().checked_sub(self.suffix.len())?;
+        if end < start + 2
+            || b.get(start) != Some(&b'"')
+            || b.get(..start)? != self.prefix.as_slice()
+            || b.get(end..)? != self.suffix.as_slice()
+        {
+            return None;
+        }
+        let text = std::str::from_utf8(b.get(start..end)?).ok()?;
+        let mut p = Scan::new(text);
+        let s = p.string()?;
+        (p.at == text.len()).then_some((facts, s))
+    }
+
     /// [`Memo::fill`] that also gives where the string starts and the
     /// event's stamps, where the template has places for them.
     #[inline]
