@@ -361,6 +361,11 @@ def test_enforce_turns_an_invalid_call_into_the_sdks_exception(
     ]
     assert "GetWeatherArgs" in records[0]["blocked"]
     assert records[4]["unchecked"] == "the request declared no tools"
+    # What the passed response says of itself, read from the head the guard released.
+    assert (records[1]["response_id"], records[1]["response_model"]) == (
+        "chatcmpl-ABfwAwrNePHUgBBezonVC6MX3zd63",
+        "gpt-4o-2024-08-06",
+    )
     # max_retries=2, yet one request reached the proxy: x-should-retry: false held.
     assert len(records) == 5
 

@@ -505,7 +505,16 @@ impl Guard {
         {
             self.last_released = Some(b);
         }
-        step.forward.extend(self.held.drain(..cut));
+        if cut == self.held.len() && step.forward.is_empty() {
+            // Everything held goes out (a read of whole events that pass): the
+            // two buffers change places, no byte is copied.
+            std::mem::swap(&mut step.forward, &mut self.held);
+            self.held.clear();
+        } else {
+            step.forward
+                .extend_from_slice(self.held.get(..cut).unwrap_or_default());
+            self.held.drain(..cut);
+        }
         self.pushed = self.pushed.saturating_sub(cut);
         self.released = self
             .released

@@ -58,8 +58,25 @@ fn _response_facts(
     let dialect: Dialect = dialect
         .parse()
         .map_err(|e: providers::Error| error(py, Kind::UnknownProvider, e.to_string()))?;
-    let facts = providers::response_facts(dialect, head.as_bytes());
-    Ok((facts.id, facts.model))
+    Ok(head_facts(dialect, head.as_bytes()))
+}
+
+/// `response_facts`, which frames the whole head (up to 64 KiB) before it looks
+/// at the first events, tried first on an SSE head's first event alone: those
+/// frames are the first of the whole head's (`framing::first_sse_event_end`),
+/// so when both facts are in them, the whole head's search stops there with the
+/// same two; else the whole head is read, as before. (`response_facts` reads
+/// the first `HEAD_BYTES` of either, so an event that ends past them is cut in
+/// both.)
+fn head_facts(dialect: Dialect, head: &[u8]) -> (Option<String>, Option<String>) {
+    if let Some(first) = crate::framing::first_sse_event_end(head).and_then(|end| head.get(..end)) {
+        let facts = providers::response_facts(dialect, first);
+        if facts.id.is_some() && facts.model.is_some() {
+            return (facts.id, facts.model);
+        }
+    }
+    let facts = providers::response_facts(dialect, head);
+    (facts.id, facts.model)
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -148,7 +148,9 @@ class Exchange:
         self.decoder: Any = None
         self.read_error: str | None = None
         self.response_started = False
-        self.head = bytearray()
+        # The body's first bytes: grown in place by the Python relay, handed over whole
+        # (not copied) by the Rust one.
+        self.head: bytearray | bytes = bytearray()
 
     @property
     def guarding(self) -> bool:

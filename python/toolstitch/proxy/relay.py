@@ -79,7 +79,7 @@ class RustExchange(Exchange):
         if chunks is not None:
             self.timing.started = 0.0
             self.timing.chunks = chunks
-        self.head = bytearray(head)
+        self.head = head
         if copy_error is not None:
             self.read_error = copy_error
         if copy_failure is not None:
