@@ -1,6 +1,7 @@
 //! The transport-agnostic decoder: detects, then delegates.
 
 use super::detect::{classify_from, Detection};
+use super::jsonl::Sink;
 use super::{
     Error, EventStreamDecoder, EventStreamMessage, FramingLimits, JsonLinesDecoder, SseDecoder,
     SseEvent, SseEventRef, Transport,
@@ -57,22 +58,72 @@ impl Inner {
         }
     }
 
-    fn push<S: FnMut(FrameRef<'_>)>(&mut self, bytes: &[u8], emit: &mut S) -> Result<(), Error> {
+    fn push<K: FrameSink>(&mut self, bytes: &[u8], sink: &mut K) -> Result<(), Error> {
         match self {
             Inner::Undecided => Ok(()),
-            Inner::Sse(d) => d.push_with(bytes, &mut |e| emit(FrameRef::Sse(e))),
-            Inner::Lines(d) => d.push_with(bytes, &mut |l| emit(FrameRef::Line(l))),
-            Inner::Events(d) => d.push_with(bytes, &mut |m| emit(FrameRef::EventStream(m))),
+            Inner::Sse(d) => d.push_with(bytes, &mut |e| sink.frame(FrameRef::Sse(e))),
+            Inner::Lines(d) => d.push_to(bytes, &mut Lines(sink)),
+            Inner::Events(d) => d.push_with(bytes, &mut |m| sink.frame(FrameRef::EventStream(m))),
         }
     }
 
-    fn finish<S: FnMut(FrameRef<'_>)>(&mut self, emit: &mut S) -> Result<(), Error> {
+    fn finish<K: FrameSink>(&mut self, sink: &mut K) -> Result<(), Error> {
         match self {
             Inner::Undecided => Ok(()),
-            Inner::Sse(d) => d.finish_with(&mut |e| emit(FrameRef::Sse(e))),
-            Inner::Lines(d) => d.finish_with(&mut |l| emit(FrameRef::Line(l))),
-            Inner::Events(d) => d.finish_with(&mut |m| emit(FrameRef::EventStream(m))),
+            Inner::Sse(d) => d.finish_with(&mut |e| sink.frame(FrameRef::Sse(e))),
+            Inner::Lines(d) => d.finish_to(&mut Lines(sink)),
+            Inner::Events(d) => d.finish_with(&mut |m| sink.frame(FrameRef::EventStream(m))),
         }
+    }
+}
+
+/// Where a decoder's frames go: each frame, borrowed, and (for a reader
+/// that asks) each JSON line offered whole first (`jsonl::Sink::whole`).
+pub(crate) trait FrameSink {
+    /// A frame.
+    fn frame(&mut self, frame: FrameRef<'_>);
+
+    /// Whether the next JSON line would be offered to [`FrameSink::whole`].
+    #[inline]
+    fn wants_whole(&self) -> bool {
+        false
+    }
+
+    /// A JSON line that may be one whole object, offered before the decoder
+    /// checks that it is (`jsonl::Sink::whole`, which says what `true` asks).
+    #[inline]
+    fn whole(&mut self, _line: &str) -> bool {
+        false
+    }
+}
+
+/// A closure as a [`FrameSink`] that takes frames only.
+struct Frames<S>(S);
+
+impl<S: FnMut(FrameRef<'_>)> FrameSink for Frames<S> {
+    #[inline]
+    fn frame(&mut self, frame: FrameRef<'_>) {
+        (self.0)(frame);
+    }
+}
+
+/// A [`FrameSink`] as the JSON-lines decoder's sink.
+struct Lines<'k, K>(&'k mut K);
+
+impl<K: FrameSink> Sink for Lines<'_, K> {
+    #[inline]
+    fn value(&mut self, text: &str) {
+        self.0.frame(FrameRef::Line(text));
+    }
+
+    #[inline]
+    fn wants_whole(&self) -> bool {
+        self.0.wants_whole()
+    }
+
+    #[inline]
+    fn whole(&mut self, text: &str) -> bool {
+        self.0.whole(text)
     }
 }
 
@@ -184,26 +235,32 @@ impl Decoder {
     pub fn push_borrowed<S: FnMut(FrameRef<'_>)>(
         &mut self,
         bytes: &[u8],
-        mut emit: S,
+        emit: S,
+    ) -> Result<(), Error> {
+        self.push_to(bytes, &mut Frames(emit))
+    }
+
+    /// [`Decoder::push_borrowed`] into a [`FrameSink`], which may read JSON
+    /// lines whole.
+    pub(crate) fn push_to<K: FrameSink>(
+        &mut self,
+        bytes: &[u8],
+        sink: &mut K,
     ) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
         if !matches!(self.inner, Inner::Undecided) {
-            return self.inner.push(bytes, &mut emit);
+            return self.inner.push(bytes, sink);
         }
-        let result = self.detect_and_push(bytes, &mut emit);
+        let result = self.detect_and_push(bytes, sink);
         if let Err(error) = &result {
             self.failed = Some(error.clone());
         }
         result
     }
 
-    fn detect_and_push<S: FnMut(FrameRef<'_>)>(
-        &mut self,
-        bytes: &[u8],
-        out: &mut S,
-    ) -> Result<(), Error> {
+    fn detect_and_push<K: FrameSink>(&mut self, bytes: &[u8], out: &mut K) -> Result<(), Error> {
         let holding = !self.head.is_empty();
         if holding {
             self.head.extend_from_slice(bytes);
@@ -257,8 +314,13 @@ impl Decoder {
     ///
     /// # Errors
     /// Those of [`Decoder::finish`].
-    pub fn finish_borrowed<S: FnMut(FrameRef<'_>)>(&mut self, mut emit: S) -> Result<(), Error> {
-        let out = &mut emit;
+    pub fn finish_borrowed<S: FnMut(FrameRef<'_>)>(&mut self, emit: S) -> Result<(), Error> {
+        self.finish_to(&mut Frames(emit))
+    }
+
+    /// [`Decoder::finish_borrowed`] into a [`FrameSink`], which may read JSON
+    /// lines whole.
+    pub(crate) fn finish_to<K: FrameSink>(&mut self, out: &mut K) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }

@@ -178,6 +178,42 @@ impl Scan {
 /// they are the push's own (not bytes held from an earlier push).
 type Here<'c, 'b> = Option<(&'c Checked<'b>, u64)>;
 
+/// Where a decoder's values go: each value's text, in order, and (for a
+/// reader that asks) each line that opens a value, offered whole before the
+/// decoder checks that it is one value.
+pub(crate) trait Sink {
+    /// A whole value, its text checked as UTF-8.
+    fn value(&mut self, text: &str);
+
+    /// Whether the next line would be offered to [`Sink::whole`] (asked
+    /// before anything is done for the offer).
+    #[inline]
+    fn wants_whole(&self) -> bool {
+        false
+    }
+
+    /// A line that opens an object and ends with `}` (trailing whitespace
+    /// cut), offered before the decoder checks that it is one value: `true`
+    /// when the reader read it as exactly one JSON object, which the decoder
+    /// then hands on no more. A reader that answers `true` must have found
+    /// it one JSON value, nested at most [`MAX_JSON_DEPTH`] deep (the decoder
+    /// would have handed on the same text then).
+    #[inline]
+    fn whole(&mut self, _text: &str) -> bool {
+        false
+    }
+}
+
+/// A closure as a [`Sink`] that takes values only.
+struct Values<'f, S>(&'f mut S);
+
+impl<S: FnMut(&str)> Sink for Values<'_, S> {
+    #[inline]
+    fn value(&mut self, text: &str) {
+        (self.0)(text);
+    }
+}
+
 /// The open value, if any.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 enum Open {
@@ -370,6 +406,15 @@ impl JsonLinesDecoder {
         bytes: &[u8],
         emit: &mut S,
     ) -> Result<(), Error> {
+        self.push_to(bytes, &mut Values(emit))
+    }
+
+    pub(crate) fn finish_with<S: FnMut(&str)>(&mut self, emit: &mut S) -> Result<(), Error> {
+        self.finish_to(&mut Values(emit))
+    }
+
+    /// [`JsonLinesDecoder::push_with`] with lines offered whole to `sink`.
+    pub(crate) fn push_to<K: Sink>(&mut self, bytes: &[u8], emit: &mut K) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -383,7 +428,8 @@ impl JsonLinesDecoder {
         result
     }
 
-    pub(crate) fn finish_with<S: FnMut(&str)>(&mut self, emit: &mut S) -> Result<(), Error> {
+    /// [`JsonLinesDecoder::finish_with`] with lines offered whole to `sink`.
+    pub(crate) fn finish_to<K: Sink>(&mut self, emit: &mut K) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -394,12 +440,15 @@ impl JsonLinesDecoder {
         result
     }
 
-    fn end<S: FnMut(&str)>(&mut self, emit: &mut S) -> Result<(), Error> {
+    fn end<S: Sink>(&mut self, emit: &mut S) -> Result<(), Error> {
         // The last line had no newline: decide it now. Each round takes a
         // value or leaves a scan open, so this ends.
         let none = Checked::new(&[], 0);
         while self.open == Open::Line {
             let line = std::mem::take(&mut self.pending);
+            if self.offers(emit) && self.offered(&line, None, emit) {
+                continue;
+            }
             match whole_line(&line) {
                 Some(len) => self.emit(line.get(..len).unwrap_or_default(), None, emit)?,
                 None => {
@@ -441,7 +490,7 @@ impl JsonLinesDecoder {
 
     /// Takes `bytes`, the first of which is at `base`; `checked` is the
     /// push's text checked as UTF-8.
-    fn take<S: FnMut(&str)>(
+    fn take<S: Sink>(
         &mut self,
         bytes: &[u8],
         base: u64,
@@ -474,7 +523,7 @@ impl JsonLinesDecoder {
 
     /// A value's line: `Some(bytes taken)`, or `None` when the value must be
     /// scanned instead.
-    fn line<S: FnMut(&str)>(
+    fn line<S: Sink>(
         &mut self,
         rest: &[u8],
         here: Here<'_, '_>,
@@ -495,12 +544,22 @@ impl JsonLinesDecoder {
         }
         let head = rest.get(..newline).unwrap_or_default();
         if held == 0 {
+            if self.offers(emit) && self.offered(head, here, emit) {
+                return Ok(Some(newline + 1));
+            }
             let Some(len) = whole_line(head) else {
                 return Ok(None);
             };
             self.emit(head.get(..len).unwrap_or_default(), here, emit)?;
         } else {
             self.pending.extend_from_slice(head);
+            if self.offers(emit) {
+                let line = std::mem::take(&mut self.pending);
+                if self.offered(&line, None, emit) {
+                    return Ok(Some(newline + 1));
+                }
+                self.pending = line;
+            }
             let Some(len) = whole_line(&self.pending) else {
                 // The scan restarts from the value's start and includes the
                 // line's head again.
@@ -514,7 +573,7 @@ impl JsonLinesDecoder {
     }
 
     /// Scans the open value over `rest`; returns the bytes taken.
-    fn scan<S: FnMut(&str)>(
+    fn scan<S: Sink>(
         &mut self,
         mut scan: Scan,
         rest: &[u8],
@@ -614,9 +673,56 @@ impl JsonLinesDecoder {
         Ok(1)
     }
 
+    /// Whether the open value's line is offered to the sink whole
+    /// ([`JsonLinesDecoder::offered`]): the stream's first value, at its
+    /// very start, for a sink that asks (a line of a stream is told so with
+    /// one comparison).
+    #[inline(always)]
+    fn offers<S: Sink>(&self, emit: &S) -> bool {
+        self.value_start == 0 && emit.wants_whole()
+    }
+
+    /// Offers `line` (a value's whole line, without its newline) to a sink
+    /// that reads a line whole ([`Sink::whole`]) before [`whole_line`] looks
+    /// at it: `true` when the sink read it as the one JSON object the line
+    /// is, which is then closed as [`JsonLinesDecoder::emit`] closes it. Only
+    /// a line of one object (after trailing whitespace) is offered, as text
+    /// checked as UTF-8 and within `max_event_bytes`; a line the sink leaves
+    /// goes on as ever (it is then checked again, and its errors are the
+    /// usual ones).
+    #[cold]
+    #[inline(never)]
+    fn offered<S: Sink>(&mut self, line: &[u8], here: Here<'_, '_>, emit: &mut S) -> bool {
+        let Some(end) = line
+            .iter()
+            .rposition(|b| !matches!(b, b' ' | b'\t' | b'\r'))
+        else {
+            return false;
+        };
+        let Some(value) = line.get(..=end) else {
+            return false;
+        };
+        if value.first() != Some(&b'{') || value.last() != Some(&b'}') || value.len() < 2 {
+            return false;
+        }
+        if value.len() > self.max_value_bytes {
+            return false;
+        }
+        let inside = here.and_then(|(checked, offset)| checked.text(value, offset));
+        let Some(text) = inside.or_else(|| super::utf8(value).ok()) else {
+            return false;
+        };
+        if !emit.whole(text) {
+            return false;
+        }
+        // A line opens a value only at the top level (never in the array).
+        self.open = Open::None;
+        true
+    }
+
     /// Hands out a whole value and closes it; `here`, when the value starts
     /// the bytes at that offset of the checked push.
-    fn emit<S: FnMut(&str)>(
+    fn emit<S: Sink>(
         &mut self,
         value: &[u8],
         here: Here<'_, '_>,
@@ -637,7 +743,7 @@ impl JsonLinesDecoder {
                 })
             }
         };
-        emit(text);
+        emit.value(text);
         self.open = Open::None;
         if matches!(self.mode, Mode::ArrayOpen | Mode::ArrayAfterComma) {
             self.mode = Mode::ArrayAfterElement;

@@ -36,6 +36,7 @@ mod jsonl;
 mod lines;
 mod sse;
 
+pub(crate) use decoder::FrameSink;
 pub use decoder::{Decoder, Frame, FrameRef};
 pub use detect::{classify, detect, Detection, Transport};
 pub use error::{CrcKind, Error};

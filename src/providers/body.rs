@@ -32,10 +32,15 @@ use super::raw::object_for_shape;
 
 #[path = "body_scan.rs"]
 mod scanned;
+#[path = "body_whole.rs"]
+mod whole;
 pub(crate) use super::state::Room;
 use super::state::{Fail, Live};
 use super::{Assembler, DecodeKind, Dialect, DialectState, Error, EventRef, Input, LiveEvent};
 pub(crate) use scanned::{may_overflow, outside_strings, scanned_map, scanned_value};
+pub(crate) use whole::{typed_decode, whole_first};
+#[cfg(test)]
+pub(crate) use whole::{without_offer, WHOLE_READS};
 
 /// One event made from a body: built here, or text holding parts of the body
 /// exactly as they are (key order included).

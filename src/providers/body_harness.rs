@@ -8,8 +8,9 @@
 
 use proptest::prelude::*;
 
-use super::body::{with_reference, with_typed, DIRECT_READS};
-use super::{Assembler, AssemblerLimits, Dialect};
+use super::body::{with_reference, with_typed, without_offer, DIRECT_READS, WHOLE_READS};
+use super::{Assembler, AssemblerLimits, BytesAssembler, Dialect};
+use crate::framing::FramingLimits;
 
 /// Everything a feed leaves observable: the results of the feeds and of the
 /// close, the live events, the messages and the whole serialised state.
@@ -31,6 +32,77 @@ fn outcome(d: Option<Dialect>, limits: AssemblerLimits, body: &str, prefix: &[&s
     out.push(format!("{:?}", a.messages()));
     out.push(serde_json::to_string(&a).unwrap_or_default());
     out.join("\n")
+}
+
+/// Everything a feed of `bytes` as a raw stream leaves observable, read in
+/// two reads cut at `cut`: the results of the reads and of the close, the
+/// live events, the messages and the assembler's state.
+fn outcome_bytes(
+    d: Option<Dialect>,
+    limits: AssemblerLimits,
+    framing: FramingLimits,
+    bytes: &[u8],
+    cut: usize,
+) -> String {
+    let mut a = BytesAssembler::new(Assembler::new(d, limits), framing);
+    let mut live = Vec::new();
+    let (head, tail) = bytes.split_at(cut.min(bytes.len()));
+    let out = [
+        format!("{:?}", a.feed_bytes(head, Some(&mut live))),
+        format!("{:?}", a.feed_bytes(tail, Some(&mut live))),
+        format!("{:?}", a.close(Some(&mut live))),
+        format!("{live:?}"),
+        format!("{:?}", a.core().messages()),
+        serde_json::to_string(a.core()).unwrap_or_default(),
+    ];
+    out.join("\n")
+}
+
+/// A body as a raw stream read with its line offered whole
+/// (`body::whole_first`) and with the framing checking it first: the same
+/// outcome, in each layout of the line (newline or not, trailing
+/// whitespace, a second value after it, a BOM) and cut anywhere; gives how
+/// many were read whole.
+pub(crate) fn agree_as_bytes(
+    d: Option<Dialect>,
+    limits: AssemblerLimits,
+    body: &str,
+) -> Result<usize, TestCaseError> {
+    let layouts = [
+        format!("{body}\n"),
+        body.to_owned(),
+        format!("{body} \t\r\n"),
+        format!("\u{feff}\n {body}\n{{\"choices\":[]}}\n"),
+        format!("{body}{body}\n"),
+        format!("{body} {body}"),
+    ];
+    let tight = FramingLimits {
+        max_event_bytes: 64,
+        ..FramingLimits::default()
+    };
+    let before = WHOLE_READS.with(std::cell::Cell::get);
+    for (i, stream) in layouts.iter().enumerate() {
+        let bytes = stream.as_bytes();
+        for cut in [bytes.len(), bytes.len() / 2, 1] {
+            for framing in [FramingLimits::default(), tight] {
+                if i > 1 && (cut == 1 || framing == tight) {
+                    continue;
+                }
+                let whole = outcome_bytes(d, limits, framing, bytes, cut);
+                let checked = without_offer(|| outcome_bytes(d, limits, framing, bytes, cut));
+                prop_assert_eq!(
+                    &whole,
+                    &checked,
+                    "{:?} {:?} cut {} {:?}",
+                    d,
+                    limits,
+                    cut,
+                    stream
+                );
+            }
+        }
+    }
+    Ok(WHOLE_READS.with(std::cell::Cell::get) - before)
 }
 
 /// Bodies read directly while `f` ran.
@@ -64,6 +136,7 @@ impl Agree {
         };
         for named in [Some(self.dialect), None] {
             for limits in [AssemblerLimits::default(), tight] {
+                agree_as_bytes(named, limits, body)?;
                 for prefix in self.prefixes {
                     let direct = outcome(named, limits, body, prefix);
                     let reference = with_reference(|| outcome(named, limits, body, prefix));

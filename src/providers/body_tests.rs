@@ -492,3 +492,58 @@ fn overflow_is_looked_for_outside_strings() {
     assert!(may_overflow(&format!(r#"{{"n":{}}}"#, "9".repeat(300))));
     assert!(!may_overflow(&format!(r#"{{"s":"{}"}}"#, "9".repeat(300))));
 }
+
+/// A stream's first JSON line is read whole as a body (the framing's check
+/// that the line is one value spared) exactly as the framing and the usual
+/// path read it, whatever follows it on the line or after it; a body its
+/// scanner does not certify (nested deeper than the framing allows, with a
+/// closing and an opening bracket in a string) is left to the framing.
+#[test]
+fn lines_read_whole_agree() {
+    use crate::providers::body_harness::agree_as_bytes;
+    use crate::providers::AssemblerLimits;
+    let read = |d: Dialect, body: &str| {
+        let mut n = 0;
+        for named in [Some(d), None] {
+            match agree_as_bytes(named, AssemblerLimits::default(), body) {
+                Ok(k) => n += k,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        n
+    };
+    let chat = r#"{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"a} {b ]\n[","tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{\"x\":[1,{}]}"}}]},"finish_reason":"tool_calls"}],"usage":{"total_tokens":3}}"#;
+    let cohere = r#"{"id":"c","finish_reason":"TOOL_CALL","message":{"role":"assistant","tool_plan":"p","tool_calls":[{"id":"t","type":"function","function":{"name":"f","arguments":"{}"}}]},"usage":{"tokens":{"output_tokens":1}}}"#;
+    let anthropic = r#"{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"hi"},{"type":"tool_use","id":"t","name":"f","input":{"b":1,"a":2}}],"stop_reason":"tool_use","usage":{"output_tokens":3}}"#;
+    for (d, body) in [
+        (Dialect::OpenAiChat, chat),
+        (Dialect::Cohere, cohere),
+        (Dialect::Anthropic, anthropic),
+    ] {
+        assert!(read(d, body) > 0, "{body}");
+    }
+    // Deeper than the framing allows, which it finds only when a string
+    // holds `} {`: the scanner gives up, and so the line is not read whole.
+    let deep = format!(
+        r#"{{"object":"chat.completion","choices":[{{"index":0,"message":{{"content":"a}} {{b"}},"logprobs":{}1{},"finish_reason":"stop"}}]}}"#,
+        "[".repeat(130),
+        "]".repeat(130)
+    );
+    assert_eq!(read(Dialect::OpenAiChat, &deep), 0);
+    // Cohere's marker is not looked for: a body without it as a key (none,
+    // or one escaped) is no body its scanner certifies.
+    for unmarked in [
+        r#"{"id":"c","message":{"role":"assistant","content":[{"type":"text","text":"hi"}]}}"#,
+        r#"{"id":"c","finish\u005freason":"COMPLETE","message":{"role":"assistant"}}"#,
+    ] {
+        assert_eq!(read(Dialect::Cohere, unmarked), 0, "{unmarked}");
+    }
+    // Two bodies on a line, an array, a line that is no body.
+    for other in [
+        format!("{chat}{chat}"),
+        format!("[{chat}]"),
+        r#"{"choices":[{"index":0,"delta":{"content":"hi"}}]}"#.to_owned(),
+    ] {
+        assert_eq!(read(Dialect::OpenAiChat, &other), 0, "{other}");
+    }
+}

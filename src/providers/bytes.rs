@@ -99,7 +99,7 @@ impl BytesAssembler {
     pub fn feed_bytes(
         &mut self,
         bytes: &[u8],
-        mut live: Option<&mut Vec<LiveEvent>>,
+        live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), BytesError> {
         // After close() nothing is framed: the bytes are refused whole.
         if self.core.is_closed() {
@@ -107,15 +107,14 @@ impl BytesAssembler {
         }
         let limits = self.framing_limits;
         let decoder = self.decoder.get_or_insert_with(|| Decoder::new(limits));
-        let core = &mut self.core;
-        let mut finished = self.finished.as_mut();
-        let mut first: Option<Error> = None;
-        let framed = decoder.push_borrowed(bytes, |frame| {
-            if let Err(e) = feed_capture(core, finished.as_deref_mut(), frame, live.as_deref_mut())
-            {
-                first.get_or_insert(e);
-            }
-        });
+        let mut feeding = Feeding {
+            core: &mut self.core,
+            finished: self.finished.as_mut(),
+            live,
+            first: None,
+        };
+        let framed = decoder.push_to(bytes, &mut feeding);
+        let (core, first) = (feeding.core, feeding.first);
         if let Some(why) = decoder.divergence() {
             core.diverge(why);
         }
@@ -137,20 +136,18 @@ impl BytesAssembler {
         if self.core.is_closed() {
             return Ok(());
         }
-        let core = &mut self.core;
-        let mut finished = self.finished.as_mut();
-        let mut first: Option<Error> = None;
         let seen = live.as_deref().map(Vec::len);
+        let mut feeding = Feeding {
+            core: &mut self.core,
+            finished: self.finished.as_mut(),
+            live: live.as_deref_mut(),
+            first: None,
+        };
         let framed = match self.decoder.as_mut() {
-            Some(d) => d.finish_borrowed(|frame| {
-                if let Err(e) =
-                    feed_capture(core, finished.as_deref_mut(), frame, live.as_deref_mut())
-                {
-                    first.get_or_insert(e);
-                }
-            }),
+            Some(d) => d.finish_to(&mut feeding),
             None => Ok(()),
         };
+        let (core, first) = (feeding.core, feeding.first);
         match self.decoder.as_ref().and_then(Decoder::divergence) {
             // A last event without its blank line, which the SDKs drop: their
             // calls differ only if it added call content (unknown without
@@ -194,6 +191,52 @@ impl BytesAssembler {
             self.last_framing_error = Some(why);
         }
         BytesError::Framing(e)
+    }
+}
+
+/// Where a read's frames go: each fed in turn ([`feed_capture`]), the first
+/// error kept; a stream's first JSON line is offered whole to the body
+/// readers first ([`super::body::whole_first`]), which spares the framing
+/// its check that the line is one value when a reader reads it as a body.
+struct Feeding<'a, 'l> {
+    core: &'a mut Assembler,
+    finished: Option<&'a mut Vec<Assembler>>,
+    live: Option<&'l mut Vec<LiveEvent>>,
+    first: Option<Error>,
+}
+
+impl framing::FrameSink for Feeding<'_, '_> {
+    #[inline]
+    fn frame(&mut self, frame: FrameRef<'_>) {
+        let fed = feed_capture(
+            self.core,
+            self.finished.as_deref_mut(),
+            frame,
+            self.live.as_deref_mut(),
+        );
+        if let Err(e) = fed {
+            self.first.get_or_insert(e);
+        }
+    }
+
+    /// Before the stream's first event only (a body is all its stream), of
+    /// a dialect that has bodies, or not told yet.
+    #[inline]
+    fn wants_whole(&self) -> bool {
+        self.core.events == 0 && self.core.dialect.is_none_or(|d| d.spec().body.is_some())
+    }
+
+    fn whole(&mut self, line: &str) -> bool {
+        // No event yet: capture mode's rollover has no response to end.
+        match super::body::whole_first(self.core, line, self.live.as_deref_mut()) {
+            Some(fed) => {
+                if let Err(e) = fed {
+                    self.first.get_or_insert(e);
+                }
+                true
+            }
+            None => false,
+        }
     }
 }
 

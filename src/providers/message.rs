@@ -9,6 +9,7 @@ use serde::de::IgnoredAny;
 
 use super::outcome::{finish_of, tokens_of};
 use super::state::{mint_id, Choice, Segment, Stream, MAX_NOTES};
+use super::usage::Usage;
 use super::{AssembledMessage, Finish, Note, NoteKind, Problem, ProblemKind, ToolUse};
 use crate::blocks::{Block, ThinkingBlock, FUNCTION};
 
@@ -237,9 +238,10 @@ impl Stream {
                 });
             }
         }
+        let usage = self.usage.as_ref().map(Usage::map);
         let tokens = self
             .dialect
-            .map(|d| tokens_of(d, self.usage.as_ref()))
+            .map(|d| tokens_of(d, usage.as_deref()))
             .unwrap_or_default();
         // Q46: a server that reports a cut at the output limit as a normal end.
         if let (Some(max), Some(out)) = (self.limits.max_output_tokens, tokens.output_tokens) {
@@ -284,7 +286,7 @@ impl Stream {
             text,
             finish_reason: ch.finish_reason.clone(),
             finish,
-            usage: self.usage.clone(),
+            usage: usage.map(std::borrow::Cow::into_owned),
             tokens,
             complete,
             problems,

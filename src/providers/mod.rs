@@ -36,6 +36,7 @@ mod scan;
 mod served;
 mod state;
 mod tree;
+mod usage;
 
 // The registry: one line per dialect, each a folder beside this file.
 dialects! {

@@ -21,6 +21,7 @@ pub(crate) use super::json::usage_map;
 use super::json::{is_complete_json, starts_value};
 use super::phase::{BlockEvent, BlockPhase, MessagePhase};
 use super::scan::{Facts, Memo};
+use super::usage::Usage;
 use super::{AssemblerLimits, Dialect, Note, Problem, ProblemKind, Skipped};
 use crate::accumulate::{Appender, Thinking, ToolUseLimits, ToolUses};
 use crate::blocks::ToolResultBlock;
@@ -423,7 +424,7 @@ pub(crate) struct Stream {
     /// Boxed: a map's node holds room for eleven entries, and most streams
     /// have one choice.
     pub(crate) choices: BTreeMap<i64, Box<Choice>>,
-    pub(crate) usage: Option<Map<String, Value>>,
+    pub(crate) usage: Option<Usage>,
     pub(crate) content_bytes: usize,
     pub(crate) closed: bool,
     /// `[DONE]` was seen: nothing may follow.
@@ -630,15 +631,12 @@ impl Stream {
 
     /// Merges a usage object: its top-level keys override earlier ones.
     pub(crate) fn merge_usage(&mut self, usage: Map<String, Value>) {
-        match &mut self.usage {
-            Some(u) => u.extend(usage),
-            None => self.usage = Some(usage),
-        }
+        Usage::merge(&mut self.usage, usage);
     }
 
-    /// True once some usage was recorded.
-    pub(crate) fn has_usage(&self) -> bool {
-        self.usage.is_some()
+    /// [`Stream::merge_usage`] of a usage text a body's scanner certified.
+    pub(crate) fn merge_usage_text(&mut self, text: &str) {
+        Usage::merge_text(&mut self.usage, text);
     }
 
     pub(crate) fn is_closed(&self) -> bool {

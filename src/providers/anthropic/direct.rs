@@ -20,7 +20,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{ContentBlock, Delta, Event, Message, State};
-use crate::providers::body::{apply_made, end_whole, scan_bodies, may_overflow, Room};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, typed_decode, may_overflow, Room};
 use crate::providers::json::{CompactJson, Index, Str};
 use crate::providers::{
     Assembler, Dialect, DialectState, Error, Input, LiveEvent,
@@ -339,6 +339,9 @@ pub(in crate::providers) fn feed(
     let (shape, parts) = match scanned {
         Some(read) => read,
         None => {
+            if !typed_decode() {
+                return None;
+            }
             let body: Body<'_> = match input {
                 Input::Text(t) => serde_json::from_str(t).ok()?,
                 _ => serde_json::from_slice(text).ok()?,

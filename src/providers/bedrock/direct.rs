@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 use super::body::ConverseToolUse;
 use super::{Delta, Payload, Reasoning, Start, State, ToolUseDelta, ToolUseStart};
-use crate::providers::body::{apply_whole, end_whole, scanned_text, Obj};
+use crate::providers::body::{apply_whole, end_whole, scanned_text, typed_decode, Obj};
 use crate::providers::json::{present, Index, Str};
 use crate::providers::{Assembler, Dialect, Error, Input, LiveEvent};
 
@@ -287,6 +287,7 @@ pub(super) fn feed(
     // The scanner's one pass, else the typed decode.
     let body: Body<'_> = match scanned_text(input, text).and_then(scanned::body) {
         Some(body) => body,
+        None if !typed_decode() => return None,
         None => match input {
             Input::Text(t) => serde_json::from_str(t).ok()?,
             _ => serde_json::from_slice(text).ok()?,

@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::{Call, ContentPart, Delta, Event, Function, Msg, State};
-use crate::providers::body::{apply_made, end_whole, scan_bodies, may_overflow, Obj, Room};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, typed_decode, may_overflow, Obj, Room};
 use crate::providers::json::{present, Index, ObjectOnly, Str};
 use crate::providers::{Assembler, Dialect, DialectState, Error, Input, LiveEvent};
 
@@ -150,6 +150,9 @@ fn usage(u: Option<Value>) -> Option<Option<Map<String, Value>>> {
 struct Parts<'a> {
     finish_reason: Option<Text<'a>>,
     usage: Option<Value>,
+    /// The usage object's text, as the scanner certified it (then `usage` is
+    /// absent).
+    usage_text: Option<&'a str>,
     tool_plan: Option<Text<'a>>,
     content: Vec<Part<'a>>,
     citations: usize,
@@ -176,6 +179,7 @@ fn parts(body: Body<'_>) -> Option<Parts<'_>> {
     Some(Parts {
         finish_reason: body.finish_reason.map(Text::of),
         usage: body.usage,
+        usage_text: None,
         tool_plan: message.tool_plan.map(Text::of),
         content: message.content.unwrap_or_default().into_iter().map(|p| p.0).collect(),
         citations: message.citations.map_or(0, |c| c.len()),
@@ -306,6 +310,7 @@ fn events<'a>(ready: Ready<'a>, emit: &mut dyn FnMut(Event<'a>) -> bool) {
     let end = Delta {
         finish_reason: ready.finish_reason,
         usage: ready.usage,
+        usage_text: message.usage_text,
         ..Delta::default()
     };
     emit(Event {
@@ -318,7 +323,14 @@ fn events<'a>(ready: Ready<'a>, emit: &mut dyn FnMut(Event<'a>) -> bool) {
 #[cfg(test)]
 fn all_events(parts: Parts<'_>) -> Option<Vec<Event<'_>>> {
     let ready = ready(parts)?;
-    Some(crate::providers::body::made(|emit| events(ready, emit)))
+    let mut all = crate::providers::body::made(|emit| events(ready, emit));
+    // A usage kept as text, as the map the typed decode gives.
+    for d in all.iter_mut().filter_map(|e| e.delta.as_mut()) {
+        if let Some(text) = d.usage_text.take() {
+            d.usage = serde_json::from_str(text).ok();
+        }
+    }
+    Some(all)
 }
 
 /// Reads `text` (the event `input`) as a whole Cohere chat response body into
@@ -345,6 +357,9 @@ pub(in crate::providers) fn feed(
     let parts = match scanned {
         Some(parts) => parts,
         None => {
+            if !typed_decode() {
+                return None;
+            }
             let body: Body<'_> = match input {
                 Input::Text(t) => serde_json::from_str(t).ok()?,
                 _ => serde_json::from_slice(text).ok()?,

@@ -69,6 +69,10 @@ struct Delta<'a> {
     finish_reason: Option<Str<'a>>,
     #[serde(default, deserialize_with = "usage_map")]
     usage: Option<Map<String, Value>>,
+    /// A body's usage as the text its scanner certified (`direct.rs`),
+    /// merged as `usage` is (never read from an event).
+    #[serde(skip)]
+    usage_text: Option<&'a str>,
 }
 
 #[derive(Debug, Default, PartialEq, Deserialize)]
@@ -158,9 +162,9 @@ impl State {
         let kind = ev.kind.as_deref().or(event_name).unwrap_or_default();
         s.may_follow(C, kind)?;
         let i = ev.index.map_or(0, |i| i.0);
-        let (message, finish_reason, usage) = match ev.delta {
-            Some(d) => (d.message, d.finish_reason, d.usage),
-            None => (None, None, None),
+        let (message, finish_reason, usage, usage_text) = match ev.delta {
+            Some(d) => (d.message, d.finish_reason, d.usage, d.usage_text),
+            None => (None, None, None, None),
         };
         let (content, plan, call) = match message {
             Some(m) => (m.content.0, m.tool_plan, m.tool_calls.0),
@@ -228,6 +232,9 @@ impl State {
                 }
                 if let Some(u) = usage {
                     s.merge_usage(u);
+                }
+                if let Some(t) = usage_text {
+                    s.merge_usage_text(t);
                 }
                 // Q26: without a finish reason the message ended, but not normally.
                 s.end(C, live)?;

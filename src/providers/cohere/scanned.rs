@@ -10,12 +10,11 @@
 //! member of an unusual type, a part or call that is not an object, a number
 //! a float may not hold outside strings, a body of another shape.
 
-use serde_json::Value;
-
 use super::{FunctionIn, Part, Parts, Text};
-use crate::providers::body::{scanned_map, scanned_value as value};
+use crate::providers::body::scanned_value as value;
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
+use crate::providers::usage::certified_map;
 
 /// Absent, `null` or a string, told apart.
 fn nullable<'a>(p: &mut Scan<'a>) -> Option<Option<Option<Str<'a>>>> {
@@ -29,6 +28,7 @@ pub(super) fn body(text: &str) -> Option<Parts<'_>> {
     let mut parts = Parts {
         finish_reason: None,
         usage: None,
+        usage_text: None,
         tool_plan: None,
         content: Vec::new(),
         citations: 0,
@@ -55,7 +55,7 @@ pub(super) fn body(text: &str) -> Option<Parts<'_>> {
             if p.null()? {
                 return Some(());
             }
-            parts.usage = Some(Value::Object(scanned_map(p)?));
+            parts.usage_text = Some(certified_map(p)?);
             Some(())
         }
         // A `type`, or an `object` that is a string: another shape.

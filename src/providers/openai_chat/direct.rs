@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::content::Content;
 use super::{apply_chunk, ChatChoice, Chunk, Delta, Function, ToolCall};
-use crate::providers::body::{apply_made, end_whole, scan_bodies, Obj, Room};
+use crate::providers::body::{apply_made, end_whole, scan_bodies, typed_decode, Obj, Room};
 use crate::providers::json::{present, Few, Index, Str};
 use crate::providers::{Assembler, Dialect, Error, Input, LiveEvent};
 
@@ -53,6 +53,10 @@ struct Body<'a> {
     has_type: bool,
     #[serde(default, borrow)]
     choices: Option<Vec<Obj<Choice<'a>>>>,
+    /// The usage object's text, as the scanner certified it (then `usage` is
+    /// absent); never from the typed decode.
+    #[serde(skip)]
+    usage_text: Option<&'a str>,
 }
 
 #[derive(Deserialize)]
@@ -323,8 +327,9 @@ struct Ready<'a> {
     function_call: Option<Function<'a>>,
 }
 
-/// A body's choices and its usage, certified.
-type Certified<'a> = (Vec<Ready<'a>>, Option<Map<String, Value>>);
+/// A body's choices and its usage (a map, or the text the scanner
+/// certified), certified.
+type Certified<'a> = (Vec<Ready<'a>>, Option<Map<String, Value>>, Option<&'a str>);
 
 /// A body's choices and usage certified, or `None` for a body left to the
 /// reference (before anything is applied).
@@ -372,7 +377,7 @@ fn ready(body: Body<'_>) -> Option<Certified<'_>> {
             function_call,
         });
     }
-    Some((out, usage))
+    Some((out, usage, body.usage_text))
 }
 
 /// The chunks of a certified body, each handed to `emit` as it is made,
@@ -387,7 +392,7 @@ fn ready(body: Body<'_>) -> Option<Certified<'_>> {
 /// exception: a delta is read for one reasoning member, so with both the
 /// first goes in a chunk of its own. The finish stays a chunk of its own.
 fn chunks<'a>(
-    (choices, usage): Certified<'a>,
+    (choices, usage, usage_text): Certified<'a>,
     emit: &mut dyn FnMut(Chunk<'a>) -> bool,
 ) {
     for c in choices {
@@ -432,10 +437,11 @@ fn chunks<'a>(
             }
         }
     }
-    if let Some(usage) = usage {
+    if usage.is_some() || usage_text.is_some() {
         emit(Chunk {
             choices: Some(Few::default()),
-            usage: Some(usage),
+            usage,
+            usage_text,
             ..Chunk::default()
         });
     }
@@ -465,7 +471,14 @@ fn room(choices: &[Ready<'_>]) -> Room {
 #[cfg(test)]
 fn all_chunks(body: Body<'_>) -> Option<Vec<Chunk<'_>>> {
     let ready = ready(body)?;
-    Some(crate::providers::body::made(|emit| chunks(ready, emit)))
+    let mut all = crate::providers::body::made(|emit| chunks(ready, emit));
+    // A usage kept as text, as the map the typed decode gives.
+    for c in &mut all {
+        if let Some(text) = c.usage_text.take() {
+            c.usage = serde_json::from_str(text).ok();
+        }
+    }
+    Some(all)
 }
 
 /// Reads `text` (the event `input`) as a whole `chat.completion` body into
@@ -490,6 +503,7 @@ pub(in crate::providers) fn feed(
     };
     let body: Body<'_> = match (scanned, input) {
         (Some(b), _) => b,
+        (None, _) if !typed_decode() => return None,
         (None, Input::Text(t)) => serde_json::from_str(t).ok()?,
         (None, _) => serde_json::from_slice(text).ok()?,
     };

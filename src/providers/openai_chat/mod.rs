@@ -50,6 +50,10 @@ struct Chunk<'a> {
     /// Read loosely: a nonce that is not a string is no nonce (never a decode error).
     #[serde(borrow, default)]
     obfuscation: Option<Loose<'a>>,
+    /// A body's usage as the text its scanner certified (`direct.rs`),
+    /// merged as `usage` is (never read from an event).
+    #[serde(skip)]
+    usage_text: Option<&'a str>,
 }
 
 #[derive(Debug, Default, PartialEq, Deserialize)]
@@ -392,7 +396,7 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
     if chunk.choices.is_none() && chunk.usage.is_none() {
         match chunk.x_groq.and_then(|x| x.usage) {
             Some(u) => {
-                if !s.has_usage() {
+                if s.usage.is_none() {
                     s.merge_usage(u);
                 }
             }
@@ -475,8 +479,11 @@ fn apply_chunk(s: &mut Stream, event_name: Option<&str>, chunk: Chunk<'_>, live:
     }
     match (chunk.usage, chunk.x_groq.and_then(|x| x.usage)) {
         (Some(usage), _) => s.merge_usage(usage),
-        (None, Some(groq)) if !s.has_usage() => s.merge_usage(groq),
+        (None, Some(groq)) if s.usage.is_none() => s.merge_usage(groq),
         _ => {}
+    }
+    if let Some(text) = chunk.usage_text {
+        s.merge_usage_text(text);
     }
     Ok(())
 }

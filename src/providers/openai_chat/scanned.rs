@@ -16,7 +16,8 @@ use serde_json::Value;
 
 use super::super::content::Content;
 use super::{Body, Calls, Choice, Message, Object, Reason};
-use crate::providers::body::{scanned_map, scanned_value as value, Obj};
+use crate::providers::body::{scanned_value as value, Obj};
+use crate::providers::usage::certified_map;
 use crate::providers::scan::{Scan, Seen};
 use crate::providers::openai_chat::{scan_function, ToolCall};
 
@@ -33,6 +34,7 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
         object: None,
         has_type: false,
         choices: None,
+        usage_text: None,
     };
     p.object(|p, key| match key {
         "id" => seen.once(0).and_then(|()| value(p)),
@@ -44,7 +46,7 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
             if p.null()? {
                 return Some(());
             }
-            b.usage = Some(Value::Object(scanned_map(p)?));
+            b.usage_text = Some(certified_map(p)?);
             Some(())
         }
         "object" => {

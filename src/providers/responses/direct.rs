@@ -26,9 +26,10 @@ use serde_json::{Map, Value};
 
 use super::snapshot::SnapshotCall;
 use super::wire::{Event, Incomplete, Item, Response};
-use crate::providers::body::{apply_whole, end_whole, outside_strings, scan_bodies, Obj};
+use crate::providers::body::{apply_whole, end_whole, outside_strings, scan_bodies, typed_decode, Obj};
 use crate::providers::json::{Index, Loose, Str};
 use crate::providers::state::usage_map;
+use crate::providers::usage::read as read_usage;
 use crate::providers::{detect, Assembler, Dialect, DialectState, Error, Input, LiveEvent};
 
 #[path = "scanned.rs"]
@@ -47,6 +48,9 @@ struct Body<'a> {
     model: Option<Str<'a>>,
     status: Option<Str<'a>>,
     usage: Option<Map<String, Value>>,
+    /// The usage object's text, as the scanner certified it (then `usage` is
+    /// absent); never from the typed decode.
+    usage_text: Option<&'a str>,
     incomplete_details: Option<Incomplete>,
     output: Option<Vec<Obj<BodyItem<'a>>>>,
     /// `object` is `"response"` (the body's shape; a body has no `type`).
@@ -381,7 +385,7 @@ fn events<'a>(body: &'a Body<'a>) -> Option<(Vec<Event<'a>>, Vec<SnapshotCall<'a
             id: owned(&body.id),
             status: owned(&body.status),
             model: owned(&body.model),
-            usage: body.usage.clone(),
+            usage: body.usage.clone().or_else(|| body.usage_text.map(read_usage)),
             incomplete_details: body.incomplete_details.clone(),
             // Read for a failed response only, which is the reference's.
             error: None,
@@ -419,6 +423,9 @@ pub(in crate::providers) fn feed(
     let mut body: Body<'_> = match scanned {
         Some(body) => body,
         None => {
+            if !typed_decode() {
+                return None;
+            }
             let body = match input {
                 Input::Text(t) => serde_json::from_str(t).ok()?,
                 _ => serde_json::from_slice(text).ok()?,

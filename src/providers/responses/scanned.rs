@@ -13,9 +13,10 @@
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::{Body, BodyItem, Part};
-use crate::providers::body::{scanned_map, scanned_value as value, Obj};
+use crate::providers::body::{scanned_value as value, Obj};
 use crate::providers::json::Str;
 use crate::providers::scan::{Scan, Seen};
+use crate::providers::usage::certified_map;
 
 /// Absent, `null` or a string, told apart.
 fn nullable<'a>(p: &mut Scan<'a>) -> Option<Option<Option<Str<'a>>>> {
@@ -78,7 +79,7 @@ pub(super) fn body(text: &str) -> Option<Body<'_>> {
         "usage" => {
             seen.once(3)?;
             if !p.null()? {
-                b.usage = Some(scanned_map(p)?);
+                b.usage_text = Some(certified_map(p)?);
             }
             Some(())
         }

@@ -250,6 +250,8 @@ impl State {
         if ended {
             if let Some(u) = body.usage.take() {
                 s.merge_usage(u);
+            } else if let Some(t) = body.usage_text.take() {
+                s.merge_usage_text(t);
             }
         }
         Ok(())

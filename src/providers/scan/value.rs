@@ -23,6 +23,18 @@ impl<'a> Scan<'a> {
         self.next_token()
     }
 
+    /// One value read by `read`, as its raw text (from its first byte to
+    /// its last).
+    pub(crate) fn raw_read(
+        &mut self,
+        read: impl FnOnce(&mut Self) -> Option<()>,
+    ) -> Option<&'a str> {
+        self.next_token()?;
+        let start = self.at;
+        read(self)?;
+        self.text.get(start..self.at)
+    }
+
     /// One value, checked as [`Scan::skip`] checks it, as its raw text (from
     /// its first byte to its last: what `serde_json` hands over as a value's
     /// raw text).
