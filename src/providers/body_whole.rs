@@ -33,10 +33,7 @@ thread_local! {
 /// Runs `f` with no line read whole here (the framing checks every line).
 #[cfg(test)]
 pub(crate) fn without_offer<T>(f: impl FnOnce() -> T) -> T {
-    NO_OFFER.with(|o| o.set(true));
-    let out = f();
-    NO_OFFER.with(|o| o.set(false));
-    out
+    super::while_set(&NO_OFFER, f)
 }
 
 /// Whether a direct reader may read a body its scanner gave up on with its
