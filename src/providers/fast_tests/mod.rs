@@ -23,6 +23,7 @@ use super::{
 use crate::framing::FramingLimits;
 
 mod bedrock;
+mod carrying;
 mod cohere;
 mod delta;
 mod events;
