@@ -290,6 +290,9 @@ pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
 /// Bedrock has one message per stream: choice 0.
 const C: i64 = 0;
 
+/// The event a memo serves.
+const DELTA: &str = "contentBlockDelta";
+
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct State;
 
@@ -368,11 +371,30 @@ impl State {
     /// facts and a string.
     #[inline]
     fn served<T: ?Sized>(offer: Offer<'_, '_, T>, (facts, piece): (Facts, Str<'_>)) -> R {
-        let mut outer = Payload::default();
-        outer.fill(facts, piece);
-        let name = offer.event_name;
+        let event_name = offer.event_name;
         let (s, live) = offer.ready();
-        Self::payload(s, name, &mut outer, live)
+        // What `payload` finds in it: no wrapper, a delta (its name when the
+        // transport names none).
+        let name = match event_name {
+            Some(n) if !n.is_empty() => n,
+            _ => DELTA,
+        };
+        if name != DELTA {
+            let mut outer = Payload::default();
+            outer.fill(facts, piece);
+            return Self::event(s, event_name, name, &mut outer, live);
+        }
+        // What `event` does with it, without the payload: a text delta (tag
+        // 0) or a tool-input delta, nothing else.
+        let (tag, index, _) = facts;
+        let src = (NS_BLOCK, index.map_or(0, |i| i.0), 0);
+        s.may_follow(C, name)?;
+        s.client_block(C, src, false);
+        if tag == 0 {
+            s.text(C, TextKind::Text, Some(src), &piece, false, live)
+        } else {
+            s.input_delta(C, src, &piece, live)
+        }
     }
 
     /// Applies one event's payload as decoded (wrapped or bare).
