@@ -7,9 +7,7 @@
 
 use proptest::prelude::*;
 
-use super::gen::{
-    event_text, junk, members, obj_field, render, str_field, text, Rng, Spelling, J,
-};
+use super::gen::{event_text, junk, members, obj_field, render, str_field, text, Rng, Spelling, J};
 use super::served::both;
 use super::{obj, s};
 use crate::providers::responses::carrying::agrees;
@@ -52,7 +50,10 @@ fn item(r: &mut Rng) -> J {
         _ => str_field(r),
     };
     let args = if r.chance(80) {
-        J::Str(r.pick(&["{\"a\":1}", "{\"q\":\"x\\\"y\\n\"}", "", "{}"]).to_owned())
+        J::Str(
+            r.pick(&["{\"a\":1}", "{\"q\":\"x\\\"y\\n\"}", "", "{}"])
+                .to_owned(),
+        )
     } else {
         str_field(r)
     };
@@ -78,7 +79,11 @@ fn response(r: &mut Rng) -> J {
     };
     let usage = obj_field(r, |r| {
         let v = vec![
-            (90, "input_tokens", J::Num(r.pick(&["1", "20", "0", "7", "99", "1.5", "-1"]))),
+            (
+                90,
+                "input_tokens",
+                J::Num(r.pick(&["1", "20", "0", "7", "99", "1.5", "-1"])),
+            ),
             (90, "output_tokens", J::Num("7")),
             (
                 30,
@@ -103,7 +108,11 @@ fn response(r: &mut Rng) -> J {
         (60, "usage", usage),
         (20, "incomplete_details", incomplete),
         (20, "error", error),
-        (30, "created_at", J::Num(r.pick(&["1764547200", "1e3", "0"]))),
+        (
+            30,
+            "created_at",
+            J::Num(r.pick(&["1764547200", "1e3", "0"])),
+        ),
     ];
     members(r, v)
 }
@@ -122,7 +131,11 @@ fn event(r: &mut Rng) -> J {
     };
     let v = vec![
         (97, "type", kind),
-        (60, "sequence_number", J::Num(r.pick(&["0", "7", "-1", "1.0"]))),
+        (
+            60,
+            "sequence_number",
+            J::Num(r.pick(&["0", "7", "-1", "1.0"])),
+        ),
         (97, "response", response),
     ];
     members(r, v)
@@ -159,8 +172,7 @@ proptest! {
 /// hold vacuously, and left often too.
 #[test]
 fn a_share_of_the_generated_events_is_read() {
-    let outcomes: Vec<Result<bool, String>> =
-        (0..2000_u64).map(|seed| agreement(seed).1).collect();
+    let outcomes: Vec<Result<bool, String>> = (0..2000_u64).map(|seed| agreement(seed).1).collect();
     let read = outcomes.iter().filter(|a| **a == Ok(true)).count();
     let left = outcomes.iter().filter(|a| **a == Ok(false)).count();
     assert!(read > 200, "read {read} of 2000");
@@ -245,7 +257,11 @@ fn a_completed_response_read_before_the_body_check_has_its_snapshot_checked() {
     let (fast, served) = both(Dialect::OpenAiResponses, &stream_ending_with(&same));
     // Both events that carry the response (the one delta is the template).
     assert_eq!(served, 2);
-    assert!(fast.reads.iter().all(|(r, _)| r.is_ok()), "{:?}", fast.reads);
+    assert!(
+        fast.reads.iter().all(|(r, _)| r.is_ok()),
+        "{:?}",
+        fast.reads
+    );
     assert_eq!(fast.messages[0].finish_reason.as_deref(), Some("completed"));
     for output in [
         format!("[{}]", call("g", "\"{\\\"a\\\":1}\"")),
@@ -259,13 +275,16 @@ fn a_completed_response_read_before_the_body_check_has_its_snapshot_checked() {
     ] {
         let (fast, served) = both(Dialect::OpenAiResponses, &stream_ending_with(&output));
         assert_eq!(served, 2, "{output}");
-        let refused = fast.reads.iter().any(|(r, _)| {
-            matches!(r, Err(BytesError::Core(e)) if e.to_string().contains("snapshot"))
-        });
+        let refused = fast.reads.iter().any(
+            |(r, _)| matches!(r, Err(BytesError::Core(e)) if e.to_string().contains("snapshot")),
+        );
         assert!(refused, "{output}: {:?}", fast.reads);
     }
     // An item compared whole is left to the general path.
-    let whole = format!("[{},{{\"type\":\"computer_call\",\"id\":\"cc\"}}]", call("f", "\"{}\""));
+    let whole = format!(
+        "[{},{{\"type\":\"computer_call\",\"id\":\"cc\"}}]",
+        call("f", "\"{}\"")
+    );
     let (_, served) = both(Dialect::OpenAiResponses, &stream_ending_with(&whole));
     assert_eq!(served, 1, "{whole}");
 }

@@ -21,6 +21,7 @@
 //! of the stand-in `surely_event` makes, and no body shape takes it.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 
 use serde_json::{Map, Value};
 
@@ -236,16 +237,47 @@ pub(super) fn scan<'a>(
     p.end()?;
     let kind = ev.kind.as_deref()?;
     ev.response.as_ref()?;
-    // What `surely_event` finds: no body shape takes the event's members.
-    let mut standin = Map::new();
-    standin.insert("type".to_owned(), Value::String(kind.to_owned()));
-    if let Some(n) = seq_member {
-        standin.insert("sequence_number".to_owned(), n);
+    no_body(kind, seq_member).then_some(())
+}
+
+thread_local! {
+    /// The stand-ins [`no_body`] looked at already, a bit each (an event
+    /// type of [`CARRYING`], without a sequence number or with `null`), and
+    /// its answers.
+    static NO_BODY: Cell<(u16, u16)> = const { Cell::new((0, 0)) };
+}
+
+/// What `surely_event` finds: no body shape takes the stand-in of the
+/// event's members (its type, its sequence number's value as `seq` says,
+/// its response as `{}`). The shapes are functions of the stand-in alone,
+/// so a stand-in without a number is asked once a thread.
+fn no_body(kind: &str, seq: Option<Value>) -> bool {
+    let ask = |seq: Option<Value>| {
+        let mut standin = Map::new();
+        standin.insert("type".to_owned(), Value::String(kind.to_owned()));
+        if let Some(n) = seq {
+            standin.insert("sequence_number".to_owned(), n);
+        }
+        standin.insert("response".to_owned(), Value::Object(Map::new()));
+        detect::body_shape_for(None, &standin).is_none()
+    };
+    let place = match seq {
+        None => 0,
+        Some(Value::Null) => 1,
+        Some(n) => return ask(Some(n)),
+    };
+    let Some(at) = CARRYING.iter().position(|k| *k == kind) else {
+        return ask(seq);
+    };
+    let bit = 1_u16 << (at * 2 + place);
+    let (asked, answers) = NO_BODY.with(Cell::get);
+    if asked & bit != 0 {
+        return answers & bit != 0;
     }
-    standin.insert("response".to_owned(), Value::Object(Map::new()));
-    detect::body_shape_for(None, &standin)
-        .is_none()
-        .then_some(())
+    let answer = ask(seq);
+    let answers = if answer { answers | bit } else { answers };
+    NO_BODY.with(|c| c.set((asked | bit, answers)));
+    answer
 }
 
 impl State {
@@ -351,4 +383,33 @@ pub(super) fn scanned(text: &str) -> Option<(Event<'_>, Vec<CarriedItem<'_>>)> {
     let mut items = Vec::new();
     scan(text, &mut ev, &mut items)?;
     Some((ev, items))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::{no_body, CARRYING};
+    use crate::providers::detect;
+
+    /// The stand-ins looked up once a thread answer as asked each time: no
+    /// body shape takes an event that carries the response.
+    #[test]
+    fn a_stand_in_looked_up_once_answers_as_asked() {
+        for kind in CARRYING.iter().chain(&["response.other"]) {
+            for seq in [None, Some(Value::Null), Some(Value::from(7))] {
+                let mut standin = serde_json::Map::new();
+                standin.insert("type".to_owned(), Value::String((*kind).to_owned()));
+                if let Some(n) = seq.clone() {
+                    standin.insert("sequence_number".to_owned(), n);
+                }
+                standin.insert("response".to_owned(), Value::Object(serde_json::Map::new()));
+                let asked = detect::body_shape_for(None, &standin).is_none();
+                assert!(asked, "{kind} {seq:?}");
+                for _ in 0..2 {
+                    assert_eq!(no_body(kind, seq.clone()), asked, "{kind} {seq:?}");
+                }
+            }
+        }
+    }
 }
