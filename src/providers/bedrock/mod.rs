@@ -245,6 +245,12 @@ pub(super) fn memo_bytes_agree(template: &str, bytes: &[u8]) -> Result<bool, Str
     scan::scan_text(&mut memo, template, &mut Payload::default());
     let checked = std::str::from_utf8(bytes).ok().and_then(|t| memo.fill(t));
     let unchecked = memo.fill_bytes(bytes);
+    // With a buffer lent that holds a string of before.
+    let mut spare = String::from("before");
+    let lent = memo.fill_bytes_in(bytes, Some(&mut spare));
+    if lent != unchecked {
+        return Err(format!("lent {lent:?}, unchecked {unchecked:?}"));
+    }
     match (checked, unchecked) {
         (None, None) => Ok(false),
         (Some(a), Some(b)) if a == b => Ok(true),
@@ -588,8 +594,28 @@ impl Adapter for State {
 
     #[inline]
     fn feed_served_bytes(&mut self, offer: Offer<'_, '_, [u8]>) -> Option<R> {
-        let filled = offer.s.memo.fill_bytes(offer.text)?;
-        Some(Self::served(offer, filled))
+        // A string with escapes (a tool input's fragment, mostly) is decoded
+        // into the memo's buffer, not a `String` of its own.
+        let Offer {
+            s,
+            live,
+            dialect,
+            event_name,
+            text,
+        } = offer;
+        let mut spare = s.memo.take_spare();
+        let applied = s.memo.fill_bytes_in(text, Some(&mut spare)).map(|filled| {
+            let offer = Offer {
+                s: &mut *s,
+                live: &mut *live,
+                dialect,
+                event_name,
+                text,
+            };
+            Self::served(offer, filled)
+        });
+        s.memo.keep_spare(spare);
+        applied
     }
 }
 

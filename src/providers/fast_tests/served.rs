@@ -239,7 +239,10 @@ fn bedrock_frames(frames: &[(&str, Vec<u8>)]) -> Vec<u8> {
         if !name.is_empty() {
             headers.insert(
                 0,
-                (":event-type".to_owned(), HeaderValue::String((*name).to_owned())),
+                (
+                    ":event-type".to_owned(),
+                    HeaderValue::String((*name).to_owned()),
+                ),
             );
         }
         let frame = EventStreamMessage {
@@ -256,7 +259,8 @@ fn bedrock_frames(frames: &[(&str, Vec<u8>)]) -> Vec<u8> {
 /// arm reads the payload as that event), text and tool input alike.
 #[test]
 fn a_bedrock_delta_served_is_read_under_the_name_its_frame_gives() {
-    let start = b"{\"contentBlockIndex\":1,\"start\":{\"toolUse\":{\"toolUseId\":\"t\",\"name\":\"f\"}}}";
+    let start =
+        b"{\"contentBlockIndex\":1,\"start\":{\"toolUse\":{\"toolUseId\":\"t\",\"name\":\"f\"}}}";
     let input = |s: &str| {
         format!("{{\"contentBlockIndex\":1,\"delta\":{{\"toolUse\":{{\"input\":\"{s}\"}}}},\"p\":\"ab\"}}")
             .into_bytes()
@@ -303,6 +307,10 @@ fn a_bedrock_delta_served_is_read_under_the_name_its_frame_gives() {
     let (after_end, served) = both(Dialect::Bedrock, &bedrock_frames(&frames));
     assert_eq!(served, 2);
     assert!(after_end.reads[0].0.is_err(), "{after_end:?}");
-    assert!(fast.messages[0].text.starts_with("The end"), "{:?}", fast.messages[0].text);
+    assert!(
+        fast.messages[0].text.starts_with("The end"),
+        "{:?}",
+        fast.messages[0].text
+    );
     assert_eq!(fast.messages[0].tool_uses[0].block.input, "{\"a\":1}");
 }
