@@ -5,9 +5,14 @@
 
 mod body;
 #[cfg(test)]
+mod agree;
+#[cfg(test)]
 mod body_tests;
 mod direct;
 mod guard;
+
+#[cfg(test)]
+pub(super) use agree::{fast_path_agrees, memo_agrees, memo_bytes_agree, memo_parts};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -223,41 +228,6 @@ impl<'a> Memoized<'a> for Payload<'a> {
     }
 }
 
-/// See [`scan::memo_parts`].
-#[cfg(test)]
-pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
-    scan::memo_parts::<Payload<'_>>(template)
-}
-
-/// See [`scan::memo_agrees`].
-#[cfg(test)]
-pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
-    scan::memo_agrees::<Payload<'_>>(template, text)
-}
-
-/// After the fast path read `template`, the memo of `bytes` unchecked
-/// ([`scan::Memo::fill_bytes`]) against the memo of the same bytes checked
-/// whole as UTF-8 first: `Ok(true)` when both take them and give the same,
-/// `Ok(false)` when neither does, `Err` otherwise.
-#[cfg(test)]
-pub(super) fn memo_bytes_agree(template: &str, bytes: &[u8]) -> Result<bool, String> {
-    let mut memo = scan::Memo::default();
-    scan::scan_text(&mut memo, template, &mut Payload::default());
-    let checked = std::str::from_utf8(bytes).ok().and_then(|t| memo.fill(t));
-    let unchecked = memo.fill_bytes(bytes);
-    // With a buffer lent that holds a string of before.
-    let mut spare = String::from("before");
-    let lent = memo.fill_bytes_in(bytes, Some(&mut spare));
-    if lent != unchecked {
-        return Err(format!("lent {lent:?}, unchecked {unchecked:?}"));
-    }
-    match (checked, unchecked) {
-        (None, None) => Ok(false),
-        (Some(a), Some(b)) if a == b => Ok(true),
-        (a, b) => Err(format!("checked whole {a:?}, unchecked {b:?}")),
-    }
-}
-
 fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
     let mut seen = Seen::default();
     s.object(|s, key| match key {
@@ -285,12 +255,6 @@ fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
         "reasoningContent" | "toolResult" => None,
         _ => s.skip(),
     })
-}
-
-/// See [`scan::fast_path_agrees`].
-#[cfg(test)]
-pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    scan::fast_path_agrees(scan_payload, text)
 }
 
 /// Bedrock has one message per stream: choice 0.
