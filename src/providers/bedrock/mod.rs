@@ -10,6 +10,7 @@ mod agree;
 mod body_tests;
 mod direct;
 mod guard;
+mod parts;
 
 #[cfg(test)]
 pub(super) use agree::{fast_path_agrees, memo_agrees, memo_bytes_agree, memo_parts};
@@ -23,7 +24,9 @@ use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Offer, ResponseFields, Spec};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
+use super::body::scanned_map;
 use super::Input;
+use parts::{scan_delta, scan_start};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::ToolResultBlock;
 
@@ -143,10 +146,10 @@ struct Reasoning<'a> {
 /// The fast path of a payload's text: fills `p` (fresh) with exactly the
 /// [`Payload`] the typed decode gives, or returns `None` for the general path.
 /// It serves the bare payloads that make up nearly all of a stream: a text
-/// or tool-input delta, a block's stop, the message's start and stop. A
-/// block start, usage, reasoning, a tool result, an exception or the boto3
-/// wrapped shape is left to the general path. The padding `"p"` is skipped as
-/// every unknown member is.
+/// or tool-input delta, a block's start (a tool call's) and stop, the
+/// message's start and stop, its usage (integers). Reasoning, a tool result,
+/// an exception or the boto3 wrapped shape is left to the general path. The
+/// padding `"p"` is skipped as every unknown member is.
 fn scan_payload<'a>(text: &'a str, p: &mut Payload<'a>) -> Option<Option<(usize, usize)>> {
     let mut s = Scan::new(text);
     let mut seen = Seen::default();
@@ -173,10 +176,22 @@ fn scan_payload<'a>(text: &'a str, p: &mut Payload<'a>) -> Option<Option<(usize,
             p.role = s.opt_str()?;
             Some(())
         }
+        "start" => {
+            seen.once(4)?;
+            if !s.null()? {
+                p.start = Some(scan_start(s)?);
+            }
+            Some(())
+        }
+        "usage" => {
+            seen.once(5)?;
+            if !s.null()? {
+                p.usage = Some(scanned_map(s)?);
+            }
+            Some(())
+        }
         // Every other member the typed decode reads: the general path.
-        "start"
-        | "usage"
-        | "message"
+        "message"
         | "messageStart"
         | "contentBlockStart"
         | "contentBlockDelta"
@@ -226,35 +241,6 @@ impl<'a> Memoized<'a> for Payload<'a> {
     fn fill(&mut self, facts: Facts, piece: Str<'a>) {
         delta_payload(self, facts, piece);
     }
-}
-
-fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
-    let mut seen = Seen::default();
-    s.object(|s, key| match key {
-        "text" => {
-            seen.once(0)?;
-            d.text = s.hole()?;
-            Some(())
-        }
-        "toolUse" => {
-            seen.once(1)?;
-            if s.null()? {
-                return Some(());
-            }
-            let tool = d.tool_use.insert(ToolUseDelta { input: None });
-            let mut inner = Seen::default();
-            s.object(|s, key| match key {
-                "input" => {
-                    inner.once(0)?;
-                    tool.input = s.hole()?;
-                    Some(())
-                }
-                _ => s.skip(),
-            })
-        }
-        "reasoningContent" | "toolResult" => None,
-        _ => s.skip(),
-    })
 }
 
 /// Bedrock has one message per stream: choice 0.
