@@ -307,7 +307,9 @@ pub(crate) trait Adapter: Default {
     /// template) takes its text, as [`Adapter::feed`] applies it, the stream
     /// made ready first ([`Offer::ready`]); `None`, before anything changes,
     /// for text the memo does not take (and for a dialect without one here):
-    /// the event is then fed as any other.
+    /// the event is then fed as any other. A dialect may take here too an
+    /// event it reads whole in one pass and knows to be no body (OpenAI
+    /// Responses' events that carry the response, `responses/carrying.rs`).
     fn feed_served(&mut self, _offer: Offer<'_, '_, str>) -> Option<R> {
         None
     }

@@ -82,7 +82,8 @@ impl Assembler {
     /// the body check itself finds nothing in such an event (the template's
     /// members with another string in its place, another nonce or number:
     /// no body shape reads those, and the direct readers certify no event
-    /// with the template's members).
+    /// with the template's members). A dialect may also apply here an event
+    /// it reads whole and knows to be no body (`Adapter::feed_served`).
     #[inline(never)]
     pub(super) fn served(
         &mut self,

@@ -5,9 +5,15 @@
 
 mod body;
 #[cfg(test)]
+mod agree;
+#[cfg(test)]
 mod body_tests;
 mod direct;
 mod guard;
+mod parts;
+
+#[cfg(test)]
+pub(super) use agree::{fast_path_agrees, memo_agrees, memo_bytes_agree, memo_parts};
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -18,7 +24,9 @@ use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Offer, ResponseFields, Spec};
 use super::state::{usage_map, Fail, Live, Opening, Stream, TextKind, NS_BLOCK, R};
+use super::body::scanned_map;
 use super::Input;
+use parts::{scan_delta, scan_start};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::ToolResultBlock;
 
@@ -138,10 +146,10 @@ struct Reasoning<'a> {
 /// The fast path of a payload's text: fills `p` (fresh) with exactly the
 /// [`Payload`] the typed decode gives, or returns `None` for the general path.
 /// It serves the bare payloads that make up nearly all of a stream: a text
-/// or tool-input delta, a block's stop, the message's start and stop. A
-/// block start, usage, reasoning, a tool result, an exception or the boto3
-/// wrapped shape is left to the general path. The padding `"p"` is skipped as
-/// every unknown member is.
+/// or tool-input delta, a block's start (a tool call's) and stop, the
+/// message's start and stop, its usage (integers). Reasoning, a tool result,
+/// an exception or the boto3 wrapped shape is left to the general path. The
+/// padding `"p"` is skipped as every unknown member is.
 fn scan_payload<'a>(text: &'a str, p: &mut Payload<'a>) -> Option<Option<(usize, usize)>> {
     let mut s = Scan::new(text);
     let mut seen = Seen::default();
@@ -168,10 +176,22 @@ fn scan_payload<'a>(text: &'a str, p: &mut Payload<'a>) -> Option<Option<(usize,
             p.role = s.opt_str()?;
             Some(())
         }
+        "start" => {
+            seen.once(4)?;
+            if !s.null()? {
+                p.start = Some(scan_start(s)?);
+            }
+            Some(())
+        }
+        "usage" => {
+            seen.once(5)?;
+            if !s.null()? {
+                p.usage = Some(scanned_map(s)?);
+            }
+            Some(())
+        }
         // Every other member the typed decode reads: the general path.
-        "start"
-        | "usage"
-        | "message"
+        "message"
         | "messageStart"
         | "contentBlockStart"
         | "contentBlockDelta"
@@ -223,72 +243,11 @@ impl<'a> Memoized<'a> for Payload<'a> {
     }
 }
 
-/// See [`scan::memo_parts`].
-#[cfg(test)]
-pub(super) fn memo_parts(template: &str) -> Option<(String, String)> {
-    scan::memo_parts::<Payload<'_>>(template)
-}
-
-/// See [`scan::memo_agrees`].
-#[cfg(test)]
-pub(super) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
-    scan::memo_agrees::<Payload<'_>>(template, text)
-}
-
-/// After the fast path read `template`, the memo of `bytes` unchecked
-/// ([`scan::Memo::fill_bytes`]) against the memo of the same bytes checked
-/// whole as UTF-8 first: `Ok(true)` when both take them and give the same,
-/// `Ok(false)` when neither does, `Err` otherwise.
-#[cfg(test)]
-pub(super) fn memo_bytes_agree(template: &str, bytes: &[u8]) -> Result<bool, String> {
-    let mut memo = scan::Memo::default();
-    scan::scan_text(&mut memo, template, &mut Payload::default());
-    let checked = std::str::from_utf8(bytes).ok().and_then(|t| memo.fill(t));
-    let unchecked = memo.fill_bytes(bytes);
-    match (checked, unchecked) {
-        (None, None) => Ok(false),
-        (Some(a), Some(b)) if a == b => Ok(true),
-        (a, b) => Err(format!("checked whole {a:?}, unchecked {b:?}")),
-    }
-}
-
-fn scan_delta<'a>(s: &mut Scan<'a>, d: &mut Delta<'a>) -> Option<()> {
-    let mut seen = Seen::default();
-    s.object(|s, key| match key {
-        "text" => {
-            seen.once(0)?;
-            d.text = s.hole()?;
-            Some(())
-        }
-        "toolUse" => {
-            seen.once(1)?;
-            if s.null()? {
-                return Some(());
-            }
-            let tool = d.tool_use.insert(ToolUseDelta { input: None });
-            let mut inner = Seen::default();
-            s.object(|s, key| match key {
-                "input" => {
-                    inner.once(0)?;
-                    tool.input = s.hole()?;
-                    Some(())
-                }
-                _ => s.skip(),
-            })
-        }
-        "reasoningContent" | "toolResult" => None,
-        _ => s.skip(),
-    })
-}
-
-/// See [`scan::fast_path_agrees`].
-#[cfg(test)]
-pub(super) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    scan::fast_path_agrees(scan_payload, text)
-}
-
 /// Bedrock has one message per stream: choice 0.
 const C: i64 = 0;
+
+/// The event a memo serves.
+const DELTA: &str = "contentBlockDelta";
 
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub(crate) struct State;
@@ -368,11 +327,30 @@ impl State {
     /// facts and a string.
     #[inline]
     fn served<T: ?Sized>(offer: Offer<'_, '_, T>, (facts, piece): (Facts, Str<'_>)) -> R {
-        let mut outer = Payload::default();
-        outer.fill(facts, piece);
-        let name = offer.event_name;
+        let event_name = offer.event_name;
         let (s, live) = offer.ready();
-        Self::payload(s, name, &mut outer, live)
+        // What `payload` finds in it: no wrapper, a delta (its name when the
+        // transport names none).
+        let name = match event_name {
+            Some(n) if !n.is_empty() => n,
+            _ => DELTA,
+        };
+        if name != DELTA {
+            let mut outer = Payload::default();
+            outer.fill(facts, piece);
+            return Self::event(s, event_name, name, &mut outer, live);
+        }
+        // What `event` does with it, without the payload: a text delta (tag
+        // 0) or a tool-input delta, nothing else.
+        let (tag, index, _) = facts;
+        let src = (NS_BLOCK, index.map_or(0, |i| i.0), 0);
+        s.may_follow(C, name)?;
+        s.client_block(C, src, false);
+        if tag == 0 {
+            s.text(C, TextKind::Text, Some(src), &piece, false, live)
+        } else {
+            s.input_delta(C, src, &piece, live)
+        }
     }
 
     /// Applies one event's payload as decoded (wrapped or bare).
@@ -566,8 +544,28 @@ impl Adapter for State {
 
     #[inline]
     fn feed_served_bytes(&mut self, offer: Offer<'_, '_, [u8]>) -> Option<R> {
-        let filled = offer.s.memo.fill_bytes(offer.text)?;
-        Some(Self::served(offer, filled))
+        // A string with escapes (a tool input's fragment, mostly) is decoded
+        // into the memo's buffer, not a `String` of its own.
+        let Offer {
+            s,
+            live,
+            dialect,
+            event_name,
+            text,
+        } = offer;
+        let mut spare = s.memo.take_spare();
+        let applied = s.memo.fill_bytes_in(text, Some(&mut spare)).map(|filled| {
+            let offer = Offer {
+                s: &mut *s,
+                live: &mut *live,
+                dialect,
+                event_name,
+                text,
+            };
+            Self::served(offer, filled)
+        });
+        s.memo.keep_spare(spare);
+        applied
     }
 }
 

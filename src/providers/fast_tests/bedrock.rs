@@ -295,6 +295,10 @@ fn the_bedrock_fast_path_serves_the_usual_payloads() {
         r#"{"p":"abcdefgh","role":"assistant"}"#,
         r#"{"p":"abc","stopReason":"tool_use"}"#,
         r#"{"contentBlockIndex":null,"delta":null}"#,
+        r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t","name":"f"}}}"#,
+        r#"{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"t","name":"f","type":"server_tool_use"},"x":1},"p":"a"}"#,
+        r#"{"contentBlockIndex":0,"start":{"toolUse":null}}"#,
+        r#"{"usage":{"inputTokens":1,"outputTokens":2,"totalTokens":3},"metrics":{"latencyMs":5},"p":"ab"}"#,
     ];
     for text in served {
         assert_eq!(bedrock::fast_path_agrees(text), Ok(true), "{text}");
@@ -314,10 +318,14 @@ fn the_bedrock_fast_path_serves_the_usual_payloads() {
     let stop = r#"{"contentBlockIndex":0,"p":"ab"}"#;
     assert!(bedrock::memo_parts(stop).is_none());
     let left = [
-        r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t","name":"f"}}}"#,
+        r#"{"contentBlockIndex":0,"start":{"toolResult":{"toolUseId":"t"}}}"#,
+        r#"{"contentBlockIndex":0,"start":{"toolUse":{"name":"f","name":"g"}}}"#,
+        r#"{"contentBlockIndex":0,"start":{"toolUse":{"name":1}}}"#,
+        r#"{"contentBlockIndex":0,"start":[{"toolUseId":"t"}]}"#,
+        r#"{"usage":{"inputTokens":1.5}}"#,
+        r#"{"usage":[1]}"#,
         r#"{"contentBlockDelta":{"contentBlockIndex":0,"delta":{"text":"hi"}}}"#,
         r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"r"}}}"#,
-        r#"{"usage":{"inputTokens":1},"metrics":{}}"#,
         r#"{"contentBlockIndex":0,"contentBlockIndex":1}"#,
         r#"{"contentBlockIndex":-1,"delta":{"text":"x"}}"#,
         r#"{"contentBlockIndex":1.0,"delta":{"text":"x"}}"#,

@@ -23,6 +23,7 @@ use super::{
 use crate::framing::FramingLimits;
 
 mod bedrock;
+mod carrying;
 mod cohere;
 mod delta;
 mod events;
@@ -156,6 +157,8 @@ struct Run {
     close_live: Vec<LiveEvent>,
     messages: Vec<AssembledMessage>,
     events_seen: u64,
+    /// Where the clients' readings first differ.
+    divergence: Option<String>,
 }
 
 /// Feeds `bytes` cut at `cuts`, with the fast paths on or off.
@@ -185,6 +188,7 @@ fn run(
         close_live,
         messages: b.core().messages(),
         events_seen: b.core().events_seen(),
+        divergence: b.core().divergence().map(str::to_owned),
     }
 }
 

@@ -244,6 +244,11 @@ fn events(r: &mut Rng) -> Vec<(Option<&'static str>, J)> {
         );
         at += 1;
     }
+    // The response's output, as `response.completed` restates it.
+    let mut output = Vec::new();
+    if at > 0 && r.chance(50) {
+        output.push(item("message", "msg_0"));
+    }
     for i in 0..r.below(4) {
         let custom = r.chance(25);
         let (kind, field, delta, done) = if custom {
@@ -309,6 +314,10 @@ fn events(r: &mut Rng) -> Vec<(Option<&'static str>, J)> {
             "response.output_item.done",
             vec![("output_index", J::Num(num[at])), ("item", call(&said))],
         );
+        if r.chance(90) {
+            let said = restated(r);
+            output.push(call(&said));
+        }
         at += 1;
     }
     let usage = obj(vec![
@@ -318,6 +327,9 @@ fn events(r: &mut Rng) -> Vec<(Option<&'static str>, J)> {
     let mut end = response("completed");
     if let J::Obj(m) = &mut end {
         m.push(("usage".to_owned(), usage));
+        if r.chance(80) {
+            m.push(("output".to_owned(), J::Arr(output)));
+        }
     }
     push("response.completed", vec![("response", end)]);
     if r.chance(60) {

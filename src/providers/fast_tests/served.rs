@@ -14,7 +14,7 @@ use crate::providers::{AssemblerLimits, BytesError, Dialect, SERVED};
 /// `bytes` fed whole and in 7-byte reads, with the fast paths and without, to
 /// `dialect` and to `auto`: the same runs. Gives the fast run of the whole
 /// bytes to `dialect`, and how many events the memo served in it.
-fn both(dialect: Dialect, bytes: &[u8]) -> (Run, usize) {
+pub(super) fn both(dialect: Dialect, bytes: &[u8]) -> (Run, usize) {
     both_within(dialect, AssemblerLimits::default(), bytes)
 }
 
@@ -136,12 +136,19 @@ const STREAMS: [(Dialect, Stream, &str); 2] = [
     (Dialect::Bedrock, bedrock_stream, "Thoutpute output!"),
 ];
 
+/// The events of a stream of [`STREAMS`] served besides its deltas: a
+/// Responses stream's `response.created` (`responses/carrying.rs`).
+fn carrying(dialect: Dialect) -> usize {
+    usize::from(dialect == Dialect::OpenAiResponses)
+}
+
 #[test]
 fn a_delta_served_by_the_memo_is_applied_as_the_general_path_applies_it() {
     for (dialect, stream, text) in STREAMS {
         let (fast, served) = both(dialect, &stream(false));
-        // The first delta is the template; the four after it are served.
-        assert_eq!(served, 4, "{dialect:?}");
+        // The first delta is the template; the four after it are served
+        // (and Responses' `response.created`, read before the body check).
+        assert_eq!(served, carrying(dialect) + 4, "{dialect:?}");
         assert_eq!(fast.messages[0].text, text);
         assert!(fast.reads.iter().all(|(r, _)| r.is_ok()), "{dialect:?}");
     }
@@ -151,7 +158,7 @@ fn a_delta_served_by_the_memo_is_applied_as_the_general_path_applies_it() {
 fn a_delta_after_done_is_not_served() {
     for (dialect, stream, _) in STREAMS {
         let (fast, served) = both(dialect, &stream(true));
-        assert_eq!(served, 4, "{dialect:?}");
+        assert_eq!(served, carrying(dialect) + 4, "{dialect:?}");
         assert!(
             matches!(&fast.reads[0].0, Err(BytesError::Core(e)) if e.to_string().contains("[DONE]")),
             "{:?}",
@@ -218,4 +225,92 @@ fn a_bedrock_payload_over_the_event_limit_is_not_served() {
         fast.reads[0].0
     );
     assert_eq!(fast.messages[0].text, "The");
+}
+
+/// A Bedrock event stream of these frames, each its event type (none when
+/// empty) and its payload.
+fn bedrock_frames(frames: &[(&str, Vec<u8>)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, payload) in frames {
+        let mut headers = vec![(
+            ":message-type".to_owned(),
+            HeaderValue::String("event".to_owned()),
+        )];
+        if !name.is_empty() {
+            headers.insert(
+                0,
+                (
+                    ":event-type".to_owned(),
+                    HeaderValue::String((*name).to_owned()),
+                ),
+            );
+        }
+        let frame = EventStreamMessage {
+            headers,
+            payload: payload.clone(),
+        };
+        out.extend(frame.encode().unwrap());
+    }
+    out
+}
+
+/// A served delta is applied under the event type its frame names: none
+/// (the payload's fields tell a delta), the delta's own, or another (whose
+/// arm reads the payload as that event), text and tool input alike.
+#[test]
+fn a_bedrock_delta_served_is_read_under_the_name_its_frame_gives() {
+    let start =
+        b"{\"contentBlockIndex\":1,\"start\":{\"toolUse\":{\"toolUseId\":\"t\",\"name\":\"f\"}}}";
+    let input = |s: &str| {
+        format!("{{\"contentBlockIndex\":1,\"delta\":{{\"toolUse\":{{\"input\":\"{s}\"}}}},\"p\":\"ab\"}}")
+            .into_bytes()
+    };
+    let frames = [
+        ("messageStart", b"{\"role\":\"assistant\"}".to_vec()),
+        ("contentBlockDelta", bedrock_delta(b"Th")),
+        ("", bedrock_delta(b"e ")),
+        ("contentBlockDelta", bedrock_delta(b"end")),
+        ("contentBlockStop", bedrock_delta(b"!")),
+        ("", bedrock_delta(b"?")),
+        ("contentBlockStop", b"{\"contentBlockIndex\":0}".to_vec()),
+        ("contentBlockStart", start.to_vec()),
+        ("contentBlockDelta", input("{\\\"a\\\"")),
+        ("", input(":1")),
+        ("contentBlockDelta", input("}")),
+        ("messageStop", input("x")),
+        ("contentBlockStop", b"{\"contentBlockIndex\":1}".to_vec()),
+        ("messageStop", b"{\"stopReason\":\"tool_use\"}".to_vec()),
+    ];
+    let (fast, served) = both(Dialect::Bedrock, &bedrock_frames(&frames));
+    assert!(served >= 5, "served {served}");
+    // A served delta makes its block the current one for the clients that
+    // keep one (a delta after its block's stop, refused, then another
+    // block: a divergence on both paths).
+    let frames = [
+        ("messageStart", b"{\"role\":\"assistant\"}".to_vec()),
+        ("contentBlockDelta", bedrock_delta(b"a")),
+        ("contentBlockStop", b"{\"contentBlockIndex\":0}".to_vec()),
+        ("contentBlockDelta", bedrock_delta(b"b")),
+        ("contentBlockStart", start.to_vec()),
+    ];
+    let (after_stop, served) = both(Dialect::Bedrock, &bedrock_frames(&frames));
+    assert_eq!(served, 1);
+    assert!(after_stop.divergence.is_some(), "{after_stop:?}");
+    // A delta after the message's end is refused as the protocol says.
+    let frames = [
+        ("messageStart", b"{\"role\":\"assistant\"}".to_vec()),
+        ("contentBlockDelta", bedrock_delta(b"a")),
+        ("contentBlockDelta", bedrock_delta(b"b")),
+        ("messageStop", b"{\"stopReason\":\"end_turn\"}".to_vec()),
+        ("contentBlockDelta", bedrock_delta(b"c")),
+    ];
+    let (after_end, served) = both(Dialect::Bedrock, &bedrock_frames(&frames));
+    assert_eq!(served, 2);
+    assert!(after_end.reads[0].0.is_err(), "{after_end:?}");
+    assert!(
+        fast.messages[0].text.starts_with("The end"),
+        "{:?}",
+        fast.messages[0].text
+    );
+    assert_eq!(fast.messages[0].tool_uses[0].block.input, "{\"a\":1}");
 }

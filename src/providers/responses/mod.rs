@@ -18,6 +18,7 @@
 //! a resent one is skipped, a gap or a reordering is a problem (Q33).
 
 mod body;
+pub(super) mod carrying;
 mod direct;
 mod fast;
 mod guard;
@@ -40,12 +41,11 @@ use super::json::{json_string, text, Loose};
 use super::outcome::{count, TokenUsage};
 use super::protocol::{AfterEnd, BlockPhase, Ends, Protocol, Reading};
 use super::registry::{Adapter, BodySpec, Hints, Offer, ResponseFields, Spec};
-use super::scan;
 use super::state::{
     provider_error, violation, Fail, Live, Opening, Src, Stream, TextKind, NS_REASONING,
     NS_REFUSAL, NS_TEXT, NS_TOOL, R,
 };
-use super::{common, Input, NoteKind, ProblemKind, Rule};
+use super::{common, scan, Input, NoteKind, ProblemKind, Rule};
 use crate::accumulate::ThinkingFragment;
 use crate::blocks::{Block, ToolResultBlock, CUSTOM};
 
@@ -644,7 +644,7 @@ impl Adapter for State {
         let (text, name) = (offer.text, offer.event_name);
         let mut ev = Event::default();
         if !fast::fill(&self.memo, text, &mut ev) {
-            return None;
+            return self.feed_carrying(offer);
         }
         let (s, live) = offer.ready();
         Some(self.apply_event(s, name, &mut ev, true, Input::Text(text), None, live))

@@ -60,6 +60,9 @@ pub(crate) struct Memo<F> {
     seq: Option<(Run, usize)>,
     /// What the dialect read from the template besides the string.
     facts: Option<F>,
+    /// Where [`Memo::fill_bytes_in`] decodes a string with escapes (taken
+    /// out and given back around each event, [`Memo::take_spare`]).
+    spare: String,
 }
 
 /// A run of a [`Memo`]'s fixed text, around its places.
@@ -189,8 +192,20 @@ impl<F: Copy> Memo<F> {
     /// the string between them is checked, which makes the whole text UTF-8
     /// (the runs are the template's text, cut at its string's quotes). The
     /// same event [`Memo::fill`] takes from the same bytes checked whole.
-    #[inline]
+    #[cfg(test)]
     pub(crate) fn fill_bytes<'a>(&self, b: &'a [u8]) -> Option<(F, Str<'a>)> {
+        self.fill_bytes_in(b, None)
+    }
+
+    /// [`Memo::fill_bytes`] with `decoded` lent for a string with escapes
+    /// ([`Scan::lend`]): the string is decoded into it and borrowed from it,
+    /// with no allocation once it has grown to the strings' size.
+    #[inline]
+    pub(crate) fn fill_bytes_in<'a>(
+        &self,
+        b: &'a [u8],
+        decoded: Option<&'a mut String>,
+    ) -> Option<(F, Str<'a>)> {
         if self.seq.is_some() || self.nonce.is_some() {
             return None;
         }
@@ -206,8 +221,25 @@ impl<F: Copy> Memo<F> {
         }
         let text = std::str::from_utf8(b.get(start..end)?).ok()?;
         let mut p = Scan::new(text);
+        if let Some(decoded) = decoded {
+            p.lend(decoded);
+        }
         let s = p.string()?;
         (p.at == text.len()).then_some((facts, s))
+    }
+
+    /// The buffer [`Memo::fill_bytes_in`] decodes into, taken out of the
+    /// memo (empty), to be given back by [`Memo::keep_spare`].
+    pub(crate) fn take_spare(&mut self) -> String {
+        std::mem::take(&mut self.spare)
+    }
+
+    /// Gives the buffer back (unless it grew past what a thread keeps).
+    pub(crate) fn keep_spare(&mut self, mut spare: String) {
+        if spare.capacity() <= super::KEEP_DECODED {
+            spare.clear();
+            self.spare = spare;
+        }
     }
 
     /// [`Memo::fill`] that also gives where the string starts and the
