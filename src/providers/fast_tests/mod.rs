@@ -292,20 +292,26 @@ proptest! {
 }
 
 /// An OpenAI chat chunk of the common event's shape (one choice whose delta
-/// is one call's argument fragment), with other members around it.
+/// is one call's argument fragment, or one piece of text), with other members
+/// around it.
 fn fragment_chunk(r: &mut Rng) -> J {
-    let arguments = J::Str(text(r));
-    let function = members(r, vec![(100, "arguments", arguments)]);
-    let call_index = index(r);
-    let call = members(
-        r,
-        vec![
-            (90, "index", call_index),
-            (100, "function", function),
-            (30, "type", s("function")),
-        ],
-    );
-    let delta = members(r, vec![(100, "tool_calls", J::Arr(vec![call]))]);
+    let delta = if r.chance(40) {
+        let piece = J::Str(text(r));
+        members(r, vec![(100, "content", piece), (10, "refusal", J::Null)])
+    } else {
+        let arguments = J::Str(text(r));
+        let function = members(r, vec![(100, "arguments", arguments)]);
+        let call_index = index(r);
+        let call = members(
+            r,
+            vec![
+                (90, "index", call_index),
+                (100, "function", function),
+                (30, "type", s("function")),
+            ],
+        );
+        members(r, vec![(100, "tool_calls", J::Arr(vec![call]))])
+    };
     let choice_index = index(r);
     let choice = members(
         r,
@@ -412,6 +418,38 @@ proptest! {
     fn the_memo_and_the_general_decoder_agree_on_anthropic_events(seed in any::<u64>()) {
         let agrees = memo_agrees(seed, false);
         prop_assert!(agrees.is_ok(), "{:?}", agrees);
+    }
+}
+
+/// A chunk whose delta is one piece of text is the memo's template as an
+/// argument fragment is (a role beside it is read by neither path); text
+/// beside a call's fragment or a refusal is not (it is not the common event).
+#[test]
+fn the_memo_takes_a_piece_of_text_as_its_template() {
+    let template = r#"{"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [{"index": 0, "delta": {"content": "word0 "}, "finish_reason": null}]}"#;
+    let (prefix, suffix) = openai_chat::memo_parts(template).expect("a text chunk is learned");
+    let with = |piece: &str| format!("{prefix}{piece}{suffix}");
+    assert_eq!(
+        openai_chat::memo_agrees(template, &with(r#""word1 ""#)),
+        Ok(true)
+    );
+    assert_eq!(
+        openai_chat::memo_agrees(template, &with(r#""caf\u00e9 \"x\"""#)),
+        Ok(true)
+    );
+    // A piece that is no string, and a content that is null, are the scanner's.
+    for other in ["null", "[]", "1"] {
+        assert_eq!(
+            openai_chat::memo_agrees(template, &with(other)),
+            Ok(false),
+            "{other}"
+        );
+    }
+    for not_common in [
+        r#"{"choices":[{"index":0,"delta":{"content":"a","tool_calls":[{"index":0,"function":{"arguments":"{"}}]}}]}"#,
+        r#"{"choices":[{"index":0,"delta":{"content":"a","refusal":"no"}}]}"#,
+    ] {
+        assert_eq!(openai_chat::memo_parts(not_common), None, "{not_common}");
     }
 }
 

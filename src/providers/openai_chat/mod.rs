@@ -230,9 +230,11 @@ fn scan_delta<'a>(p: &mut Scan<'a>, delta: &mut Delta<'a>) -> Option<()> {
     p.object(|p, key| {
         let (n, field) = match key {
             "content" => {
-                // An array of parts is for the general path.
+                // An array of parts is for the general path. The string is
+                // the memo's hole: a chunk whose delta is one piece of text
+                // is the common event as an argument fragment is.
                 seen.once(0)?;
-                delta.content = p.opt_str()?.map(Content::Text);
+                delta.content = p.hole()?.map(Content::Text);
                 return Some(());
             }
             "refusal" => (1, &mut delta.refusal),
