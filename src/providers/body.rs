@@ -185,19 +185,7 @@ fn reference_only() -> bool {
 /// Runs `f` with every body read by the reference path only.
 #[cfg(test)]
 pub(crate) fn with_reference<T>(f: impl FnOnce() -> T) -> T {
-    while_set(&REFERENCE_ONLY, f)
-}
-
-/// Runs `f` with the tests' `flag` set, and clears it after.
-#[cfg(test)]
-fn while_set<T>(
-    flag: &'static std::thread::LocalKey<std::cell::Cell<bool>>,
-    f: impl FnOnce() -> T,
-) -> T {
-    flag.with(|r| r.set(true));
-    let out = f();
-    flag.with(|r| r.set(false));
-    out
+    whole::while_set(&REFERENCE_ONLY, f)
 }
 
 #[cfg(test)]
@@ -222,7 +210,7 @@ pub(crate) fn scan_bodies() -> bool {
 /// Runs `f` with every body a direct reader reads decoded by its typed decode.
 #[cfg(test)]
 pub(crate) fn with_typed<T>(f: impl FnOnce() -> T) -> T {
-    while_set(&TYPED_ONLY, f)
+    whole::while_set(&TYPED_ONLY, f)
 }
 
 /// The text of a body for a direct reader's scanner (`None`: the bytes are

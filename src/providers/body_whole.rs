@@ -30,10 +30,22 @@ thread_local! {
     pub(crate) static WHOLE_READS: Cell<usize> = const { Cell::new(0) };
 }
 
+/// Runs `f` with the tests' `flag` set, and clears it after.
+#[cfg(test)]
+pub(super) fn while_set<T>(
+    flag: &'static std::thread::LocalKey<Cell<bool>>,
+    f: impl FnOnce() -> T,
+) -> T {
+    flag.with(|r| r.set(true));
+    let out = f();
+    flag.with(|r| r.set(false));
+    out
+}
+
 /// Runs `f` with no line read whole here (the framing checks every line).
 #[cfg(test)]
 pub(crate) fn without_offer<T>(f: impl FnOnce() -> T) -> T {
-    super::while_set(&NO_OFFER, f)
+    while_set(&NO_OFFER, f)
 }
 
 /// Whether a direct reader may read a body its scanner gave up on with its
