@@ -461,6 +461,18 @@ impl Stream {
         Ok(())
     }
 
+    /// [`Stream::replace_input`] with the input call `key` holds already (a
+    /// restatement a reader found equal without decoding it): checked as
+    /// that checks it, nothing changed.
+    pub(crate) fn restate_input(&mut self, c: i64, key: i64) -> R {
+        let held = self.choices.get(&c).and_then(|ch| ch.tools.get(key));
+        self.budget(held.map_or(0, |b| b.input.len()), || {
+            format!("tool call {key} of choice {c}")
+        })?;
+        self.writable(c)?;
+        Ok(())
+    }
+
     /// Adds the result of a server-side tool (Q27) as a block of its own.
     pub(crate) fn tool_result(&mut self, c: i64, src: Option<Src>, block: ToolResultBlock) -> R {
         let n = block

@@ -25,6 +25,7 @@ use std::cell::Cell;
 
 use serde_json::{Map, Value};
 
+use super::restated::{Held, Restated};
 use super::snapshot::SnapshotCall;
 use super::wire::{Event, Incomplete, Response};
 use super::{State, CLIENT_ITEMS, CUSTOM};
@@ -62,6 +63,9 @@ pub(super) struct CarriedItem<'a> {
     name: Member<'a>,
     arguments: Member<'a>,
     input: Member<'a>,
+    /// The call's arguments (its input, for a custom call) when found to be
+    /// the input of the call at the item's output index (then absent above).
+    restated: Option<Restated<'a>>,
 }
 
 /// A member's string, `""` when absent or `null` (as the check reads it).
@@ -85,6 +89,7 @@ impl CarriedItem<'_> {
             id: field(&self.id),
             name: field(&self.name),
             args: args.as_ref().map(|a| a.as_deref()),
+            restated: self.restated,
         })
     }
 }
@@ -96,8 +101,9 @@ fn member<'a>(p: &mut Scan<'a>, seen: &mut Seen, n: u32, slot: &mut Member<'a>) 
     Some(())
 }
 
-/// An output item: an object, not one the check compares whole.
-fn item<'a>(p: &mut Scan<'a>) -> Option<CarriedItem<'a>> {
+/// An output item at output index `oi`: an object, not one the check
+/// compares whole.
+fn item<'a>(p: &mut Scan<'a>, held: Held<'_>, oi: i64) -> Option<CarriedItem<'a>> {
     let mut it = CarriedItem::default();
     let mut seen = Seen::default();
     p.object(|p, key| match key {
@@ -105,8 +111,22 @@ fn item<'a>(p: &mut Scan<'a>) -> Option<CarriedItem<'a>> {
         "call_id" => member(p, &mut seen, 1, &mut it.call_id),
         "id" => member(p, &mut seen, 2, &mut it.id),
         "name" => member(p, &mut seen, 3, &mut it.name),
-        "arguments" => member(p, &mut seen, 4, &mut it.arguments),
-        "input" => member(p, &mut seen, 5, &mut it.input),
+        "arguments" | "input" => {
+            let arguments = key == "arguments";
+            let call = if arguments { "function_call" } else { CUSTOM };
+            if field(&it.kind) == call {
+                if let Some(r) = held.read(p, Some(oi)) {
+                    seen.once(if arguments { 4 } else { 5 })?;
+                    it.restated = Some(r);
+                    return Some(());
+                }
+            }
+            if arguments {
+                member(p, &mut seen, 4, &mut it.arguments)
+            } else {
+                member(p, &mut seen, 5, &mut it.input)
+            }
+        }
         _ => p.skip(),
     })?;
     let item_type = field(&it.kind);
@@ -143,6 +163,7 @@ fn response<'a>(
     p: &mut Scan<'a>,
     kind: &str,
     items: &mut Vec<CarriedItem<'a>>,
+    held: Held<'_>,
 ) -> Option<Response> {
     let mut r = Response {
         id: None,
@@ -184,8 +205,10 @@ fn response<'a>(
             }
             "output" if kind == COMPLETED => {
                 seen.once(6)?;
+                let mut oi = 0_i64;
                 p.array(|p| {
-                    items.push(item(p)?);
+                    items.push(item(p, held, oi)?);
+                    oi = oi.saturating_add(1);
                     Some(())
                 })?;
             }
@@ -204,6 +227,7 @@ pub(super) fn scan<'a>(
     text: &'a str,
     ev: &mut Event<'a>,
     items: &mut Vec<CarriedItem<'a>>,
+    held: Held<'_>,
 ) -> Option<()> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
@@ -229,7 +253,7 @@ pub(super) fn scan<'a>(
         "response" => {
             seen.once(2)?;
             let kind = ev.kind.as_deref()?;
-            ev.response = Some(response(p, kind, items)?);
+            ev.response = Some(response(p, kind, items, held)?);
             Some(())
         }
         _ => None,
@@ -290,7 +314,7 @@ impl State {
         let (text, name) = (offer.text, offer.event_name);
         let mut ev = Event::default();
         let mut items = Vec::new();
-        scan(text, &mut ev, &mut items)?;
+        scan(text, &mut ev, &mut items, Held::of(offer.s, &self.said))?;
         let calls: Vec<SnapshotCall<'_>> = items.iter().filter_map(CarriedItem::call).collect();
         let completed = ev.kind.as_deref() == Some("response.completed");
         let snapshot = completed.then_some(calls.as_slice());
@@ -367,6 +391,7 @@ pub(crate) fn agrees(text: &str) -> Result<bool, String> {
             name: member(&r.name)?,
             arguments: member(&r.arguments)?,
             input: member(&r.input)?,
+            restated: None,
         });
     }
     if expected != items {
@@ -381,7 +406,7 @@ pub(crate) fn agrees(text: &str) -> Result<bool, String> {
 pub(super) fn scanned(text: &str) -> Option<(Event<'_>, Vec<CarriedItem<'_>>)> {
     let mut ev = Event::default();
     let mut items = Vec::new();
-    scan(text, &mut ev, &mut items)?;
+    scan(text, &mut ev, &mut items, Held(None, &[]))?;
     Some((ev, items))
 }
 

@@ -249,6 +249,7 @@ fn events<'a>(body: &'a Body<'a>) -> Option<(Vec<Event<'a>>, Vec<SnapshotCall<'a
             arguments: if function { empty() } else { None },
             input: if custom { empty() } else { None },
             encrypted_content: None,
+            restated: None,
         };
         let ev = Event {
             output_index,
@@ -362,6 +363,7 @@ fn events<'a>(body: &'a Body<'a>) -> Option<(Vec<Event<'a>>, Vec<SnapshotCall<'a
             arguments: loose(&item.arguments),
             input: loose(&item.input),
             encrypted_content: item.encrypted_content.clone(),
+            restated: None,
         };
         let ev = Event {
             output_index,
@@ -377,6 +379,7 @@ fn events<'a>(body: &'a Body<'a>) -> Option<(Vec<Event<'a>>, Vec<SnapshotCall<'a
                 id: item.id.as_deref().unwrap_or_default(),
                 name: item.name.as_deref().unwrap_or_default(),
                 args: args.as_ref().map(|a| a.as_deref()),
+                restated: None,
             });
         }
     }

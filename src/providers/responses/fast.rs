@@ -4,8 +4,9 @@
 
 use std::borrow::Cow;
 
+use super::restated::Held;
 use super::wire::{Event, Item};
-use super::State;
+use super::{State, CUSTOM};
 use crate::providers::common::Stamp;
 use crate::providers::json::{Index, Loose, Str};
 use crate::providers::scan::{self, Memo, Scan, Seen, Span};
@@ -44,6 +45,25 @@ const SERVED: [&str; 19] = [
 /// events' item itself (`State::item`), never as a snapshot to check.
 const ITEMS: [&str; 2] = ["response.output_item.added", "response.output_item.done"];
 
+/// Whether the member `key` of an event of type `kind` is the arguments
+/// (the input) its `.done` restates.
+fn restates(kind: Option<&str>, key: &str) -> bool {
+    matches!(
+        (kind, key),
+        (Some("response.function_call_arguments.done"), "arguments")
+            | (Some("response.custom_tool_call_input.done"), "input")
+    )
+}
+
+/// Whether the member `key` of an item of type `kind` is the arguments (the
+/// input) of the call it is.
+fn restates_item(kind: Option<&str>, key: &str) -> bool {
+    matches!(
+        (kind, key),
+        (Some("function_call"), "arguments") | (Some(CUSTOM), "input")
+    )
+}
+
 /// Fills `ev` (fresh) with exactly the [`Event`] the typed decode gives, or
 /// returns `None` for the general path: an event of a type not in
 /// [`SERVED`] (or of no type), an item that is not an object ([`scan_item`])
@@ -62,11 +82,24 @@ fn scan_event<'a>(
     text: &'a str,
     ev: &mut Event<'a>,
     seq: &mut Option<(usize, usize)>,
+    held: Held<'_>,
 ) -> Option<Option<(usize, usize)>> {
     let mut p = Scan::new(text);
     let mut seen = Seen::default();
     p.object(|p, key| {
         let (n, field) = match key {
+            // What a `.done` event restates, read as the call's input when
+            // it is that (`restated.rs`).
+            "arguments" | "input" if restates(ev.kind.as_deref(), key) => {
+                seen.once(if key == "arguments" { 3 } else { 4 })?;
+                let oi = ev.output_index.map(|i| i.0);
+                match held.read(p, oi) {
+                    Some(r) => ev.restated = Some(r),
+                    None if key == "arguments" => ev.arguments = p.opt_str()?,
+                    None => ev.input = p.opt_str()?,
+                }
+                return Some(());
+            }
             "type" => (0, &mut ev.kind),
             "item_id" => (1, &mut ev.item_id),
             "delta" => (2, &mut ev.delta),
@@ -97,7 +130,9 @@ fn scan_event<'a>(
             "item" => {
                 seen.once(10)?;
                 if !p.null()? {
-                    ev.item = Some(scan_item(p)?);
+                    let done = ev.kind.as_deref() == Some("response.output_item.done");
+                    let oi = ev.output_index.map(|i| i.0).filter(|_| done);
+                    ev.item = Some(scan_item(p, held, oi)?);
                 }
                 return Some(());
             }
@@ -123,7 +158,7 @@ fn scan_event<'a>(
 /// members read are strings or `null` (a call's `arguments` or `input` that
 /// is any other value is for the general path), each at most once; any
 /// other member skipped.
-fn scan_item<'a>(p: &mut Scan<'a>) -> Option<Item<'a>> {
+fn scan_item<'a>(p: &mut Scan<'a>, held: Held<'_>, oi: Option<i64>) -> Option<Item<'a>> {
     let mut item = Item::default();
     let mut seen = Seen::default();
     p.object(|p, key| {
@@ -134,6 +169,16 @@ fn scan_item<'a>(p: &mut Scan<'a>) -> Option<Item<'a>> {
             "name" => (3, &mut item.name),
             "encrypted_content" => (4, &mut item.encrypted_content),
             "arguments" | "input" => {
+                // A done call's arguments (its input, for a custom call),
+                // read as the call's input when they are that.
+                let kind = item.kind.as_deref();
+                if oi.is_some() && restates_item(kind, key) {
+                    if let Some(r) = held.read(p, oi) {
+                        seen.once(if key == "arguments" { 5 } else { 6 })?;
+                        item.restated = Some(r);
+                        return Some(());
+                    }
+                }
                 let (n, loose) = if key == "arguments" {
                     (5, &mut item.arguments)
                 } else {
@@ -231,12 +276,17 @@ fn template(
 /// template (with the event's own stamps in their places), else the scanner,
 /// whose event becomes the template when it is a delta [`delta_event`] makes,
 /// with its stamps. `false` leaves the text to the general path.
-pub(super) fn scan_text<'a>(memo: &mut Memo<Facts>, text: &'a str, ev: &mut Event<'a>) -> bool {
+pub(super) fn scan_text<'a>(
+    memo: &mut Memo<Facts>,
+    text: &'a str,
+    ev: &mut Event<'a>,
+    held: Held<'_>,
+) -> bool {
     if fill(memo, text, ev) {
         return true;
     }
     let mut seq = None;
-    let Some(hole) = scan_event(text, ev, &mut seq) else {
+    let Some(hole) = scan_event(text, ev, &mut seq, held) else {
         return false;
     };
     if let Some(hole) = hole {
@@ -330,7 +380,7 @@ impl State {
 #[cfg(test)]
 pub(crate) fn memo_parts(template: &str) -> Option<(String, String)> {
     let mut memo = Memo::default();
-    scan_text(&mut memo, template, &mut Event::default());
+    scan_text(&mut memo, template, &mut Event::default(), Held(None, &[]));
     memo.parts()
 }
 
@@ -338,7 +388,7 @@ pub(crate) fn memo_parts(template: &str) -> Option<(String, String)> {
 #[cfg(test)]
 pub(crate) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
     let mut memo = Memo::default();
-    if !scan_text(&mut memo, template, &mut Event::default()) {
+    if !scan_text(&mut memo, template, &mut Event::default(), Held(None, &[])) {
         return Ok(false);
     }
     let mut fast = Event::default();
@@ -355,5 +405,5 @@ pub(crate) fn memo_agrees(template: &str, text: &str) -> Result<bool, String> {
 /// See [`crate::providers::scan::fast_path_agrees`].
 #[cfg(test)]
 pub(crate) fn fast_path_agrees(text: &str) -> Result<bool, String> {
-    crate::providers::scan::fast_path_agrees(|t, ev| scan_event(t, ev, &mut None), text)
+    crate::providers::scan::fast_path_agrees(|t, ev| scan_event(t, ev, &mut None, Held(None, &[])), text)
 }

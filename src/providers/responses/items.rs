@@ -62,6 +62,8 @@ impl State {
                     self.open_items.remove(&oi_key);
                     if let Some(args) = given {
                         s.replace_input(C, key, args, live)?;
+                    } else if let Some(found) = item.restated {
+                        found.replace(s, key, live)?;
                     }
                     s.item_done(C, key, live);
                     // After the item's end a delta is Q25's, whatever it says.

@@ -25,6 +25,7 @@ mod guard;
 mod ids;
 mod items;
 mod replays;
+mod restated;
 mod snapshot;
 mod wire;
 mod xai;
@@ -181,6 +182,10 @@ pub(crate) struct State {
     /// index, item id and key; dropped by every other event (never saved).
     #[serde(skip)]
     last_delta: Box<Option<LastDelta>>,
+    /// The text each call's arguments were last restated in (a cache of
+    /// the fast path, never saved; see `restated.rs`).
+    #[serde(skip)]
+    said: Vec<restated::Said>,
 }
 
 /// The call the last event, a delta, named: its output index, item id and key.
@@ -299,9 +304,14 @@ impl State {
     ) -> R {
         let mut ev = Event::default();
         let fast = match input {
-            Input::Text(t) if scan::enabled() => fast::scan_text(&mut self.memo, t, &mut ev),
+            Input::Text(t) if scan::enabled() => {
+                let held = restated::Held::of(s, &self.said);
+                fast::scan_text(&mut self.memo, t, &mut ev, held)
+            }
             _ => false,
         };
+        let found = ev.restated.or(ev.item.as_ref().and_then(|i| i.restated));
+        restated::remember(&mut self.said, s, found);
         if !fast {
             ev = match input.parse_typed(event_name, &HANDLED)? {
                 Ok(ev) => ev,
@@ -393,6 +403,8 @@ impl State {
                 let restated = if custom { &ev.input } else { &ev.arguments };
                 if let Some(args) = restated {
                     s.replace_input(C, key, args, live)?;
+                } else if let Some(found) = ev.restated {
+                    found.replace(s, key, live)?;
                 }
                 let oi_key = oi.unwrap_or(-1);
                 self.args_done.entry(oi_key).or_insert(0);
@@ -449,6 +461,7 @@ impl State {
                 s.thinking(C, Some((NS_REASONING, oi, 0)), frag, false, live)?;
             }
             "response.completed" | "response.incomplete" | "response.failed" => {
+                self.said.clear();
                 if kind == "response.completed" {
                     match snapshot {
                         Some(calls) => self.check_calls(s, kind, calls)?,

@@ -20,6 +20,8 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+use super::restated::Restated;
+
 /// A `response.output` or `item` carried by any event (cold path: ends and
 /// events this dialect does not read).
 #[derive(serde::Deserialize)]
@@ -396,6 +398,7 @@ impl State {
                 id: field(&item.id),
                 name: field(&item.name),
                 args: args.as_ref().map(|a| a.as_deref()),
+                restated: None,
             };
             return self.check_call(s, kind, place, &call);
         }
@@ -439,6 +442,7 @@ impl State {
                 id: field("id"),
                 name: field("name"),
                 args,
+                restated: None,
             };
             return self.check_call(s, kind, place, &call);
         }
@@ -481,18 +485,15 @@ impl State {
             .find(|i| !i.is_empty())
             .unwrap_or_default();
         let ch = s.choice(C)?;
-        let held = ch
-            .tools
-            .iter()
-            .find(|(_, b)| !id.is_empty() && b.id == id)
-            .map(|(_, b)| b);
+        let held = ch.tools.iter().find(|(_, b)| !id.is_empty() && b.id == id);
         let differs = match held {
             None => Some("no call of that id in the stream".to_owned()),
-            Some(b) => {
-                let args_same = match call.args {
-                    Some(Some(a)) => same_arguments(a, &b.input),
-                    None => true,
-                    Some(None) => false,
+            Some((key, b)) => {
+                let args_same = match (call.restated, call.args) {
+                    (Some(found), _) => found.same(key, &b.input, same_arguments),
+                    (None, Some(Some(a))) => same_arguments(a, &b.input),
+                    (None, None) => true,
+                    (None, Some(None)) => false,
                 };
                 if call.name != b.name {
                     Some(format!("the name {:?}, not {:?}", call.name, b.name))
@@ -517,6 +518,9 @@ pub(super) struct SnapshotCall<'x> {
     pub(super) id: &'x str,
     pub(super) name: &'x str,
     pub(super) args: Option<Option<&'x str>>,
+    /// The arguments when a scanner found them to be a call's input (then
+    /// `args` is absent).
+    pub(super) restated: Option<Restated<'x>>,
 }
 
 /// A snapshot the check cannot read: refused, as one that differs.

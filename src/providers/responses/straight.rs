@@ -181,6 +181,7 @@ impl State {
                         id,
                         name,
                         args: held.as_ref().map(|a| a.as_deref()),
+                        restated: None,
                     });
                 }
                 "message" => {

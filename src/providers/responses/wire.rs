@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 use crate::providers::json::*;
 use crate::providers::state::usage_map;
 
+use super::restated::Restated;
+
 #[derive(Debug, Default, PartialEq, Deserialize)]
 pub(super) struct Event<'a> {
     #[serde(rename = "type", borrow, default)]
@@ -42,6 +44,11 @@ pub(super) struct Event<'a> {
     /// Read loosely: a nonce that is not a string is no nonce.
     #[serde(borrow, default)]
     pub(super) obfuscation: Option<Loose<'a>>,
+    /// The member a `.done` event restates (`arguments`, or `input` for a
+    /// custom call) when the fast path found it to be the call's input
+    /// (then that member is absent); never from the typed decode.
+    #[serde(skip)]
+    pub(super) restated: Option<Restated<'a>>,
 }
 
 #[derive(Debug, Default, PartialEq, Deserialize)]
@@ -62,6 +69,9 @@ pub(super) struct Item<'a> {
     pub(super) input: Option<Loose<'a>>,
     #[serde(borrow, default)]
     pub(super) encrypted_content: Option<Str<'a>>,
+    /// The member a done call's item restates, as in [`Event`].
+    #[serde(skip)]
+    pub(super) restated: Option<Restated<'a>>,
 }
 
 /// An output item as a map, for the item kinds kept whole (cold path).

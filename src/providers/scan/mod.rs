@@ -34,6 +34,7 @@ mod agree;
 mod lent;
 mod memo;
 mod number;
+mod same;
 mod value;
 #[cfg(test)]
 pub(crate) use agree::fast_path_agrees;
