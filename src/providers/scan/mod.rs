@@ -393,57 +393,69 @@ impl<'a> Scan<'a> {
         decoded: &mut Vec<u8>,
         out: &mut String,
     ) -> Option<usize> {
-        decoded.clear();
-        decoded.reserve(self.text.len() - start);
-        let next = self.decode(start, at, decoded)?;
-        out.push_str(simdutf8::basic::from_utf8(decoded).ok()?);
+        let (next, len) = self.decode(start, at, decoded)?;
+        out.push_str(simdutf8::basic::from_utf8(decoded.get(..len)?).ok()?);
         Some(next)
     }
 
-    /// Decodes the string of [`Scan::unescape`] into `out`, in one pass: the
-    /// text is looked at [`BLOCK`] bytes at a time, each block copied whole
-    /// and the copy cut back to the first `"`, `\` or control character in
-    /// it; the escape there is decoded by [`escaped`]. Gives where the text
-    /// goes on.
-    fn decode(&self, start: usize, mut at: usize, out: &mut Vec<u8>) -> Option<usize> {
+    /// Decodes the string of [`Scan::unescape`] into the first bytes of
+    /// `out`, in one pass, and gives where the text goes on and the decoded
+    /// length. `out` is a scratch buffer, made as long as the text left
+    /// and a block (a decoded string is never longer than its text) and
+    /// left that long for the next string: its bytes are written by index,
+    /// with no length kept up to date. After an escape, the text is looked
+    /// at [`BLOCK`] bytes at a time, each block copied whole and the index
+    /// moved up to the first `"`, `\` or control character in it; a run
+    /// longer than a block is found by [`plain_run`] (with SIMD) and copied
+    /// at once. The escape at a backslash is decoded by [`escaped`].
+    fn decode(&self, start: usize, mut at: usize, out: &mut Vec<u8>) -> Option<(usize, usize)> {
         let b = self.bytes();
-        out.extend_from_slice(b.get(start..at)?);
+        let most = b.len() - start + BLOCK;
+        if out.len() < most {
+            out.resize(most, 0);
+        }
+        let buf = out.get_mut(..most)?;
+        let mut o = at - start;
+        buf.get_mut(..o)?.copy_from_slice(b.get(start..at)?);
         loop {
             // At a backslash.
             match escaped(*b.get(at + 1)?) {
                 NOT_AN_ESCAPE => return None,
                 UNICODE => {
                     let (c, next) = self.escape(at)?;
-                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                    let mut four = [0_u8; 4];
+                    let c = c.encode_utf8(&mut four).as_bytes();
+                    buf.get_mut(o..o + c.len())?.copy_from_slice(c);
+                    o += c.len();
                     at = next;
                 }
                 decoded => {
-                    out.push(decoded);
+                    *buf.get_mut(o)? = decoded;
+                    o += 1;
                     at += 2;
                 }
             }
-            // The plain run from here.
-            loop {
-                let Some(block) = b.get(at..at + BLOCK) else {
-                    let run = plain_run(b.get(at..)?)?;
-                    out.extend_from_slice(b.get(at..at + run)?);
-                    at += run;
-                    break;
-                };
+            // The plain run from here: in a block, else (a long run, or the
+            // end of the text) found by `plain_run` and copied at once.
+            let mut long = true;
+            if let Some(block) = b.get(at..at + BLOCK) {
                 let mut bytes = [0_u8; BLOCK];
                 bytes.copy_from_slice(block);
                 let n = first_special(&bytes);
-                out.extend_from_slice(&bytes);
-                if n == BLOCK {
-                    at += BLOCK;
-                    continue;
-                }
-                out.truncate(out.len() - (BLOCK - n));
+                buf.get_mut(o..o + BLOCK)?.copy_from_slice(&bytes);
+                o += n;
                 at += n;
-                break;
+                long = n == BLOCK;
+            }
+            if long {
+                let run = plain_run(b.get(at..)?)?;
+                buf.get_mut(o..o + run)?
+                    .copy_from_slice(b.get(at..at + run)?);
+                o += run;
+                at += run;
             }
             match b.get(at)? {
-                b'"' => return Some(at + 1),
+                b'"' => return Some((at + 1, o)),
                 b'\\' => {}
                 _ => return None,
             }
