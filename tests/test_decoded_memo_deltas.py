@@ -1,6 +1,7 @@
 """The memo of decoded events on the Responses API and on chat text: a delta that is
 exactly the last one with another string (a Responses delta's type, item id and indexes,
-nothing else; a chat chunk whose delta is `content` alone) is served, as dict and as SDK
+nothing else; a chat chunk whose delta is `content` alone, or `reasoning_content` or
+`reasoning` alone with a null `content`) is served, as dict and as SDK
 object, and anything else, however close (a sequence number, a nonce, another item,
 another type, a role beside the text), takes the general path with the result the bytes
 give."""
@@ -235,4 +236,79 @@ def text_neighbourhoods(draw: st.DrawFn) -> list[Any]:
 @MEMO_SETTINGS
 @given(text_neighbourhoods())
 def test_generated_chat_text_neighbours_read_as_their_bytes(events: list[Any]) -> None:
+    assert_dicts_as_bytes("openai-chat", events)
+
+
+# ------------------------------------------------------------------ chat reasoning
+
+
+def reasoning(piece: Any, name: str = "reasoning_content", **more: Any) -> Event:
+    # DeepSeek sends `"content": null` beside each piece of its reasoning.
+    return chat({"content": None, name: piece, **more})
+
+
+REASONING_NAMES = ["reasoning_content", "reasoning"]
+
+
+def reasoning_stream(name: str) -> tuple[list[Any], list[Any]]:
+    head = [CHAT_HEAD[0], reasoning("First, ", name), reasoning("the city.", name)]
+    return head, [text("It is Paris."), *CHAT_HEAD[1:], *CHAT_TAIL]
+
+
+def reasoning_neighbours(name: str) -> dict[str, Event]:
+    other = "reasoning" if name == "reasoning_content" else "reasoning_content"
+    return {
+        "text as well": chat({"content": "x", name: "x"}),
+        "the other name as well": reasoning("x", name, **{other: "x"}),
+        "the other name alone": reasoning("x", other),
+        "a refusal as well": reasoning("x", name, refusal="no"),
+        "a call as well": reasoning(
+            "x", name, tool_calls=[{"index": 0, "function": {"arguments": "{}"}}]
+        ),
+        "another choice": {
+            **reasoning("x", name),
+            "choices": [{**reasoning("x", name)["choices"][0], "index": 1}],
+        },
+        "a finish reason": chat({"content": None, name: "x"}, "stop"),
+        "reasoning null": reasoning(None, name),
+        "no content member": chat({name: "x"}),
+    }
+
+
+@pytest.mark.parametrize("name", REASONING_NAMES)
+def test_chat_reasoning_is_served_and_gives_the_bytes_result(name: str) -> None:
+    stream = reasoning_stream(name)
+    before, after = served("openai-chat", reasoning(" Then", name), stream)
+    assert before == 1 and after == 2
+    asm, errors = run("openai-chat", lambda a, e: a.feed(e), [*stream[0], *stream[1]])
+    assert errors == [None] * len(errors)
+    thinking = asm.messages()[0].blocks[0]
+    assert getattr(thinking, "thinking", None) == "First, the city."
+    assert_dicts_as_bytes("openai-chat", [*stream[0], reasoning('caf\u00e9 "x"\n', name)])
+
+
+@pytest.mark.parametrize("name", REASONING_NAMES)
+@pytest.mark.parametrize("neighbour", list(reasoning_neighbours("reasoning")))
+def test_chat_reasoning_neighbours_take_the_general_path(name: str, neighbour: str) -> None:
+    before, after = served(
+        "openai-chat", reasoning_neighbours(name)[neighbour], reasoning_stream(name)
+    )
+    assert after == before
+
+
+@st.composite
+def reasoning_neighbourhoods(draw: st.DrawFn) -> list[Any]:
+    name = draw(st.sampled_from(REASONING_NAMES))
+    odd = [
+        mutate(draw, reasoning(draw(words), name))
+        if draw(st.booleans())
+        else reasoning(draw(words), name)
+        for _ in range(draw(st.integers(1, 6)))
+    ]
+    return [*reasoning_stream(name)[0], *odd]
+
+
+@MEMO_SETTINGS
+@given(reasoning_neighbourhoods())
+def test_generated_chat_reasoning_neighbours_read_as_their_bytes(events: list[Any]) -> None:
     assert_dicts_as_bytes("openai-chat", events)

@@ -30,8 +30,7 @@ thread_local! {
     pub(crate) static WHOLE_READS: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Runs `f` with the tests' `flag` set, and clears it after.
-#[cfg(test)]
+/// Runs `f` with `flag` set, and clears it after.
 pub(super) fn while_set<T>(
     flag: &'static std::thread::LocalKey<Cell<bool>>,
     f: impl FnOnce() -> T,
@@ -98,12 +97,7 @@ pub(crate) fn whole_first(
         Some(d) if d.serves() => asm.served(d, None, text, live.as_deref_mut()),
         _ => None,
     };
-    let fed = served.or_else(|| {
-        OFFERED.with(|o| o.set(true));
-        let read = direct(asm, None, input, live);
-        OFFERED.with(|o| o.set(false));
-        read
-    });
+    let fed = served.or_else(|| while_set(&OFFERED, || direct(asm, None, input, live)));
     match fed {
         Some(r) => {
             #[cfg(test)]

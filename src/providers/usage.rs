@@ -25,8 +25,19 @@ pub(crate) enum Usage {
 
 /// The map of a usage text [`certified_map`] certified: what `serde_json`
 /// reads of it, which is what the scanner's `scanned_map` reads of it.
+///
+/// `serde_json` reads every text the certificate passes (strings, `u64`s,
+/// booleans, `null` and such objects, checked by the scanner); the property
+/// test `certifies_what_scanned_map_reads` holds the two readings together,
+/// and debug builds (every test) stop here should they ever part. A release
+/// build cannot panic, and gives the empty map.
 pub(crate) fn read(text: &str) -> Map<String, Value> {
-    serde_json::from_str(text).unwrap_or_default()
+    let map = serde_json::from_str(text);
+    debug_assert!(
+        map.is_ok(),
+        "a certified usage text serde_json refuses: {text}"
+    );
+    map.unwrap_or_default()
 }
 
 impl Usage {

@@ -292,12 +292,25 @@ proptest! {
 }
 
 /// An OpenAI chat chunk of the common event's shape (one choice whose delta
-/// is one call's argument fragment, or one piece of text), with other members
-/// around it.
+/// is one call's argument fragment, or one piece of text or of reasoning),
+/// with other members around it.
 fn fragment_chunk(r: &mut Rng) -> J {
     let delta = if r.chance(40) {
         let piece = J::Str(text(r));
-        members(r, vec![(100, "content", piece), (10, "refusal", J::Null)])
+        let name = if r.chance(50) {
+            "content"
+        } else if r.chance(50) {
+            "reasoning_content"
+        } else {
+            "reasoning"
+        };
+        // DeepSeek sends `"content": null` beside its reasoning.
+        let beside = if name == "content" {
+            "refusal"
+        } else {
+            "content"
+        };
+        members(r, vec![(100, name, piece), (10, beside, J::Null)])
     } else {
         let arguments = J::Str(text(r));
         let function = members(r, vec![(100, "arguments", arguments)]);
@@ -451,6 +464,48 @@ fn the_memo_takes_a_piece_of_text_as_its_template() {
     ] {
         assert_eq!(openai_chat::memo_parts(not_common), None, "{not_common}");
     }
+}
+
+/// A chunk whose delta is one piece of reasoning (`reasoning_content`, as
+/// DeepSeek, Qwen and vLLM send it, or `reasoning`, as OpenRouter and Ollama
+/// do) is the memo's template as a piece of text is, served as reasoning;
+/// reasoning beside text, beside the other name or beside a call's fragment
+/// is not the common event.
+#[test]
+fn the_memo_takes_a_piece_of_reasoning_as_its_template() {
+    for name in ["reasoning_content", "reasoning"] {
+        let template = format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{{"index":0,"delta":{{"content":null,"{name}":"step0 "}},"finish_reason":null}}]}}"#
+        );
+        let (prefix, suffix) =
+            openai_chat::memo_parts(&template).expect("a reasoning chunk is learned");
+        let with = |piece: &str| format!("{prefix}{piece}{suffix}");
+        for piece in [r#""step1 ""#, r#""caf\u00e9 \"x\"\n""#, r#""""#] {
+            assert_eq!(
+                openai_chat::memo_agrees(&template, &with(piece)),
+                Ok(true),
+                "{name} {piece}"
+            );
+        }
+        for other in ["null", "[]", "1"] {
+            assert_eq!(
+                openai_chat::memo_agrees(&template, &with(other)),
+                Ok(false),
+                "{name} {other}"
+            );
+        }
+        for not_common in [
+            format!(r#"{{"choices":[{{"index":0,"delta":{{"content":"a","{name}":"b"}}}}]}}"#),
+            format!(
+                r#"{{"choices":[{{"index":0,"delta":{{"{name}":"b","tool_calls":[{{"index":0,"function":{{"arguments":"{{"}}}}]}}}}]}}"#
+            ),
+            format!(r#"{{"choices":[{{"index":0,"delta":{{"{name}":"b","refusal":"no"}}}}]}}"#),
+        ] {
+            assert_eq!(openai_chat::memo_parts(&not_common), None, "{not_common}");
+        }
+    }
+    let both = r#"{"choices":[{"index":0,"delta":{"reasoning_content":"a","reasoning":"a"}}]}"#;
+    assert_eq!(openai_chat::memo_parts(both), None);
 }
 
 /// The memo serves events made from its templates (many generated templates

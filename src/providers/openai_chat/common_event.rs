@@ -1,5 +1,6 @@
 //! The chat dialect's common event: one choice whose delta is the next
-//! argument fragment of one call, or the next piece of text, and nothing else
+//! argument fragment of one call, or the next piece of text or of reasoning
+//! (`reasoning_content` or `reasoning`, each alone), and nothing else
 //! (what a [`crate::providers::scan::Memo`] of the bytes and the binding's memo of decoded
 //! events serve).
 
@@ -17,10 +18,19 @@ const TYPED_FUNCTION: u8 = 1;
 /// The tag of [`Facts`] for a piece of text: a delta that is `content` alone.
 const TEXT: u8 = 2;
 
+/// The tag of [`Facts`] for a piece of reasoning as DeepSeek, Qwen, vLLM and
+/// xAI send it: a delta that is `reasoning_content` alone.
+const REASONING_CONTENT: u8 = 3;
+
+/// The tag of [`Facts`] for a piece of reasoning as OpenRouter, Ollama and
+/// newer vLLM send it: a delta that is `reasoning` alone.
+const REASONING: u8 = 4;
+
 /// Makes `chunk` (fresh) the chunk of the common event: one choice whose
 /// delta is the next argument fragment of one call (with `"type": "function"`
-/// when the tag says so) or, tagged [`TEXT`], the next piece of text, and
-/// nothing else (what a [`crate::providers::scan::Memo`] serves). Built in place, as the
+/// when the tag says so) or, tagged [`TEXT`], [`REASONING_CONTENT`] or
+/// [`REASONING`], the next piece of text or reasoning, and nothing else
+/// (what a [`crate::providers::scan::Memo`] serves). Built in place, as the
 /// scanner builds.
 pub(super) fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (tag, choice, call): Facts, arguments: Str<'a>) {
     let Some(ch) = chunk.choices.insert(Few::default()).slot() else {
@@ -28,21 +38,24 @@ pub(super) fn fragment_chunk<'a>(chunk: &mut Chunk<'a>, (tag, choice, call): Fac
     };
     ch.index = choice;
     let delta = ch.delta.insert(Delta::default());
-    if tag == TEXT {
-        delta.content = Some(Content::Text(arguments));
-        return;
+    match tag {
+        TEXT => delta.content = Some(Content::Text(arguments)),
+        REASONING_CONTENT => delta.reasoning_content = Some(arguments),
+        REASONING => delta.reasoning = Some(arguments),
+        _ => {
+            let Some(tc) = delta.tool_calls.insert(Few::default()).slot() else {
+                return;
+            };
+            tc.index = call;
+            if tag == TYPED_FUNCTION {
+                tc.kind = Some(Str("function".into()));
+            }
+            tc.function = Some(Function {
+                name: None,
+                arguments: Some(TextOrObject::Text(arguments)),
+            });
+        }
     }
-    let Some(tc) = delta.tool_calls.insert(Few::default()).slot() else {
-        return;
-    };
-    tc.index = call;
-    if tag == TYPED_FUNCTION {
-        tc.kind = Some(Str("function".into()));
-    }
-    tc.function = Some(Function {
-        name: None,
-        arguments: Some(TextOrObject::Text(arguments)),
-    });
 }
 
 /// The facts, the string and the nonce of a chunk that is exactly a
@@ -58,6 +71,10 @@ pub(super) fn stamped_common<'c>(chunk: &'c Chunk<'_>) -> Option<(Facts, &'c str
     let delta = choice.delta.as_ref()?;
     let (facts, piece) = if let Some(Content::Text(text)) = &delta.content {
         ((TEXT, choice.index, None), text)
+    } else if let Some(r) = &delta.reasoning_content {
+        ((REASONING_CONTENT, choice.index, None), r)
+    } else if let Some(r) = &delta.reasoning {
+        ((REASONING, choice.index, None), r)
     } else {
         let call = delta.tool_calls.as_ref()?.iter().next()?;
         let Some(TextOrObject::Text(arguments)) = call.function.as_ref()?.arguments.as_ref() else {

@@ -238,8 +238,18 @@ fn scan_delta<'a>(p: &mut Scan<'a>, delta: &mut Delta<'a>) -> Option<()> {
                 return Some(());
             }
             "refusal" => (1, &mut delta.refusal),
-            "reasoning_content" => (2, &mut delta.reasoning_content),
-            "reasoning" => (3, &mut delta.reasoning),
+            // Reasoning is the memo's hole too: a delta that is one piece
+            // of it is the common event, as a piece of text is.
+            "reasoning_content" => {
+                seen.once(2)?;
+                delta.reasoning_content = p.hole()?;
+                return Some(());
+            }
+            "reasoning" => {
+                seen.once(3)?;
+                delta.reasoning = p.hole()?;
+                return Some(());
+            }
             "tool_calls" => {
                 seen.once(4)?;
                 if !p.null()? {
