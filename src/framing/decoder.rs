@@ -1,6 +1,7 @@
 //! The transport-agnostic decoder: detects, then delegates.
 
 use super::detect::{classify_from, Detection};
+use super::eventstream::EventFrame;
 use super::jsonl::Sink;
 use super::{
     Error, EventStreamDecoder, EventStreamMessage, FramingLimits, JsonLinesDecoder, SseDecoder,
@@ -63,7 +64,13 @@ impl Inner {
             Inner::Undecided => Ok(()),
             Inner::Sse(d) => d.push_with(bytes, &mut |e| sink.frame(FrameRef::Sse(e))),
             Inner::Lines(d) => d.push_to(bytes, &mut Lines(sink)),
-            Inner::Events(d) => d.push_with(bytes, &mut |m| sink.frame(FrameRef::EventStream(m))),
+            Inner::Events(d) => d.push_frames(bytes, &mut |m, parts| {
+                if !sink.event_frame(parts.with(m)) {
+                    m.payload.clear();
+                    m.payload.extend_from_slice(parts.payload());
+                    sink.frame(FrameRef::EventStream(m));
+                }
+            }),
         }
     }
 
@@ -82,6 +89,14 @@ impl Inner {
 pub(crate) trait FrameSink {
     /// A frame.
     fn frame(&mut self, frame: FrameRef<'_>);
+
+    /// An AWS event-stream frame with its payload borrowed, offered before
+    /// it is copied into its message for [`FrameSink::frame`]: `true` when
+    /// the sink read it (and `frame` is not called), `false` for `frame`.
+    #[inline]
+    fn event_frame(&mut self, _frame: EventFrame<'_>) -> bool {
+        false
+    }
 
     /// Whether the next JSON line would be offered to [`FrameSink::whole`].
     #[inline]

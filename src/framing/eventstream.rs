@@ -25,11 +25,64 @@ const KEEP_CAPACITY: usize = 1 << 20;
 static HASHER: std::sync::LazyLock<crc32fast::Hasher> =
     std::sync::LazyLock::new(crc32fast::Hasher::new);
 
-/// A CRC32 hasher that has taken `bytes`.
-fn crc32_of(bytes: &[u8]) -> crc32fast::Hasher {
+/// The CRC32 of `bytes` (crc32fast: carry-less multiplication where the
+/// machine has it).
+fn crc32_of(bytes: &[u8]) -> u32 {
     let mut h = HASHER.clone();
     h.update(bytes);
-    h
+    h.finalize()
+}
+
+/// The CRC32 (IEEE, reflected) tables of slicing by eight: row `k` gives a
+/// byte's remainder as if `k` zero bytes followed it.
+static SLICES: [[u32; 256]; 8] = slices();
+
+// Indexing in a constant's evaluation cannot panic at run time: a bad index
+// fails the build.
+#[allow(clippy::indexing_slicing)]
+const fn slices() -> [[u32; 256]; 8] {
+    let mut t = [[0_u32; 256]; 8];
+    let mut i = 0;
+    while i < 256 {
+        let mut c = i as u32;
+        let mut k = 0;
+        while k < 8 {
+            c = if c & 1 == 1 {
+                0xEDB8_8320 ^ (c >> 1)
+            } else {
+                c >> 1
+            };
+            k += 1;
+        }
+        t[0][i] = c;
+        i += 1;
+    }
+    let mut i = 0;
+    while i < 256 {
+        let mut k = 1;
+        while k < 8 {
+            let prev = t[k - 1][i];
+            t[k][i] = (prev >> 8) ^ t[0][(prev & 0xff) as usize];
+            k += 1;
+        }
+        i += 1;
+    }
+    t
+}
+
+/// The CRC32 of a prelude's eight bytes of lengths, by eight table lookups
+/// (what crc32fast does byte by byte below sixteen bytes).
+fn crc32_of_lengths(lengths: [u8; 8]) -> u32 {
+    let [a, b, c, d, e, f, g, h] = lengths;
+    let [a, b, c, d] = (u32::from_le_bytes([a, b, c, d]) ^ u32::MAX).to_le_bytes();
+    let at = |row: usize, byte: u8| {
+        SLICES
+            .get(row)
+            .and_then(|r| r.get(usize::from(byte)))
+            .copied()
+            .unwrap_or_default()
+    };
+    !(at(7, a) ^ at(6, b) ^ at(5, c) ^ at(4, d) ^ at(3, e) ^ at(2, f) ^ at(1, g) ^ at(0, h))
 }
 
 /// One header value, by its wire type.
@@ -215,23 +268,17 @@ fn malformed(offset: u64, reason: impl Into<String>) -> Error {
 }
 
 /// Checks the first 12 bytes of a frame starting at `offset`; gives the
-/// prelude and the CRC32 hasher that took its two lengths (the message CRC
-/// starts with the same eight bytes: they are not hashed twice).
-fn read_prelude(
-    bytes: &[u8],
-    offset: u64,
-    max_frame_bytes: usize,
-) -> Result<(Prelude, crc32fast::Hasher), Error> {
+/// prelude.
+fn read_prelude(bytes: &[u8], offset: u64, max_frame_bytes: usize) -> Result<Prelude, Error> {
     let (Some(total), Some(headers_len), Some(expected), Some(lengths)) = (
         be_u32(bytes, 0),
         be_u32(bytes, 4),
         be_u32(bytes, 8),
-        bytes.get(..8),
+        bytes.get(..8).and_then(|b| <[u8; 8]>::try_from(b).ok()),
     ) else {
         return Err(malformed(offset, "prelude shorter than 12 bytes"));
     };
-    let hasher = crc32_of(lengths);
-    let computed = hasher.clone().finalize();
+    let computed = crc32_of_lengths(lengths);
     if computed != expected {
         return Err(Error::Crc {
             crc: CrcKind::Prelude,
@@ -262,13 +309,10 @@ fn read_prelude(
             format!("headers length {headers_len} does not fit in a frame of {total} bytes"),
         ));
     }
-    Ok((
-        Prelude {
-            total: total_len,
-            headers_len,
-        },
-        hasher,
-    ))
+    Ok(Prelude {
+        total: total_len,
+        headers_len,
+    })
 }
 
 /// A bounds-checked cursor over a frame's headers section.
@@ -382,26 +426,102 @@ fn parse_headers(
     Ok(())
 }
 
-/// Decodes one whole frame starting at `offset`, whose prelude is checked
-/// (`hasher` took its first eight bytes), into `m` (whose buffers are
-/// reused). `raw` holds the headers section `m`'s
-/// headers were read from: a frame with the same section (the usual next
-/// frame: the same names, types and event type) has the same headers, and
-/// they are not read again.
-fn decode_frame(
-    frame: &[u8],
+/// Where a frame's `:event-type` and `:message-type` headers are in its
+/// list (the first of each name, as [`EventStreamMessage::header`] finds
+/// it), found once per headers section read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Named {
+    event_type: Option<usize>,
+    message_type: Option<usize>,
+}
+
+impl Named {
+    fn of(headers: &[(String, HeaderValue)]) -> Self {
+        let at = |name: &str| headers.iter().position(|(n, _)| n == name);
+        Self {
+            event_type: at(":event-type"),
+            message_type: at(":message-type"),
+        }
+    }
+}
+
+/// One frame as the decoder hands it to a reader inside the crate
+/// (`FrameSink::event_frame`): its headers, in a message whose payload is
+/// not this frame's, and its payload borrowed from the pushed bytes (or the
+/// decoder's buffer), not copied.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EventFrame<'a> {
+    /// The frame's headers (its `payload` is stale: read [`EventFrame::payload`]).
+    pub(crate) headers: &'a EventStreamMessage,
+    /// The frame's payload.
+    pub(crate) payload: &'a [u8],
+    named: Named,
+}
+
+impl<'a> EventFrame<'a> {
+    /// What [`EventStreamMessage::header_str`] gives for the header at `at`.
+    fn named_str(&self, at: Option<usize>) -> Option<&'a str> {
+        at.and_then(|i| self.headers.headers.get(i))
+            .and_then(|(_, v)| v.as_str())
+    }
+
+    /// [`EventStreamMessage::event_type`].
+    #[must_use]
+    pub(crate) fn event_type(&self) -> Option<&'a str> {
+        self.named_str(self.named.event_type)
+    }
+
+    /// [`EventStreamMessage::message_type`].
+    #[must_use]
+    pub(crate) fn message_type(&self) -> Option<&'a str> {
+        self.named_str(self.named.message_type)
+    }
+}
+
+/// What [`EventStreamDecoder::push_frames`] gives beside a frame's headers:
+/// its payload, borrowed, and where two of its headers are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EventFrameParts<'a>(&'a [u8], Named);
+
+impl<'a> EventFrameParts<'a> {
+    /// The frame's payload.
+    pub(crate) fn payload(self) -> &'a [u8] {
+        self.0
+    }
+
+    /// The frame, its headers those of `headers` (the message the decoder
+    /// gave beside these parts).
+    pub(crate) fn with<'m>(self, headers: &'m EventStreamMessage) -> EventFrame<'m>
+    where
+        'a: 'm,
+    {
+        EventFrame {
+            headers,
+            payload: self.0,
+            named: self.1,
+        }
+    }
+}
+
+/// Decodes one whole frame starting at `offset`, whose prelude is checked,
+/// into `m`'s headers (whose buffers are reused; `named` says where two of
+/// them are) and gives its payload, borrowed from `frame`. `raw` holds the
+/// headers section `m`'s headers were read from: a frame with the same
+/// section (the usual next frame: the same names, types and event type) has
+/// the same headers, and they are not read again.
+fn decode_frame<'f>(
+    frame: &'f [u8],
     offset: u64,
     prelude: Prelude,
-    mut hasher: crc32fast::Hasher,
     m: &mut EventStreamMessage,
     raw: &mut Vec<u8>,
-) -> Result<(), Error> {
+    named: &mut Named,
+) -> Result<&'f [u8], Error> {
     let short = || malformed(offset, "frame shorter than its total length");
     let body_len = prelude.total.checked_sub(CRC_LEN).ok_or_else(short)?;
     let (body, crc) = frame.split_at_checked(body_len).ok_or_else(short)?;
     let expected = be_u32(crc, 0).ok_or_else(short)?;
-    hasher.update(body.get(8..).ok_or_else(short)?);
-    let computed = hasher.finalize();
+    let computed = crc32_of(body);
     if computed != expected {
         return Err(Error::Crc {
             crc: CrcKind::Message,
@@ -417,11 +537,10 @@ fn decode_frame(
     if raw.is_empty() || raw.as_slice() != headers {
         raw.clear();
         parse_headers(headers, advance(offset, PRELUDE_LEN), &mut m.headers)?;
+        *named = Named::of(&m.headers);
         raw.extend_from_slice(headers);
     }
-    m.payload.clear();
-    m.payload.extend_from_slice(payload);
-    Ok(())
+    Ok(payload)
 }
 
 /// A push decoder for AWS event-stream frames.
@@ -445,6 +564,9 @@ pub struct EventStreamDecoder {
     /// The headers section its headers were read from (see [`decode_frame`]).
     #[serde(skip)]
     raw_headers: Vec<u8>,
+    /// Where two of its headers are (see [`Named`]).
+    #[serde(skip)]
+    named: Named,
 }
 
 impl EventStreamDecoder {
@@ -459,6 +581,7 @@ impl EventStreamDecoder {
             failed: None,
             frame: EventStreamMessage::default(),
             raw_headers: Vec::new(),
+            named: Named::default(),
         }
     }
 
@@ -509,6 +632,21 @@ impl EventStreamDecoder {
         bytes: &[u8],
         emit: &mut S,
     ) -> Result<(), Error> {
+        self.push_frames(bytes, &mut |m, parts| {
+            m.payload.clear();
+            m.payload.extend_from_slice(parts.payload());
+            emit(m);
+        })
+    }
+
+    /// [`EventStreamDecoder::push_with`] that gives each frame's payload
+    /// borrowed, beside its headers (in a message whose payload `emit` may
+    /// fill), instead of copied into the message.
+    pub(crate) fn push_frames<S: FnMut(&mut EventStreamMessage, EventFrameParts<'_>)>(
+        &mut self,
+        bytes: &[u8],
+        emit: &mut S,
+    ) -> Result<(), Error> {
         if let Some(error) = &self.failed {
             return Err(error.clone());
         }
@@ -519,7 +657,7 @@ impl EventStreamDecoder {
         result
     }
 
-    fn push_inner<S: FnMut(&EventStreamMessage)>(
+    fn push_inner<S: FnMut(&mut EventStreamMessage, EventFrameParts<'_>)>(
         &mut self,
         bytes: &[u8],
         emit: &mut S,
@@ -532,22 +670,22 @@ impl EventStreamDecoder {
                     self.pending.extend_from_slice(input);
                     return Ok(());
                 };
-                let (prelude, hasher) = read_prelude(head, self.frame_start, self.max_frame_bytes)?;
+                let prelude = read_prelude(head, self.frame_start, self.max_frame_bytes)?;
                 let Some((frame, rest)) = input.split_at_checked(prelude.total) else {
                     self.prelude = Some(prelude);
                     self.pending.reserve(prelude.total);
                     self.pending.extend_from_slice(input);
                     return Ok(());
                 };
-                decode_frame(
+                let payload = decode_frame(
                     frame,
                     self.frame_start,
                     prelude,
-                    hasher,
                     &mut self.frame,
                     &mut self.raw_headers,
+                    &mut self.named,
                 )?;
-                emit(&self.frame);
+                emit(&mut self.frame, EventFrameParts(payload, self.named));
                 self.frame_start = advance(self.frame_start, prelude.total);
                 input = rest;
                 continue;
@@ -563,23 +701,22 @@ impl EventStreamDecoder {
             }
             match self.prelude {
                 None => {
-                    let (prelude, _) =
+                    let prelude =
                         read_prelude(&self.pending, self.frame_start, self.max_frame_bytes)?;
                     self.pending
                         .reserve(prelude.total.saturating_sub(self.pending.len()));
                     self.prelude = Some(prelude);
                 }
                 Some(prelude) => {
-                    let lengths = self.pending.get(..8).unwrap_or_default();
-                    decode_frame(
+                    let payload = decode_frame(
                         &self.pending,
                         self.frame_start,
                         prelude,
-                        crc32_of(lengths),
                         &mut self.frame,
                         &mut self.raw_headers,
+                        &mut self.named,
                     )?;
-                    emit(&self.frame);
+                    emit(&mut self.frame, EventFrameParts(payload, self.named));
                     self.frame_start = advance(self.frame_start, prelude.total);
                     self.prelude = None;
                     if self.pending.capacity() > KEEP_CAPACITY {
@@ -1032,6 +1169,90 @@ mod tests {
             proptest::collection::vec(any::<u8>(), 0..80),
         )
             .prop_map(|(headers, payload)| EventStreamMessage { headers, payload })
+    }
+
+    /// Headers named as the stream's are, in any order, repeated or of
+    /// another type.
+    fn named_headers() -> impl Strategy<Value = Vec<(String, HeaderValue)>> {
+        let name = prop_oneof![
+            Just(":event-type".to_owned()),
+            Just(":message-type".to_owned()),
+            Just(":content-type".to_owned()),
+            Just(":event-typ".to_owned()),
+            Just(":message-type ".to_owned()),
+            ":?[a-z-]{0,14}",
+        ];
+        let value = prop_oneof![
+            3 => "[a-zA-Z]{0,12}".prop_map(HeaderValue::String),
+            1 => header_value(),
+        ];
+        proptest::collection::vec((name, value), 0..6)
+    }
+
+    #[test]
+    fn the_lengths_crc_is_the_published_one() {
+        // The prelude of the published frame of `{"foo": "bar"}` (30 bytes,
+        // no headers) and its CRC.
+        assert_eq!(crc32_of_lengths([0, 0, 0, 30, 0, 0, 0, 0]), 0xbaf2_f68a);
+    }
+
+    proptest! {
+        /// The CRC of a prelude's lengths by slicing by eight is crc32fast's.
+        #[test]
+        fn the_lengths_crc_is_crc32fasts(lengths in any::<[u8; 8]>()) {
+            prop_assert_eq!(crc32_of_lengths(lengths), crc32fast::hash(&lengths));
+        }
+
+        /// A frame's event and message types, found once per headers
+        /// section ([`Named`]), are what the message's own lookups find.
+        #[test]
+        fn named_headers_are_the_messages_lookups(headers in named_headers()) {
+            let m = EventStreamMessage { headers, payload: Vec::new() };
+            let frame = EventFrameParts(&[], Named::of(&m.headers)).with(&m);
+            prop_assert_eq!(frame.event_type(), m.event_type());
+            prop_assert_eq!(frame.message_type(), m.message_type());
+        }
+
+        /// Frames with such headers, pushed cut anywhere: each frame's
+        /// payload given borrowed and its types are the frame's.
+        #[test]
+        fn frames_given_borrowed_are_the_frames(
+            list in proptest::collection::vec((named_headers(), proptest::collection::vec(any::<u8>(), 0..40)), 0..6),
+            cuts in proptest::collection::vec(any::<usize>(), 0..12),
+        ) {
+            let messages: Vec<EventStreamMessage> = list
+                .into_iter()
+                .map(|(headers, payload)| EventStreamMessage { headers, payload })
+                .collect();
+            let bytes: Vec<u8> = messages.iter().flat_map(encoded).collect();
+            let mut decoder = EventStreamDecoder::new(FramingLimits::default());
+            let mut seen = Vec::new();
+            for piece in split_at_cuts(&bytes, &cuts) {
+                decoder
+                    .push_frames(piece, &mut |m, parts| {
+                        let frame = parts.with(m);
+                        seen.push((
+                            frame.headers.headers.clone(),
+                            frame.payload.to_vec(),
+                            frame.event_type().map(str::to_owned),
+                            frame.message_type().map(str::to_owned),
+                        ));
+                    })
+                    .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            }
+            let expected: Vec<_> = messages
+                .iter()
+                .map(|m| {
+                    (
+                        m.headers.clone(),
+                        m.payload.clone(),
+                        m.event_type().map(str::to_owned),
+                        m.message_type().map(str::to_owned),
+                    )
+                })
+                .collect();
+            prop_assert_eq!(seen, expected);
+        }
     }
 
     proptest! {

@@ -40,6 +40,7 @@ pub(crate) use decoder::FrameSink;
 pub use decoder::{Decoder, Frame, FrameRef};
 pub use detect::{classify, detect, Detection, Transport};
 pub use error::{CrcKind, Error};
+pub(crate) use eventstream::EventFrame;
 pub use eventstream::{EventStreamDecoder, EventStreamMessage, HeaderValue};
 pub use head::first_sse_event_end;
 pub use jsonl::{JsonLinesDecoder, MAX_JSON_DEPTH};

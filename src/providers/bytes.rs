@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use super::{Assembler, Dialect, Error, EventRef, LiveEvent};
-use crate::framing::{self, Decoder, EventStreamMessage, FrameRef, FramingLimits};
+use crate::framing::{self, Decoder, EventFrame, EventStreamMessage, FrameRef, FramingLimits};
 
 /// Why a read (or the end of the stream) failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,6 +101,34 @@ impl BytesAssembler {
         bytes: &[u8],
         live: Option<&mut Vec<LiveEvent>>,
     ) -> Result<(), BytesError> {
+        self.feed_through(bytes, live, |decoder, bytes, feeding| {
+            decoder.push_to(bytes, feeding)
+        })
+    }
+
+    /// [`BytesAssembler::feed_bytes`] with every event-stream frame's payload
+    /// copied into its message and read from there ([`feed_frame`]), as
+    /// before frames were offered with their payload borrowed (for the tests
+    /// that compare the two).
+    #[cfg(test)]
+    pub(crate) fn feed_bytes_copied(
+        &mut self,
+        bytes: &[u8],
+        live: Option<&mut Vec<LiveEvent>>,
+    ) -> Result<(), BytesError> {
+        self.feed_through(bytes, live, |decoder, bytes, feeding| {
+            decoder.push_to(bytes, &mut Copying(feeding))
+        })
+    }
+
+    /// [`BytesAssembler::feed_bytes`], the bytes framed by `push`.
+    #[inline(always)]
+    fn feed_through(
+        &mut self,
+        bytes: &[u8],
+        live: Option<&mut Vec<LiveEvent>>,
+        push: impl FnOnce(&mut Decoder, &[u8], &mut Feeding<'_, '_>) -> Result<(), framing::Error>,
+    ) -> Result<(), BytesError> {
         // After close() nothing is framed: the bytes are refused whole.
         if self.core.is_closed() {
             return Err(BytesError::Core(self.core.refuse_after_close()));
@@ -113,7 +141,7 @@ impl BytesAssembler {
             live,
             first: None,
         };
-        let framed = decoder.push_to(bytes, &mut feeding);
+        let framed = push(decoder, bytes, &mut feeding);
         let (core, first) = (feeding.core, feeding.first);
         if let Some(why) = decoder.divergence() {
             core.diverge(why);
@@ -219,6 +247,27 @@ impl framing::FrameSink for Feeding<'_, '_> {
         }
     }
 
+    /// An event-stream frame, its payload borrowed (not copied into its
+    /// message): what [`feed_frame`] does with it, unless it is an exception
+    /// or error frame or capture mode may roll over at it (those are read
+    /// whole, by [`Feeding::frame`]).
+    #[inline]
+    fn event_frame(&mut self, frame: EventFrame<'_>) -> bool {
+        if self.finished.is_some() || matches!(frame.message_type(), Some("exception" | "error")) {
+            return false;
+        }
+        let fed = feed_event(
+            self.core,
+            frame.event_type(),
+            frame.payload,
+            self.live.as_deref_mut(),
+        );
+        if let Err(e) = fed {
+            self.first.get_or_insert(e);
+        }
+        true
+    }
+
     /// Before the stream's first event only (a body is all its stream), of
     /// a dialect that has bodies, or not told yet.
     #[inline]
@@ -237,6 +286,26 @@ impl framing::FrameSink for Feeding<'_, '_> {
             }
             None => false,
         }
+    }
+}
+
+/// A [`Feeding`] that takes no event-stream frame with its payload borrowed
+/// (see [`BytesAssembler::feed_bytes_copied`]).
+#[cfg(test)]
+struct Copying<'f, 'a, 'l>(&'f mut Feeding<'a, 'l>);
+
+#[cfg(test)]
+impl framing::FrameSink for Copying<'_, '_, '_> {
+    fn frame(&mut self, frame: FrameRef<'_>) {
+        self.0.frame(frame);
+    }
+
+    fn wants_whole(&self) -> bool {
+        self.0.wants_whole()
+    }
+
+    fn whole(&mut self, line: &str) -> bool {
+        self.0.whole(line)
     }
 }
 
@@ -299,18 +368,28 @@ fn feed_frame(
             if matches!(m.message_type(), Some("exception" | "error")) {
                 Err(exception_frame(core, m, live))
             } else {
-                // A payload checked as UTF-8 once is text, as an SSE event's
-                // data is: it is not checked again, and the dialect's fast
-                // path may read it.
-                let name = m.event_type();
-                let fed = core.feed_payload(name, &m.payload, live);
-                if name.is_none_or(str::is_empty) {
-                    core.unnamed_event();
-                }
-                fed
+                feed_event(core, m.event_type(), &m.payload, live)
             }
         }
     }
+}
+
+/// Feeds an event-stream frame that is an event (named `name`, from its
+/// `:event-type`): its payload, checked as UTF-8 once, is text, as an SSE
+/// event's data is: it is not checked again, and the dialect's fast path may
+/// read it.
+#[inline]
+fn feed_event(
+    core: &mut Assembler,
+    name: Option<&str>,
+    payload: &[u8],
+    live: Option<&mut Vec<LiveEvent>>,
+) -> Result<(), Error> {
+    let fed = core.feed_payload(name, payload, live);
+    if name.is_none_or(str::is_empty) {
+        core.unnamed_event();
+    }
+    fed
 }
 
 /// The text an AWS event-stream exception or error frame carries: its payload's

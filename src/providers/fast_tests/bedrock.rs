@@ -9,8 +9,10 @@ use super::gen::{
     event_text, index, junk, members, obj_field, render, str_field, Rng, Spelling, J,
 };
 use super::{arguments, fast_is_general, fragments, memo_case_of, obj, s};
-use crate::framing::{EventStreamMessage, HeaderValue};
-use crate::providers::{bedrock, Dialect};
+use crate::framing::{EventStreamMessage, FramingLimits, HeaderValue};
+use crate::providers::{
+    bedrock, Assembler, AssemblerLimits, BytesAssembler, BytesError, Dialect, LiveEvent,
+};
 
 /// A payload of any shape: mostly the bare events of a stream, with every
 /// member the typed decode reads present now and then.
@@ -73,7 +75,7 @@ fn payload(r: &mut Rng) -> J {
 /// A well-formed ConverseStream body: event-stream frames, each with its
 /// `:event-type`, `:content-type` and `:message-type` headers, and (for some
 /// seeds) a few payloads of any shape among them.
-fn stream(r: &mut Rng) -> Vec<u8> {
+fn messages(r: &mut Rng) -> Vec<EventStreamMessage> {
     let pad = |r: &mut Rng| J::Str("abcdefghijklmnop"[..1 + r.below(15)].to_owned());
     let mut events: Vec<(&str, J)> = vec![(
         "messageStart",
@@ -154,18 +156,25 @@ fn stream(r: &mut Rng) -> Vec<u8> {
             render(r, j, Spelling::Clean, &mut t);
             t
         };
-        let header = |n: &str, v: &str| (n.to_owned(), HeaderValue::String(v.to_owned()));
-        let message = EventStreamMessage {
+        out.push(EventStreamMessage {
             headers: vec![
                 header(":event-type", name),
                 header(":content-type", "application/json"),
                 header(":message-type", "event"),
             ],
             payload: text.into_bytes(),
-        };
-        out.extend(message.encode().unwrap());
+        });
     }
     out
+}
+
+fn header(name: &str, value: &str) -> (String, HeaderValue) {
+    (name.to_owned(), HeaderValue::String(value.to_owned()))
+}
+
+fn stream(r: &mut Rng) -> Vec<u8> {
+    let messages = messages(r);
+    messages.iter().flat_map(|m| m.encode().unwrap()).collect()
 }
 
 /// The payloads a memo takes as templates: a block's text or tool-input
@@ -336,5 +345,150 @@ fn the_bedrock_fast_path_serves_the_usual_payloads() {
     ];
     for text in left {
         assert_eq!(bedrock::fast_path_agrees(text), Ok(false), "{text}");
+    }
+}
+
+/// A stream's frames as a reader may meet them: now and then an exception
+/// or error frame, a frame without its name or with its name of another
+/// type, its headers in another order or repeated, a byte changed (a CRC
+/// refused) or its end cut.
+fn odd_frames(r: &mut Rng) -> Vec<u8> {
+    let mut frames = messages(r);
+    for m in &mut frames {
+        match r.below(40) {
+            0 => m.headers.retain(|(n, _)| n != ":event-type"),
+            1 => m.headers.reverse(),
+            2 => m.headers.insert(0, header(":event-type", "metadata")),
+            3 => m.headers[0].1 = HeaderValue::Int(7),
+            4 => m.headers[2].1 = HeaderValue::String("exception".to_owned()),
+            5 => m.headers.push(header(":message-type", "error")),
+            _ => {}
+        }
+    }
+    if r.chance(20) {
+        let at = r.below(frames.len() + 1);
+        let (kind, name) = r.pick(&[
+            ("exception", "throttlingException"),
+            ("exception", "validationException"),
+            ("error", "InternalFailure"),
+        ]);
+        frames.insert(
+            at,
+            EventStreamMessage {
+                headers: vec![
+                    header(":exception-type", name),
+                    header(":error-code", name),
+                    header(":message-type", kind),
+                ],
+                payload: br#"{"message":"slow down"}"#.to_vec(),
+            },
+        );
+    }
+    let mut bytes: Vec<u8> = frames.iter().flat_map(|m| m.encode().unwrap()).collect();
+    if r.chance(10) && !bytes.is_empty() {
+        let at = r.below(bytes.len());
+        bytes[at] ^= 0x20;
+    }
+    if r.chance(10) {
+        bytes.truncate(r.below(bytes.len() + 1));
+    }
+    bytes
+}
+
+/// What a reader made of a stream: each read's outcome and live events, the
+/// close's, the messages and the events seen.
+type Reading = (
+    Vec<(Result<(), BytesError>, Vec<LiveEvent>)>,
+    Result<(), BytesError>,
+    Vec<LiveEvent>,
+    String,
+    u64,
+);
+
+fn read_frames(
+    dialect: Option<Dialect>,
+    captures: bool,
+    bytes: &[u8],
+    cuts: &[usize],
+    borrowed: bool,
+) -> Reading {
+    let mut b = BytesAssembler::new(
+        Assembler::new(dialect, AssemblerLimits::default()),
+        FramingLimits::default(),
+    );
+    if captures {
+        b.read_captures();
+    }
+    let mut reads = Vec::new();
+    let mut from = 0;
+    for &cut in cuts.iter().chain(std::iter::once(&bytes.len())) {
+        let piece = bytes.get(from..cut).unwrap_or_default();
+        from = cut.max(from);
+        let mut live = Vec::new();
+        let read = if borrowed {
+            b.feed_bytes(piece, Some(&mut live))
+        } else {
+            b.feed_bytes_copied(piece, Some(&mut live))
+        };
+        reads.push((read, live));
+    }
+    let mut close_live = Vec::new();
+    let close = b.close(Some(&mut close_live));
+    let messages = format!(
+        "{:?}",
+        b.responses()
+            .iter()
+            .map(|a| a.messages())
+            .collect::<Vec<_>>()
+    );
+    (reads, close, close_live, messages, b.core().events_seen())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// Event-stream frames read with their payload borrowed (the decoder's
+    /// `event_frame`) and copied into their message first (`feed_frame`):
+    /// the same reads, errors, live events, close and messages, told
+    /// dialect or `auto`, in capture mode or not.
+    #[test]
+    fn frames_read_borrowed_are_frames_read_copied(seed in any::<u64>()) {
+        let mut r = Rng::new(seed);
+        let bytes = odd_frames(&mut r);
+        let cuts = super::cuts(&mut r, bytes.len());
+        let dialect = if r.chance(30) { None } else { Some(Dialect::Bedrock) };
+        let captures = r.chance(20);
+        let borrowed = read_frames(dialect, captures, &bytes, &cuts, true);
+        let copied = read_frames(dialect, captures, &bytes, &cuts, false);
+        prop_assert_eq!(borrowed, copied, "cut at {:?}", cuts);
+    }
+}
+
+/// Exception and error frames among the events, read both ways: the same.
+#[test]
+fn exception_frames_read_borrowed_are_read_copied() {
+    let mut r = Rng::new(7);
+    let mut frames = messages(&mut r);
+    for (kind, name) in [
+        ("exception", "throttlingException"),
+        ("error", "InternalFailure"),
+    ] {
+        frames.insert(
+            1,
+            EventStreamMessage {
+                headers: vec![
+                    header(":exception-type", name),
+                    header(":error-code", name),
+                    header(":message-type", kind),
+                ],
+                payload: br#"{"message":"slow down"}"#.to_vec(),
+            },
+        );
+        let bytes: Vec<u8> = frames.iter().flat_map(|m| m.encode().unwrap()).collect();
+        for dialect in [None, Some(Dialect::Bedrock)] {
+            let borrowed = read_frames(dialect, false, &bytes, &[], true);
+            let copied = read_frames(dialect, false, &bytes, &[], false);
+            assert_eq!(borrowed, copied, "{kind}");
+        }
     }
 }

@@ -2,6 +2,7 @@
 
 use proptest::prelude::*;
 
+use super::memo::utf8_between;
 use super::{plain_run, Scan, BLOCK, SHORT_EVENT};
 
 /// Pieces of a string's text: plain runs of every length around a block,
@@ -21,6 +22,23 @@ fn piece() -> impl Strategy<Value = String> {
             Just("\u{1f}"), Just("\\"),
         ].prop_map(str::to_owned),
     ]
+}
+
+/// An empty span inside a character is UTF-8 (the empty text) when checked
+/// alone, though its window is UTF-8 and the span's ends no boundaries of it;
+/// wherever the buffer lies.
+#[test]
+fn an_empty_span_inside_a_character_is_the_empty_text() {
+    for shift in 0..8 {
+        let mut buffer = vec![b'x'; shift];
+        buffer.extend_from_slice("abcdefghijklmnopqrstuvw\u{e9}\u{65e5}xyz".as_bytes());
+        let b = &buffer[shift..];
+        for at in [24, 26, 27] {
+            assert_eq!(utf8_between(b, at, at), Some(""), "shift {shift}, at {at}");
+        }
+        assert_eq!(utf8_between(b, 23, 28), Some("\u{e9}\u{65e5}"));
+        assert_eq!(utf8_between(b, 24, 28), None);
+    }
 }
 
 proptest! {
@@ -121,5 +139,32 @@ proptest! {
         if fast.is_some() {
             prop_assert_eq!(p.at, values.byte_offset());
         }
+    }
+
+    /// A span of bytes checked in a wider window is exactly the span
+    /// checked alone: bytes of every kind (ASCII, whole characters of two to
+    /// four bytes, their first bytes alone, bytes never in UTF-8), anywhere
+    /// in a buffer (every address modulo eight), any span.
+    #[test]
+    fn a_span_checked_in_a_window_is_the_span_checked_alone(
+        pieces in proptest::collection::vec(prop_oneof![
+            4 => "[a-z\"{} ]{1,12}".prop_map(String::into_bytes),
+            2 => "[\u{e9}\u{65e5}\u{1f980}]{1,3}".prop_map(String::into_bytes),
+            1 => prop_oneof![
+                Just(vec![0xc3]), Just(vec![0xe2, 0x82]), Just(vec![0xf0, 0x9f]),
+                Just(vec![0xff]), Just(vec![0x80]), Just(vec![0xed, 0xa0, 0x80]),
+            ],
+        ], 0..12),
+        shift in 0_usize..8,
+        start in any::<prop::sample::Index>(),
+        len in prop_oneof![1 => Just(0_usize), 4 => 0_usize..60],
+    ) {
+        let mut buffer = vec![b'x'; shift];
+        buffer.extend(pieces.concat());
+        let b = &buffer[shift..];
+        let start = start.index(b.len() + 1);
+        let end = (start + len).min(b.len());
+        let alone = std::str::from_utf8(&b[start..end]).ok();
+        prop_assert_eq!(utf8_between(b, start, end), alone);
     }
 }
