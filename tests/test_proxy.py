@@ -43,8 +43,11 @@ INTERACTIONS = b"".join(
     .splitlines()
     if line.strip()
 )
+# The chat recording with its first event's model left empty: the model is the second's.
+LATE_MODEL = OPENAI_CHAT.replace(b'"model":"gpt-4o-2024-08-06"', b'"model":""', 1)
 ROUTES = {
     "/v1/chat/completions": Recording(OPENAI_CHAT),
+    "/late/v1/chat/completions": Recording(LATE_MODEL),
     "/whole/v1/chat/completions": Recording(COMPLETION, "application/json"),
     "/v1/messages": Recording(ANTHROPIC),
     "/text": Recording(b"just some text", "text/plain"),
@@ -228,6 +231,22 @@ def test_streams_are_byte_identical_and_recorded(upstream: RecordingServer, tmp_
             '{"city": "Edinburgh", "country": "GB", "units": "c"}'
         )
         assert record["bytes"] > 0 and record["duration_ms"] >= record["ttfb_ms"] >= 0
+
+
+@pytest.mark.parametrize("mode", [(), ("--enforce",)], ids=["check", "enforce"])
+def test_the_response_id_and_model_are_read_past_a_first_event_that_lacks_one(
+    upstream: RecordingServer, tmp_path: Path, mode: tuple[str, ...]
+) -> None:
+    # The head the relay keeps for the record: its first event alone when that says
+    # both (the recording), the bytes after it too when it does not (a later model).
+    request = {"model": "gpt-4o", "messages": MESSAGES, "stream": True, "tools": CHAT_TOOLS}
+    with proxy(upstream.url, tmp_path, *mode) as running:
+        assert raw(f"{running.url}/v1/chat/completions", request)[1] == OPENAI_CHAT
+        assert raw(f"{running.url}/late/v1/chat/completions", request)[1] == LATE_MODEL
+        records = running.records(2)
+    assert [(r["response_id"], r["response_model"]) for r in records] == 2 * [
+        ("chatcmpl-ABfwAwrNePHUgBBezonVC6MX3zd63", "gpt-4o-2024-08-06")
+    ]
 
 
 def test_invalid_calls_are_recorded_but_passed_without_enforce(

@@ -42,7 +42,7 @@ pub use detect::{classify, detect, Detection, Transport};
 pub use error::{CrcKind, Error};
 pub(crate) use eventstream::EventFrame;
 pub use eventstream::{EventStreamDecoder, EventStreamMessage, HeaderValue};
-pub use head::first_sse_event_end;
+pub use head::{first_sse_event_end, Head};
 pub use jsonl::{JsonLinesDecoder, MAX_JSON_DEPTH};
 pub use sse::{SseDecoder, SseEvent, SseEventRef, BOM_DIVERGES, UNTERMINATED_DIVERGES};
 

@@ -225,6 +225,7 @@ impl Guard {
     pub fn feed_into(&mut self, bytes: &[u8], check: &mut dyn CallCheck, step: &mut Step) {
         step.forward.clear();
         step.blocked = None;
+        step.whole_read = false;
         if self.outcome != Outcome::Open {
             return;
         }
@@ -237,7 +238,10 @@ impl Guard {
                 }
             }
             None => {
+                let fresh = self.held.is_empty();
                 self.take(bytes, check, step);
+                // What goes out is a prefix of what was held and the read.
+                step.whole_read = fresh && step.forward.len() == bytes.len();
             }
         }
     }

@@ -93,6 +93,10 @@ pub struct Blocked {
 pub struct Step {
     /// The bytes that may be forwarded now, in order.
     pub forward: Vec<u8>,
+    /// `forward` is exactly the bytes of the read fed (nothing was held
+    /// before it, all of it went out, and the body is not compressed), so a
+    /// caller that keeps the read may send it instead, without comparing.
+    pub whole_read: bool,
     /// Set on the step that blocked the response (forward its `forward`, then
     /// the tail, and nothing else).
     pub blocked: Option<Blocked>,

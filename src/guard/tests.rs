@@ -354,6 +354,70 @@ proptest! {
     }
 }
 
+/// Feeds `reads` in turn into one step; for each: whether it said `whole_read`,
+/// whether its `forward` was the read's bytes, and the bytes held before it.
+fn whole_reads(g: &mut Guard, reads: &[&[u8]], c: &mut Check) -> Vec<(bool, bool, usize)> {
+    let mut step = Step::default();
+    reads
+        .iter()
+        .map(|read| {
+            let held = g.held();
+            g.feed_into(read, c, &mut step);
+            (step.whole_read, step.forward == *read, held)
+        })
+        .collect()
+}
+
+#[test]
+fn a_read_that_goes_out_as_it_came_is_said_to() {
+    let mut c = check(&[], &[]);
+    // Event by event: every read goes out as it came.
+    let mut events: Vec<&[u8]> = Vec::new();
+    let mut at = 0;
+    while let Some(end) = CHAT[at..].windows(2).position(|w| w == b"\n\n") {
+        events.push(&CHAT[at..at + end + 2]);
+        at += end + 2;
+    }
+    assert_eq!(events.concat(), CHAT);
+    let got = whole_reads(&mut guard(None, Encoding::Identity), &events, &mut c);
+    assert!(
+        got.iter().all(|(whole, same, _)| *whole && *same),
+        "{got:?}"
+    );
+    // Ten bytes held, then a read as long as what it releases: not the read's bytes.
+    let first = position(CHAT, b"\n\n") + 2;
+    let reads: [&[u8]; 2] = [&CHAT[..10], &CHAT[10..first + 10]];
+    let got = whole_reads(&mut guard(None, Encoding::Identity), &reads, &mut c);
+    assert_eq!(got, vec![(false, false, 0), (false, false, 10)]);
+    // Compressed: what goes out is decoded, never the read.
+    let z = gzip(CHAT);
+    let got = whole_reads(&mut guard(None, Encoding::Gzip), &[&z], &mut c);
+    assert_eq!(got, vec![(false, false, 0)]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// `whole_read` exactly when the read went out as it came and nothing was
+    /// held before it.
+    #[test]
+    fn whole_read_is_said_of_a_read_that_went_out_as_it_came(
+        mut cuts in prop::collection::vec(0..CHAT.len(), 0..12),
+    ) {
+        cuts.push(0);
+        cuts.push(CHAT.len());
+        cuts.sort_unstable();
+        let reads: Vec<&[u8]> = cuts.windows(2).map(|w| &CHAT[w[0]..w[1]]).collect();
+        for (whole, same, held) in whole_reads(
+            &mut guard(None, Encoding::Identity),
+            &reads,
+            &mut check(&[], &[]),
+        ) {
+            prop_assert_eq!(whole, same && held == 0);
+        }
+    }
+}
+
 #[test]
 fn a_json_line_holding_the_start_of_the_next_value_releases_only_the_first() {
     let first = br#"{"model":"m","message":{"role":"assistant","content":"hi"},"done":false}"#;

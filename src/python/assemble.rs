@@ -123,6 +123,12 @@ impl PyAssembler {
         let mut st = self.state.lock_detached().map_err(FeedError::Reentered)?;
         st.asm.feed_bytes(bytes, None).map_err(FeedError::Bytes)
     }
+
+    /// The dialect from a thread that does not hold the GIL: `None` until known
+    /// (or while the assembler is in use elsewhere).
+    pub(crate) fn dialect_detached(&self) -> Option<Dialect> {
+        self.state.lock_detached().ok()?.asm.core.dialect()
+    }
 }
 
 #[pymethods]

@@ -139,6 +139,12 @@ impl PyGuard {
     pub(crate) fn outcome_detached(&self) -> Option<crate::guard::Outcome> {
         self.with(|g| g.outcome()).ok()
     }
+
+    /// The dialect without the GIL: `None` until known (or while the guard is
+    /// in use elsewhere).
+    pub(crate) fn dialect_detached(&self) -> Option<Dialect> {
+        self.with(|g| g.assembler().dialect()).ok().flatten()
+    }
 }
 
 #[pymethods]

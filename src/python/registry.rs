@@ -70,13 +70,19 @@ fn _response_facts(
 /// both.)
 fn head_facts(dialect: Dialect, head: &[u8]) -> (Option<String>, Option<String>) {
     if let Some(first) = crate::framing::first_sse_event_end(head).and_then(|end| head.get(..end)) {
-        let facts = providers::response_facts(dialect, first);
-        if facts.id.is_some() && facts.model.is_some() {
-            return (facts.id, facts.model);
+        if let Some((id, model)) = both_facts(dialect, first) {
+            return (Some(id), Some(model));
         }
     }
     let facts = providers::response_facts(dialect, head);
     (facts.id, facts.model)
+}
+
+/// Both facts of `head`, when it says both: then `head_facts` reads no more of
+/// a head whose first event is `head` (the Rust relay keeps no more of it).
+pub(crate) fn both_facts(dialect: Dialect, head: &[u8]) -> Option<(String, String)> {
+    let facts = providers::response_facts(dialect, head);
+    facts.id.zip(facts.model)
 }
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

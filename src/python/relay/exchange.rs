@@ -17,10 +17,12 @@ use tokio::sync::{mpsc, oneshot, watch};
 use super::body::{read_error_name, request_error_name, Abort, Decoder, Piece, RelayBody};
 use super::tls::tls_failure;
 use super::Shared;
+use crate::framing::Head;
 use crate::guard::{Blocked, CallCheck, Outcome, Step};
-use crate::providers::{ToolUse, HEAD_BYTES};
+use crate::providers::{Dialect, ToolUse, HEAD_BYTES};
 use crate::python::assemble::{FeedError, PyAssembler};
 use crate::python::guard::{run_check, PyGuard};
+use crate::python::registry::both_facts;
 
 type Headers = Vec<(Vec<u8>, Vec<u8>)>;
 
@@ -248,7 +250,9 @@ struct Facts {
     copy_failure: Option<FeedError>,
     client_disconnected: bool,
     cut: bool,
-    head: Vec<u8>,
+    /// The body's first bytes, for the end hook's id and model: its first
+    /// event alone when that says both (all the hook reads of it).
+    head: Head,
     failed_answered: bool,
 }
 
@@ -270,13 +274,11 @@ struct Relay {
 }
 
 impl Relay {
-    fn keep_head(&mut self, data: &[u8]) {
-        let room = HEAD_BYTES.saturating_sub(self.facts.head.len());
-        if room > 0 {
-            self.facts
-                .head
-                .extend_from_slice(data.get(..room.min(data.len())).unwrap_or_default());
-        }
+    /// Keeps the head of the body whose dialect `dialect` tells once known.
+    fn keep_head(&mut self, data: &[u8], dialect: impl FnOnce() -> Option<Dialect>) {
+        self.facts.head.keep(data, HEAD_BYTES, |first| {
+            dialect().map(|d| both_facts(d, first).is_some())
+        });
     }
 
     fn mark_start(&mut self) {
@@ -459,11 +461,11 @@ impl Relay {
             },
             None => data,
         };
-        if self.facts.head.len() < HEAD_BYTES {
-            self.keep_head(data);
-        }
         if let Err(e) = asm.feed_detached(data) {
             self.facts.copy_failure = Some(e);
+        }
+        if self.facts.head.open(HEAD_BYTES) {
+            self.keep_head(data, || asm.dialect_detached());
         }
     }
 
@@ -544,7 +546,10 @@ impl Relay {
             };
             let fed = guard.feed_detached(&data, &mut AttachedCheck { check }, &mut step);
             let step = fed.then_some(&mut step);
-            match self.forward(step, status, headers, Some(&data)).await {
+            match self
+                .forward(guard, step, status, headers, Some(&data))
+                .await
+            {
                 Forwarded::Going => {}
                 Forwarded::Blocked => break Stop::Blocked,
                 Forwarded::Gone => break Stop::Gone,
@@ -589,7 +594,10 @@ impl Relay {
     async fn guarded_end(&mut self, guard: &PyGuard, status: u16, headers: &Headers) {
         let check = guard.check();
         let mut step = guard.finish_detached(&mut AttachedCheck { check });
-        if let Forwarded::Going = self.forward(step.as_mut(), status, headers, None).await {
+        if let Forwarded::Going = self
+            .forward(guard, step.as_mut(), status, headers, None)
+            .await
+        {
             if !self.down.started() {
                 self.start(status, headers);
             }
@@ -598,11 +606,12 @@ impl Relay {
     }
 
     /// Sends what the guard released; `read`: the read it was fed, sent itself (no
-    /// copy) when the guard released exactly its bytes, as it does for a read of
-    /// whole events that pass. Other bytes are moved out of the step (no copy:
+    /// copy) when the guard released exactly its bytes (`Step::whole_read`), as it
+    /// does for a read of whole events that pass. Other bytes are moved out of the step (no copy:
     /// the guard's next read fills a new buffer).
     async fn forward(
         &mut self,
+        guard: &PyGuard,
         step: Option<&mut Step>,
         status: u16,
         headers: &Headers,
@@ -615,11 +624,11 @@ impl Relay {
             if !self.down.started() && !self.start(status, headers) {
                 return Forwarded::Gone;
             }
-            if self.facts.head.len() < HEAD_BYTES {
-                self.keep_head(&step.forward);
+            if self.facts.head.open(HEAD_BYTES) {
+                self.keep_head(&step.forward, || guard.dialect_detached());
             }
             let out = match read {
-                Some(read) if read.as_ref() == step.forward.as_slice() => read.clone(),
+                Some(read) if step.whole_read => read.clone(),
                 _ => Bytes::from(std::mem::take(&mut step.forward)),
             };
             if !self.down.send(out).await {
@@ -674,7 +683,7 @@ impl Relay {
                     failure,
                     facts.client_disconnected,
                     facts.cut,
-                    PyBytes::new(py, &facts.head),
+                    PyBytes::new(py, facts.head.bytes()),
                     facts.failed_answered,
                 ),
             )?;
