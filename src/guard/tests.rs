@@ -586,6 +586,55 @@ fn anthropic_event_without_its_name_is_blocked() {
     passes(ANTHROPIC);
 }
 
+/// A chat stream whose call's `arguments` is a JSON object (Q42): the
+/// assembler reads its text, the openai SDKs' helpers do not (one keeps the
+/// object, one joins it as a string), so the guard blocks it before the
+/// chunk, whatever the object holds (found by `guard_differential`, where a
+/// check with no schema passed `{"path":"/etc/passwd"}` that a client read
+/// otherwise). The neighbour, the same arguments as a string, passes.
+#[test]
+fn chat_arguments_as_an_object_are_blocked() {
+    let chunk = |delta: &str, finish: &str| {
+        format!(
+            "data: {{\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"finish_reason\":{finish}}}]}}\n\n"
+        )
+    };
+    let head = chunk(r#"{"role":"assistant","content":null}"#, "null");
+    let call = |args: &str| {
+        chunk(
+            &format!(
+                r#"{{"tool_calls":[{{"index":0,"id":"call_1","type":"function","function":{{"name":"read_file","arguments":{args}}}}}]}}"#
+            ),
+            "null",
+        )
+    };
+    let tail = format!("{}data: [DONE]\n\n", chunk("{}", "\"tool_calls\""));
+    let body = |args: &str| format!("{head}{}{tail}", call(args)).into_bytes();
+    let blocked = blocked_as(
+        &body(r#"{"path":"/tmp/notes.txt"}"#),
+        Cause::Ambiguous,
+        head.len(),
+    );
+    assert!(
+        blocked.reason.contains("as a JSON object"),
+        "{}",
+        blocked.reason
+    );
+    passes(&body(r#""{\"path\":\"/tmp/notes.txt\"}""#));
+    // The assembler itself reads on (Q42), with its note.
+    let mut bytes = BytesAssembler::new(
+        Assembler::new(Some(Dialect::OpenAiChat), AssemblerLimits::default()),
+        FramingLimits::default(),
+    );
+    bytes
+        .feed_bytes(&body(r#"{"path":"/tmp/notes.txt"}"#), None)
+        .expect("read");
+    bytes.close(None).expect("closed");
+    let m = &bytes.core().messages()[0];
+    assert!(m.complete);
+    assert_eq!(m.tool_uses[0].block.input, r#"{"path":"/tmp/notes.txt"}"#);
+}
+
 #[test]
 fn anthropic_event_named_otherwise_than_its_type_is_blocked() {
     // `ping` is skipped by the SDK whatever its data holds.
