@@ -328,17 +328,17 @@ fn unique_id(ch: &crate::providers::state::Choice, sent: &str) -> String {
 
 /// Q42: the note on a call whose arguments came as a JSON object.
 ///
-/// The openai SDKs' helpers do not read such arguments as this text: the
-/// Python helper keeps the object (and drops string fragments sent after it),
-/// the Node helper joins it as a string (`[object Object]`), a client that
-/// keeps strings finds none. So the stream is one whose readings differ, and
-/// the guard blocks it (docs/guard.md).
+/// Clients do not read such arguments as this text: the openai Python
+/// helper keeps the object (`accumulate_delta`, which also drops string
+/// fragments sent after it), a client that joins fragments as strings reads
+/// something else again, one that keeps strings finds none. So the stream is
+/// one whose readings differ, and the guard blocks it (docs/guard.md).
 fn note_object(s: &mut Stream, c: i64, key: i64) {
     s.diverge(|| {
         format!(
-            "call {key} of choice {c} got its function.arguments as a JSON object, which the \
-             openai SDKs' helpers do not read as its text (one keeps the object, one joins it \
-             as a string)"
+            "call {key} of choice {c} got its function.arguments as a JSON object, which \
+             clients do not read as its text (the openai Python helper keeps the object, a \
+             client that joins strings reads something else)"
         )
     });
     s.note(
