@@ -25,6 +25,7 @@ use std::cell::Cell;
 
 use serde_json::{Map, Value};
 
+use super::fast::restates_item;
 use super::restated::{Held, Restated};
 use super::snapshot::SnapshotCall;
 use super::wire::{Event, Incomplete, Response};
@@ -113,8 +114,7 @@ fn item<'a>(p: &mut Scan<'a>, held: Held<'_>, oi: i64) -> Option<CarriedItem<'a>
         "name" => member(p, &mut seen, 3, &mut it.name),
         "arguments" | "input" => {
             let arguments = key == "arguments";
-            let call = if arguments { "function_call" } else { CUSTOM };
-            if field(&it.kind) == call {
+            if restates_item(Some(field(&it.kind)), key) {
                 if let Some(r) = held.read(p, Some(oi)) {
                     seen.once(if arguments { 4 } else { 5 })?;
                     it.restated = Some(r);

@@ -57,7 +57,7 @@ fn restates(kind: Option<&str>, key: &str) -> bool {
 
 /// Whether the member `key` of an item of type `kind` is the arguments (the
 /// input) of the call it is.
-fn restates_item(kind: Option<&str>, key: &str) -> bool {
+pub(super) fn restates_item(kind: Option<&str>, key: &str) -> bool {
     matches!(
         (kind, key),
         (Some("function_call"), "arguments") | (Some(CUSTOM), "input")
